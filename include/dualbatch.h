@@ -1,0 +1,250 @@
+/*
+ * dualbatch.h — the public C API of dualbatch, and its manual.
+ *
+ * dualbatch compiles a function f: R^n x R^p -> R^m once into validated bytecode (a "program") and
+ * evaluates it over large batches of points, returning values and forward-mode derivatives
+ * (JVPs, gradients, Jacobians) computed with multi-dual numbers.  This is the only header a user
+ * includes.  Every function returns a dual_status (0 = success); the detailed message of the last
+ * failure is kept in the context (dual_context_last_error).  The library never calls abort() or
+ * exit(), keeps no global mutable state, and a program may be used by many threads at once.
+ *
+ * Conventions used throughout:
+ *   - sizes and strides are int64_t; counts of inputs/outputs are int32_t (no unsigned types);
+ *   - "host" pointers are ordinary CPU memory; this release evaluates on the CPU only when built
+ *     without CUDA (see dual_context_create);
+ *   - destroyers take the address of the handle, accept NULL, and set the handle to NULL.
+ */
+#ifndef DUALBATCH_H
+#define DUALBATCH_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DUAL_VERSION_MAJOR 0
+#define DUAL_VERSION_MINOR 1
+#define DUAL_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------------------------------
+ * Status codes.  One list, expanded into the enum and into dual_status_string().
+ * X(name, value, message)
+ * ---------------------------------------------------------------------------------------------- */
+#define DUAL_STATUS_LIST(X)                                                                       \
+  X(DUAL_SUCCESS, 0, "success")                                                                   \
+  X(DUAL_ERR_ARGUMENT, 1, "invalid argument")                                                     \
+  X(DUAL_ERR_NO_MEMORY, 2, "out of memory")                                                       \
+  X(DUAL_ERR_SYNTAX, 3, "syntax or semantic error in program source")                             \
+  X(DUAL_ERR_INVALID_PROGRAM, 4, "program failed validation")                                     \
+  X(DUAL_ERR_FORMAT, 5, "malformed or unsupported program file")                                  \
+  X(DUAL_ERR_IO, 6, "file input/output error")                                                    \
+  X(DUAL_ERR_DIMENSION, 7, "array dimensions do not match the program")                           \
+  X(DUAL_ERR_LIMIT, 8, "a size limit of the bytecode or engine was exceeded")                     \
+  X(DUAL_ERR_NO_DEVICE, 9, "the requested device is not available")                               \
+  X(DUAL_ERR_UNSUPPORTED, 10, "operation not supported by this build or program")                 \
+  X(DUAL_ERR_INTERNAL, 11, "internal error (please report)")
+
+typedef enum dual_status {
+#define DUAL_X_ENUM(name, value, msg) name = value,
+  DUAL_STATUS_LIST(DUAL_X_ENUM)
+#undef DUAL_X_ENUM
+} dual_status;
+
+/* A static English message for a status code ("unknown status" for values outside the list). */
+const char *dual_status_string(int status);
+
+/* ------------------------------------------------------------------------------------------------
+ * Per-point status flags.  Evaluation never fails because of one bad point: each point gets a
+ * flag word (int32_t) that is 0 when everything is finite and regular.  Flags are OR-ed.
+ * ---------------------------------------------------------------------------------------------- */
+#define DUAL_POINT_FLAG_LIST(X)                                                                    \
+  X(DUAL_PT_NAN, 1, "an output value or derivative is NaN")                                       \
+  X(DUAL_PT_INF, 2, "an output value or derivative is infinite")                                  \
+  X(DUAL_PT_DOMAIN, 4, "an operation was evaluated outside its domain (e.g. log(-1), asin(2))")   \
+  X(DUAL_PT_SINGULAR, 8, "an operation hit a singular point (pole, or no derivative: sqrt(0))")   \
+  X(DUAL_PT_BAD_INPUT, 16, "an input, parameter or direction value is NaN or infinite")
+
+enum dual_point_flag {
+#define DUAL_X_ENUM(name, value, msg) name = value,
+  DUAL_POINT_FLAG_LIST(DUAL_X_ENUM)
+#undef DUAL_X_ENUM
+};
+
+/* ------------------------------------------------------------------------------------------------
+ * Context: where and how to run, plus the last error message.  Not thread-safe itself: use one
+ * context per thread (programs may be shared).
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct dual_context dual_context;
+
+typedef enum dual_device {
+  DUAL_DEVICE_AUTO = 0, /* GPU when built with CUDA and one is present, else CPU */
+  DUAL_DEVICE_CPU = 1,
+  DUAL_DEVICE_GPU = 2
+} dual_device;
+
+/* Create a context.  `device` is a dual_device; the environment variable DUALBATCH_DEVICE
+ * (auto|cpu|gpu) overrides it.  Asking for the GPU in a build without CUDA, or on a machine
+ * without one, fails with DUAL_ERR_NO_DEVICE (AUTO falls back to the CPU instead).  On failure
+ * *ctx is NULL, except for DUAL_ERR_NO_DEVICE where *ctx is a usable CPU context holding the
+ * message (so the caller can read it) that must still be destroyed. */
+int dual_context_create(dual_context **ctx, int device);
+void dual_context_destroy(dual_context **ctx);
+
+/* The device this context evaluates on (DUAL_DEVICE_CPU or DUAL_DEVICE_GPU). */
+int dual_context_device(const dual_context *ctx);
+
+/* Number of CPU threads (OpenMP) used by evaluations; 0 (default) = all available cores. */
+int dual_context_set_threads(dual_context *ctx, int threads);
+
+/* Multi-dual width N, the number of tangent directions carried per pass: 0 (default) = chosen
+ * automatically; otherwise one of 1, 2, 4, 8, 16, 32.  A Jacobian with n inputs takes
+ * ceil(n / N) passes.  Results are bitwise identical for every width. */
+int dual_context_set_width(dual_context *ctx, int width);
+
+/* The message of the last failure on this context (a static "no error" if none).  The pointer
+ * stays valid until the next call that takes this context. */
+const char *dual_context_last_error(const dual_context *ctx);
+
+/* A short human-readable description of the build and devices ("CUDA: off; OpenMP threads: 2").
+ * Writes at most `cap` bytes including the terminating NUL into `buf`; returns the length it
+ * needed (excluding NUL), like snprintf. */
+int64_t dual_build_info(char *buf, int64_t cap);
+
+/* ------------------------------------------------------------------------------------------------
+ * Programs: immutable, validated bytecode for f.  A program is built from the text language
+ * (see README "Language") or the builder API below, can be saved and loaded (validated again on
+ * load), and is safe to share between threads.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct dual_program dual_program;
+
+/* Compile program text.  `name` is used in diagnostics (file:line:col); may be NULL.  On a syntax
+ * or semantic error returns DUAL_ERR_SYNTAX, leaves *prog NULL, and the context's last error holds
+ * all diagnostics ("name:line:col: error: ...", the line and a caret). */
+int dual_program_compile(dual_context *ctx, const char *source, const char *name,
+                         dual_program **prog);
+/* Same, reading the text from a file. */
+int dual_program_compile_file(dual_context *ctx, const char *path, dual_program **prog);
+
+/* Serialize to the versioned binary format.  With buf == NULL only *size is set.  Otherwise
+ * `cap` must be >= the size (DUAL_ERR_ARGUMENT if not). */
+int dual_program_save(dual_context *ctx, const dual_program *prog, void *buf, int64_t cap,
+                      int64_t *size);
+int dual_program_save_file(dual_context *ctx, const dual_program *prog, const char *path);
+/* Load and validate a serialized program.  Any corruption yields DUAL_ERR_FORMAT or
+ * DUAL_ERR_INVALID_PROGRAM, never a crash. */
+int dual_program_load(dual_context *ctx, const void *buf, int64_t size, dual_program **prog);
+/* Load a program from a file: the binary format, or program text (detected by content). */
+int dual_program_load_file(dual_context *ctx, const char *path, dual_program **prog);
+
+void dual_program_destroy(dual_program **prog);
+
+/* Shape of a program: n active inputs, p passive parameters, m outputs (scalars). */
+int32_t dual_program_num_inputs(const dual_program *prog);
+int32_t dual_program_num_params(const dual_program *prog);
+int32_t dual_program_num_outputs(const dual_program *prog);
+/* Bytecode statistics: instructions, registers (all, and those carrying tangents). */
+int64_t dual_program_num_instructions(const dual_program *prog);
+int32_t dual_program_num_registers(const dual_program *prog);
+int32_t dual_program_num_active_registers(const dual_program *prog);
+
+/* Name of scalar input/param/output i ("cam[3]", "w"); NULL when out of range. */
+const char *dual_program_input_name(const dual_program *prog, int32_t i);
+const char *dual_program_param_name(const dual_program *prog, int32_t i);
+const char *dual_program_output_name(const dual_program *prog, int32_t i);
+
+/* Human-readable disassembly (one instruction per line with its op synopsis, then the register
+ * counts).  snprintf-style: writes at most cap bytes into buf, returns the needed length. */
+int64_t dual_program_disassemble(const dual_program *prog, char *buf, int64_t cap);
+
+/* ------------------------------------------------------------------------------------------------
+ * Builder: construct a program from C at run time.  Values are referred to by int32_t ids.
+ * Operations are named by their language spelling: "+", "-", "*", "/", "^", "neg", "<", "<=",
+ * ">", ">=", "==", "!=", "&&", "||", "!", "select" (c ? a : b) and every function of the language
+ * ("sin", "atan2", "fma", ...).  The first error is sticky: later calls return it and
+ * dual_builder_finish fails with the message.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct dual_builder dual_builder;
+
+int dual_builder_create(dual_context *ctx, dual_builder **b);
+void dual_builder_destroy(dual_builder **b);
+/* Declare the next active input / passive parameter (in order); *id receives its value id. */
+int dual_builder_input(dual_builder *b, const char *name, int32_t *id);
+int dual_builder_param(dual_builder *b, const char *name, int32_t *id);
+/* A finite constant. */
+int dual_builder_constant(dual_builder *b, double value, int32_t *id);
+/* Apply an operation to nargs value ids (nargs must equal the operation's arity). */
+int dual_builder_apply(dual_builder *b, const char *op, int32_t nargs, const int32_t *args,
+                       int32_t *id);
+/* Declare the next output (in order) as the value `id`. */
+int dual_builder_output(dual_builder *b, const char *name, int32_t id);
+/* Run the compile passes (constant folding, CSE, dead-code elimination, register allocation),
+ * validate, and produce the program.  The builder may be destroyed afterwards. */
+int dual_builder_finish(dual_builder *b, dual_program **prog);
+
+/* ------------------------------------------------------------------------------------------------
+ * Evaluation.
+ *
+ * The simple calls below take point-major arrays with a leading dimension: point b's values
+ * start at ptr + b*ld and are contiguous.  In C that is double x[B][ld]; in Fortran x(ld, B).
+ * For any other layout (e.g. Fortran x(B, n), or SoA) use dual_run with explicit strides.
+ *
+ * `status` (may be NULL) receives B int32_t flag words (DUAL_PT_*), one per point.
+ * Parameters `p` may be NULL when the program has none.  All pointers are host memory.
+ * A NaN or infinite input never fails the call: that point is flagged.
+ * ---------------------------------------------------------------------------------------------- */
+
+/* y[b][j] = f_j(x_b, p_b).   x: [B][ldx>=n], p: [B][ldp>=p], y: [B][ldy>=m] */
+int dual_eval(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+              int64_t ldx, const double *p, int64_t ldp, double *y, int64_t ldy, int32_t *status);
+
+/* Jacobian-vector product: y = f(x), jv = J(x) v, one direction v_b per point.
+ * v: [B][ldv>=n], y: [B][ldy>=m] (may be NULL), jv: [B][ldjv>=m] */
+int dual_jvp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
+             double *jv, int64_t ldjv, int32_t *status);
+
+/* Full Jacobian by chunked forward mode.  J: [B][ldj>=m*n]; per point row-major m x n,
+ * J[b*ldj + i*n + j] = d f_i / d x_j.  y: [B][ldy>=m] (may be NULL). */
+int dual_jacobian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                  int64_t ldx, const double *p, int64_t ldp, double *y, int64_t ldy, double *J,
+                  int64_t ldj, int32_t *status);
+
+/* Gradient of a scalar program (m == 1, else DUAL_ERR_DIMENSION).  f: [B] (may be NULL),
+ * g: [B][ldg>=n]. */
+int dual_gradient(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                  int64_t ldx, const double *p, int64_t ldp, double *f, double *g, int64_t ldg,
+                  int32_t *status);
+
+/* The general entry point: any strides.  Element (point b, component i) of an array A with
+ * strides (ps, es) is A[b*ps + i*es]; derivative element (b, output i, input j) of D is
+ * D[b*d_ps + i*d_rs + j*d_cs].  Unused arrays are NULL.  Strides may be any value (negative too);
+ * outputs must not overlap inputs. */
+typedef enum dual_mode {
+  DUAL_MODE_EVAL = 0,     /* y */
+  DUAL_MODE_JVP = 1,      /* y, d = J v (d_cs unused) */
+  DUAL_MODE_JACOBIAN = 2, /* y, d = J */
+  DUAL_MODE_GRADIENT = 3  /* m == 1: y, d = grad (d_rs unused) */
+} dual_mode;
+
+typedef struct dual_batch {
+  int64_t count; /* B, number of points (>= 0) */
+  const double *x;
+  int64_t x_ps, x_es; /* inputs (n per point) */
+  const double *p;
+  int64_t p_ps, p_es; /* parameters (p per point) */
+  const double *v;
+  int64_t v_ps, v_es; /* JVP directions (n per point) */
+  double *y;
+  int64_t y_ps, y_es; /* outputs (m per point) */
+  double *d;
+  int64_t d_ps, d_rs, d_cs; /* derivatives */
+  int32_t *status;          /* [count] flag words, contiguous; may be NULL */
+} dual_batch;
+
+int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUALBATCH_H */

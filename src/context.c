@@ -1,0 +1,159 @@
+/*
+ * context.c — dual_context: device choice (with the DUALBATCH_DEVICE override), thread count,
+ * width, the last-error message, and the status-code strings.
+ */
+#include "context.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+const char *dual_status_string(int status) {
+  switch (status) {
+#define DUAL_X_CASE(name, value, msg)                                                            \
+  case value:                                                                                    \
+    return msg;
+    DUAL_STATUS_LIST(DUAL_X_CASE)
+#undef DUAL_X_CASE
+  default:
+    return "unknown status";
+  }
+}
+
+char *dual_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *r = (char *)malloc(n);
+  if (r) memcpy(r, s, n);
+  return r;
+}
+
+static char *vformat(const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) return NULL;
+  char *s = (char *)malloc((size_t)n + 1);
+  if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
+char *dual_strdup_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = vformat(fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+int dual_fail_owned(dual_context *ctx, int status, char *msg) {
+  if (ctx == NULL) {
+    free(msg);
+    return status;
+  }
+  free(ctx->error);
+  ctx->error = msg;
+  return status;
+}
+
+int dual_fail(dual_context *ctx, int status, const char *fmt, ...) {
+  if (ctx == NULL) return status;
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = vformat(fmt, ap);
+  va_end(ap);
+  return dual_fail_owned(ctx, status, s);
+}
+
+void dual_clear_error(dual_context *ctx) {
+  if (ctx == NULL) return;
+  free(ctx->error);
+  ctx->error = NULL;
+}
+
+const char *dual_context_last_error(const dual_context *ctx) {
+  if (ctx == NULL) return "no context";
+  return ctx->error ? ctx->error : "no error";
+}
+
+/* Resolve DUALBATCH_DEVICE, if set, over the caller's choice. */
+static int device_from_env(int requested, int *bad_env) {
+  const char *env = getenv("DUALBATCH_DEVICE");
+  *bad_env = 0;
+  if (env == NULL || env[0] == '\0') return requested;
+  if (strcmp(env, "auto") == 0) return DUAL_DEVICE_AUTO;
+  if (strcmp(env, "cpu") == 0) return DUAL_DEVICE_CPU;
+  if (strcmp(env, "gpu") == 0) return DUAL_DEVICE_GPU;
+  *bad_env = 1;
+  return requested;
+}
+
+int dual_context_create(dual_context **out, int device) {
+  if (out == NULL) return DUAL_ERR_ARGUMENT;
+  *out = NULL;
+  if (device < DUAL_DEVICE_AUTO || device > DUAL_DEVICE_GPU) return DUAL_ERR_ARGUMENT;
+  dual_context *ctx = (dual_context *)calloc(1, sizeof *ctx);
+  if (ctx == NULL) return DUAL_ERR_NO_MEMORY;
+  ctx->device = DUAL_DEVICE_CPU;
+  *out = ctx;
+  int bad_env = 0;
+  int want = device_from_env(device, &bad_env);
+  if (bad_env)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu (context uses the CPU)",
+                     getenv("DUALBATCH_DEVICE"));
+  if (want == DUAL_DEVICE_GPU)
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE,
+                     "device 'gpu' requested but this build of dualbatch has no CUDA support "
+                     "(context uses the CPU)");
+  return DUAL_SUCCESS;
+}
+
+void dual_context_destroy(dual_context **ctx) {
+  if (ctx == NULL || *ctx == NULL) return;
+  free((*ctx)->error);
+  free(*ctx);
+  *ctx = NULL;
+}
+
+int dual_context_device(const dual_context *ctx) { return ctx ? ctx->device : DUAL_DEVICE_CPU; }
+
+int dual_context_set_threads(dual_context *ctx, int threads) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (threads < 0)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "thread count %d is negative (0 = all cores)", threads);
+  ctx->threads = threads;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_set_width(dual_context *ctx, int width) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8 && width != 16 &&
+      width != 32)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "width %d is not one of 0 (auto), 1, 2, 4, 8, 16, 32", width);
+  ctx->width = width;
+  return DUAL_SUCCESS;
+}
+
+int64_t dual_build_info(char *buf, int64_t cap) {
+  int threads = 1;
+#ifdef _OPENMP
+  threads = omp_get_max_threads();
+#endif
+  int n = snprintf(buf, buf && cap > 0 ? (size_t)cap : 0,
+                   "dualbatch %d.%d.%d\nCUDA: off (built without CUDA)\nOpenMP: %s, %d threads\n"
+                   "devices: cpu\n",
+                   DUAL_VERSION_MAJOR, DUAL_VERSION_MINOR, DUAL_VERSION_PATCH,
+#ifdef _OPENMP
+                   "on",
+#else
+                   "off",
+#endif
+                   threads);
+  return n < 0 ? 0 : n;
+}

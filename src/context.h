@@ -1,0 +1,37 @@
+/*
+ * context.h — the internal layout of a dual_context and the error-reporting helper every public
+ * function uses.  Included by all library sources.
+ */
+#ifndef DUAL_CONTEXT_H
+#define DUAL_CONTEXT_H
+
+#include <stdarg.h>
+
+#include "dualbatch.h"
+
+struct dual_context {
+  int device;  /* DUAL_DEVICE_CPU or DUAL_DEVICE_GPU (resolved, never AUTO) */
+  int threads; /* 0 = all cores */
+  int width;   /* 0 = auto */
+  char *error; /* last error message, heap, NULL = none */
+};
+
+#if defined(__GNUC__)
+#define DUAL_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DUAL_PRINTF(f, a)
+#endif
+
+/* Record a formatted message as the context's last error and return `status`.  ctx may be NULL
+ * (the message is then dropped).  Never fails: on OOM the message degrades to the status text. */
+int dual_fail(dual_context *ctx, int status, const char *fmt, ...) DUAL_PRINTF(3, 4);
+/* Take ownership of a heap message as the last error. */
+int dual_fail_owned(dual_context *ctx, int status, char *msg);
+/* Clear the last error (start of every successful public call). */
+void dual_clear_error(dual_context *ctx);
+
+/* printf into a fresh heap string (NULL on OOM). */
+char *dual_strdup_printf(const char *fmt, ...) DUAL_PRINTF(1, 2);
+char *dual_strdup(const char *s);
+
+#endif /* DUAL_CONTEXT_H */

@@ -1,0 +1,152 @@
+/*
+ * engine.c — the CPU engine: splits the batch into blocks of points, runs the block
+ * interpreter (interp_block.h, instantiated here for every width) on each block with OpenMP,
+ * one workspace per thread, and writes the per-point status words.  Each point's arithmetic is
+ * independent of the block, the thread and the width, so results are bitwise reproducible.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "context.h"
+#include "dual/rules.h"
+#include "exec.h"
+
+/* One thread's scratch: the register file of a block and the partial-derivative rows. */
+typedef struct dual_cpu_ws {
+  int64_t blk; /* points per block (row length) */
+  double *val; /* [n_regs][blk] */
+  double *tan; /* [n_active][W][blk] */
+  double *pa, *pb, *pc;
+  int *st;
+  void *mem;
+} dual_cpu_ws;
+
+#define DUAL_W 0
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 1
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 2
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 4
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 8
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 16
+#include "interp_block.h"
+#undef DUAL_W
+#define DUAL_W 32
+#include "interp_block.h"
+#undef DUAL_W
+
+typedef void (*dual_block_fn)(const dual_job *, const dual_cpu_ws *, int64_t, int, int32_t, int);
+
+static dual_block_fn block_fn(int width) {
+  switch (width) {
+  case 0: return dual_cpu_block_w0;
+  case 1: return dual_cpu_block_w1;
+  case 2: return dual_cpu_block_w2;
+  case 4: return dual_cpu_block_w4;
+  case 8: return dual_cpu_block_w8;
+  case 16: return dual_cpu_block_w16;
+  case 32: return dual_cpu_block_w32;
+  default: return NULL;
+  }
+}
+
+/* Points per block: the register file of one block should stay in the per-core L2 cache
+ * (budget below), rounded to a multiple of 8 and clamped to [8, 256]. */
+#define DUAL_CPU_BLOCK_BYTES (256 * 1024)
+static int64_t choose_block(const dual_program *prog, int width) {
+  int64_t per_point = 8 * ((int64_t)prog->n_regs + (int64_t)prog->n_active * width + 3) + 4;
+  int64_t blk = DUAL_CPU_BLOCK_BYTES / per_point;
+  const char *env = getenv("DUALBATCH_CPU_BLOCK"); /* tuning and tests: force a block size */
+  if (env && atoi(env) > 0) blk = atoi(env);
+  blk = (blk / 8) * 8;
+  if (blk < 8) blk = 8;
+  if (blk > 256) blk = 256;
+  return blk;
+}
+
+static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_t blk) {
+  size_t rows = (size_t)prog->n_regs + (size_t)prog->n_active * (size_t)width + 3;
+  size_t bytes = rows * (size_t)blk * sizeof(double) + (size_t)blk * sizeof(int) + 64;
+  ws->mem = malloc(bytes);
+  if (ws->mem == NULL) return 0;
+  ws->blk = blk;
+  ws->val = (double *)ws->mem;
+  ws->tan = ws->val + (size_t)prog->n_regs * (size_t)blk;
+  ws->pa = ws->tan + (size_t)prog->n_active * (size_t)width * (size_t)blk;
+  ws->pb = ws->pa + blk;
+  ws->pc = ws->pb + blk;
+  ws->st = (int *)(ws->pc + blk);
+  return 1;
+}
+
+int64_t dual_job_passes(const dual_job *job) {
+  if (job->mode != DUAL_MODE_JACOBIAN && job->mode != DUAL_MODE_GRADIENT) return 1;
+  int64_t n = job->prog->n_in;
+  return n == 0 ? 1 : (n + job->width - 1) / job->width;
+}
+
+int dual_cpu_run(dual_context *ctx, const dual_job *job) {
+  const dual_program *prog = job->prog;
+  const int64_t count = job->b->count;
+  if (count == 0) return DUAL_SUCCESS;
+  dual_block_fn fn = block_fn(job->width);
+  if (fn == NULL) return dual_fail(ctx, DUAL_ERR_INTERNAL, "no CPU kernel for width %d", job->width);
+  const int64_t blk = choose_block(prog, job->width);
+  const int64_t nblocks = (count + blk - 1) / blk, passes = dual_job_passes(job);
+  const int64_t n = prog->n_in;
+  const int mask = job->width == 0 ? ~DUAL_PT_SINGULAR : ~0; /* no derivative, no singularity */
+  int failed = 0;
+  int threads = job->threads;
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads();
+  if ((int64_t)threads > nblocks) threads = (int)nblocks;
+#else
+  threads = 1;
+#endif
+#pragma omp parallel num_threads(threads)
+  {
+    dual_cpu_ws ws;
+    int ok = ws_alloc(&ws, prog, job->width, blk);
+    if (!ok) {
+#pragma omp atomic write
+      failed = 1;
+    }
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t ib = 0; ib < nblocks; ++ib) {
+      if (!ok) continue;
+      const int64_t p0 = ib * blk;
+      const int nb = (int)(count - p0 < blk ? count - p0 : blk);
+      memset(ws.st, 0, (size_t)nb * sizeof(int));
+      for (int64_t pass = 0; pass < passes; ++pass) {
+        int kcount = 0;
+        int32_t c0 = (int32_t)(pass * job->width);
+        if (job->mode == DUAL_MODE_JVP) kcount = 1;
+        if (job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT)
+          kcount = (int)(n - c0 < job->width ? n - c0 : job->width);
+        fn(job, &ws, p0, nb, c0, kcount);
+      }
+      if (job->b->status != NULL)
+        for (int p = 0; p < nb; ++p) job->b->status[p0 + p] = (int32_t)(ws.st[p] & mask);
+    }
+    if (ok) free(ws.mem);
+  }
+  if (failed)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
+                     "out of memory allocating the CPU workspace (%lld points x %d registers)",
+                     (long long)blk, (int)prog->n_regs);
+  return DUAL_SUCCESS;
+}

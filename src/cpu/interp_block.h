@@ -1,0 +1,123 @@
+/*
+ * interp_block.h — the CPU interpreter for one block of points at one tangent width; included
+ * by cpu/engine.c once per width with DUAL_W defined.  Registers are stored structure-of-arrays:
+ * value row r = V[r*blk ...], tangent row (r, k) = T[(r*W + k)*blk ...], so every op is a loop
+ * over the block's points that the compiler vectorizes.  The op cases come from
+ * engine/interp_ops.h (shared with the CUDA kernel); loads and stores are defined here.
+ */
+#define DUAL_CAT2(a, b) a##b
+#define DUAL_CAT(a, b) DUAL_CAT2(a, b)
+
+#define DUAL_POINTS(p) for (int p = 0; p < nb; ++p)
+#define DUAL_VAL(r) (V + (size_t)(r) * (size_t)blk)
+#define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)(DUAL_W > 0 ? DUAL_W : 1) + (size_t)(k)) * (size_t)blk)
+
+/* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
+#define DUAL_ENGINE_LDX()                                                                        \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
+    const int64_t xps = b->x_ps;                                                                 \
+    DUAL_POINTS(p) {                                                                             \
+      double v = xs[p * xps];                                                                    \
+      vr[p] = v;                                                                                 \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+    }                                                                                            \
+    if (DUAL_W > 0 && job->mode == DUAL_MODE_JVP) {                                              \
+      double *DUAL_RESTRICT tr = DUAL_TAN(dst, 0);                                               \
+      const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                            \
+      const int64_t vps = b->v_ps;                                                               \
+      DUAL_POINTS(p) {                                                                           \
+        double v = vs[p * vps];                                                                  \
+        tr[p] = v;                                                                               \
+        st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                   \
+      }                                                                                          \
+      for (int k = 1; k < DUAL_W; ++k) {                                                         \
+        double *DUAL_RESTRICT tk = DUAL_TAN(dst, k);                                             \
+        DUAL_POINTS(p) { tk[p] = 0.0; }                                                          \
+      }                                                                                          \
+    } else if (DUAL_W > 0) {                                                                     \
+      for (int k = 0; k < DUAL_W; ++k) {                                                         \
+        double *DUAL_RESTRICT tk = DUAL_TAN(dst, k);                                             \
+        const double s = (ra == c0 + k) ? 1.0 : 0.0;                                             \
+        DUAL_POINTS(p) { tk[p] = s; }                                                            \
+      }                                                                                          \
+    }                                                                                            \
+  }
+
+#define DUAL_ENGINE_LDP()                                                                        \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                              \
+    const int64_t pps = b->p_ps;                                                                 \
+    DUAL_POINTS(p) {                                                                             \
+      double v = ps[p * pps];                                                                    \
+      vr[p] = v;                                                                                 \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+    }                                                                                            \
+  }
+
+#define DUAL_ENGINE_LDK()                                                                        \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double kv = prog->consts[ra];                                                          \
+    DUAL_POINTS(p) { vr[p] = kv; }                                                               \
+  }
+
+/* Store output rb from register ra: value (first pass only) and this pass's derivative columns;
+ * flag non-finite results. */
+#define DUAL_FINITE_FLAGS(v) ((v) != (v) ? DUAL_PT_NAN : (fabs(v) <= DBL_MAX ? 0 : DUAL_PT_INF))
+#define DUAL_ENGINE_OUT()                                                                        \
+  {                                                                                              \
+    const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                               \
+    DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                        \
+    if (b->y != NULL && c0 == 0) {                                                               \
+      double *ys = b->y + (int64_t)rb * b->y_es + p0 * b->y_ps;                                  \
+      const int64_t yps = b->y_ps;                                                               \
+      DUAL_POINTS(p) { ys[p * yps] = vr[p]; }                                                    \
+    }                                                                                            \
+    for (int k = 0; k < kcount; ++k) {                                                           \
+      double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)(c0 + k) * b->d_cs + p0 * b->d_ps;    \
+      const int64_t dps = b->d_ps;                                                               \
+      if (ra < nact) {                                                                           \
+        const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                        \
+        DUAL_POINTS(p) {                                                                         \
+          ds[p * dps] = tk[p];                                                                   \
+          st[p] |= DUAL_FINITE_FLAGS(tk[p]);                                                     \
+        }                                                                                        \
+      } else {                                                                                   \
+        DUAL_POINTS(p) { ds[p * dps] = 0.0; }                                                    \
+      }                                                                                          \
+    }                                                                                            \
+  }
+
+/* Run the whole program on points [p0, p0+nb) for derivative columns [c0, c0+kcount). */
+static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_cpu_ws *ws,
+                                               int64_t p0, int nb, int32_t c0, int kcount) {
+  const dual_program *prog = job->prog;
+  const dual_batch *b = job->b;
+  const int64_t blk = ws->blk;
+  double *V = ws->val, *T = ws->tan;
+  double *DUAL_RESTRICT pa = ws->pa;
+  double *DUAL_RESTRICT pb = ws->pb;
+  double *DUAL_RESTRICT pc = ws->pc;
+  int *DUAL_RESTRICT st = ws->st;
+  const int32_t nact = prog->n_active;
+  (void)T, (void)kcount, (void)pa, (void)pb, (void)pc;
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    const int32_t dst = DUAL_INSTR_DST(w), ra = DUAL_INSTR_A(w), rb = DUAL_INSTR_B(w),
+                  rc = DUAL_INSTR_C(w);
+    (void)rc;
+    switch (op) {
+#include "../engine/interp_ops.h"
+    default:
+      break;
+    }
+  }
+}
+
+#undef DUAL_POINTS
+#undef DUAL_VAL
+#undef DUAL_TAN

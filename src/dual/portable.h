@@ -1,0 +1,28 @@
+/*
+ * portable.h — the few macros that let src/dual headers compile as C11 and as CUDA C++.
+ * Included by every header in src/dual and by the engines.  Keep this subset: no VLAs, no
+ * _Generic, no allocation, no `restrict` keyword (use DUAL_RESTRICT).
+ */
+#ifndef DUAL_PORTABLE_H
+#define DUAL_PORTABLE_H
+
+#if defined(__CUDACC__)
+#define DUAL_HD __host__ __device__
+#else
+#define DUAL_HD
+#endif
+
+/* Every op rule is `DUAL_INLINE`: inlined into the CPU interpreter and into the CUDA kernel. */
+#if defined(__CUDACC__)
+#define DUAL_INLINE static __forceinline__ __host__ __device__
+#else
+#define DUAL_INLINE static inline
+#endif
+
+#if defined(__CUDACC__) || defined(__cplusplus)
+#define DUAL_RESTRICT __restrict__
+#else
+#define DUAL_RESTRICT restrict
+#endif
+
+#endif /* DUAL_PORTABLE_H */

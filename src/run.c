@@ -1,0 +1,172 @@
+/*
+ * run.c — the public evaluation entry points: argument and dimension checks (never compiled
+ * out), width choice, and dispatch to the engine of the context's device.  The simple calls
+ * (dual_eval, dual_jvp, dual_jacobian, dual_gradient) fill a dual_batch and call dual_run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "exec.h"
+
+static const char *mode_name(int mode) {
+  switch (mode) {
+  case DUAL_MODE_EVAL: return "eval";
+  case DUAL_MODE_JVP: return "jvp";
+  case DUAL_MODE_JACOBIAN: return "jacobian";
+  case DUAL_MODE_GRADIENT: return "gradient";
+  default: return "?";
+  }
+}
+
+/* Width for a job: the context's forced width, else the one that minimizes
+ * passes * (W + 4) — a pass re-evaluates the values, worth about four tangent lanes —
+ * preferring the larger width on ties. */
+static int choose_width(const dual_context *ctx, const dual_program *prog, int mode) {
+  if (mode == DUAL_MODE_EVAL) return 0;
+  if (mode == DUAL_MODE_JVP) return 1;
+  if (ctx->width > 0) return ctx->width;
+  int64_t n = prog->n_in > 0 ? prog->n_in : 1;
+  int best = 1;
+  int64_t best_cost = -1;
+  for (int w = 1; w <= 32; w *= 2) {
+    int64_t cost = ((n + w - 1) / w) * (w + 4);
+    if (best_cost < 0 || cost <= best_cost) {
+      best = w;
+      best_cost = cost;
+    }
+    if (w >= n) break;
+  }
+  return best;
+}
+
+/* Every element index b*ps + i*es (0 <= b < count, 0 <= i < len) must fit in int64. */
+static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
+  const int64_t lim = (int64_t)1 << 62;
+  if (count > 0 && (ps > lim / count || ps < -lim / count)) return 0;
+  if (len > 0 && (es > lim / len || es < -lim / len)) return 0;
+  return 1;
+}
+
+#define NEED(cond, ...)                                                                          \
+  do {                                                                                           \
+    if (!(cond)) return dual_fail(ctx, DUAL_ERR_ARGUMENT, __VA_ARGS__);                          \
+  } while (0)
+
+int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
+  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_GRADIENT, "dual_run: unknown mode %d", mode);
+  NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
+  const char *m = mode_name(mode);
+  int64_t n = prog->n_in, np = prog->n_par, nout = prog->n_out;
+  if (mode == DUAL_MODE_GRADIENT && nout != 1)
+    return dual_fail(ctx, DUAL_ERR_DIMENSION,
+                     "gradient needs a scalar program (1 output); this one has %lld outputs "
+                     "(use jacobian)", (long long)nout);
+  if (b->count > 0) {
+    NEED(n == 0 || b->x != NULL, "%s: x is NULL but the program has %lld inputs", m, (long long)n);
+    NEED(np == 0 || b->p != NULL, "%s: p is NULL but the program has %lld parameters", m, (long long)np);
+    NEED(mode != DUAL_MODE_JVP || n == 0 || b->v != NULL, "%s: the direction array v is NULL", m);
+    NEED(mode != DUAL_MODE_EVAL || b->y != NULL, "eval: the output array y is NULL");
+    NEED(mode == DUAL_MODE_EVAL || b->d != NULL, "%s: the derivative array is NULL", m);
+  }
+  int ok = strides_fit(b->count, b->x_ps, n, b->x_es) && strides_fit(b->count, b->p_ps, np, b->p_es) &&
+           strides_fit(b->count, b->v_ps, n, b->v_es) && strides_fit(b->count, b->y_ps, nout, b->y_es) &&
+           strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs);
+  if (!ok) return dual_fail(ctx, DUAL_ERR_DIMENSION, "%s: strides overflow a 64-bit index", m);
+
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog;
+  job.b = b;
+  job.mode = mode;
+  job.width = choose_width(ctx, prog, mode);
+  job.threads = ctx->threads;
+  return dual_cpu_run(ctx, &job);
+}
+
+/* Leading-dimension checks of the simple calls. */
+static int check_ld(dual_context *ctx, const char *fn, const char *arr, const void *ptr, int64_t ld,
+                    int64_t need, const char *what) {
+  if (ptr == NULL || need == 0) return DUAL_SUCCESS;
+  if (ld < need)
+    return dual_fail(ctx, DUAL_ERR_DIMENSION,
+                     "%s: ld%s = %lld is smaller than the %lld %s of each point", fn, arr,
+                     (long long)ld, (long long)need, what);
+  return DUAL_SUCCESS;
+}
+
+#define CHECK_LD(arr, ld, need, what)                                                            \
+  do {                                                                                           \
+    int s_ = check_ld(ctx, fn, #arr, arr, ld, need, what);                                       \
+    if (s_) return s_;                                                                           \
+  } while (0)
+
+static void batch_init(dual_batch *b, int64_t B, const double *x, int64_t ldx, const double *p,
+                       int64_t ldp, double *y, int64_t ldy, int32_t *status) {
+  memset(b, 0, sizeof *b);
+  b->count = B;
+  b->x = x, b->x_ps = ldx, b->x_es = 1;
+  b->p = p, b->p_ps = ldp, b->p_es = 1;
+  b->y = y, b->y_ps = ldy, b->y_es = 1;
+  b->status = status;
+}
+
+#define ENTRY_CHECK()                                                                            \
+  do {                                                                                           \
+    if (ctx == NULL) return DUAL_ERR_ARGUMENT;                                                   \
+    if (prog == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: program is NULL", fn);       \
+    CHECK_LD(x, ldx, prog->n_in, "inputs");                                                      \
+    CHECK_LD(p, ldp, prog->n_par, "parameters");                                                 \
+  } while (0)
+
+int dual_eval(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+              const double *p, int64_t ldp, double *y, int64_t ldy, int32_t *status) {
+  const char *fn = "dual_eval";
+  ENTRY_CHECK();
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  return dual_run(ctx, prog, DUAL_MODE_EVAL, &b);
+}
+
+int dual_jvp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
+             double *jv, int64_t ldjv, int32_t *status) {
+  const char *fn = "dual_jvp";
+  ENTRY_CHECK();
+  CHECK_LD(v, ldv, prog->n_in, "inputs");
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  CHECK_LD(jv, ldjv, prog->n_out, "outputs");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  b.v = v, b.v_ps = ldv, b.v_es = 1;
+  b.d = jv, b.d_ps = ldjv, b.d_rs = 1, b.d_cs = 0;
+  return dual_run(ctx, prog, DUAL_MODE_JVP, &b);
+}
+
+int dual_jacobian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                  int64_t ldx, const double *p, int64_t ldp, double *y, int64_t ldy, double *J,
+                  int64_t ldj, int32_t *status) {
+  const char *fn = "dual_jacobian";
+  ENTRY_CHECK();
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  CHECK_LD(J, ldj, (int64_t)prog->n_out * prog->n_in, "Jacobian entries (m*n)");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  b.d = J, b.d_ps = ldj, b.d_rs = prog->n_in, b.d_cs = 1;
+  return dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b);
+}
+
+int dual_gradient(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                  int64_t ldx, const double *p, int64_t ldp, double *f, double *g, int64_t ldg,
+                  int32_t *status) {
+  const char *fn = "dual_gradient";
+  ENTRY_CHECK();
+  CHECK_LD(g, ldg, prog->n_in, "inputs");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, f, 1, status);
+  b.d = g, b.d_ps = ldg, b.d_rs = 0, b.d_cs = 1;
+  return dual_run(ctx, prog, DUAL_MODE_GRADIENT, &b);
+}
