@@ -1,16 +1,23 @@
 /*
  * interp_block.h — the CPU interpreter for one block of points at one tangent width; included
- * by cpu/engine.c once per width with DUAL_W defined.  Registers are stored structure-of-arrays:
- * value row r = V[r*blk ...], tangent row (r, k) = T[(r*W + k)*blk ...], so every op is a loop
- * over the block's points that the compiler vectorizes.  The op cases come from
+ * by cpu/engine.c once per width with DUAL_W and DUAL_BLK (points per block, a compile-time
+ * constant) defined.  Registers are stored structure-of-arrays: value row r = V[r*BLK ...],
+ * tangent row (r, k) = T[(r*W + k)*BLK ...], so every op is a fixed-length loop over the block's
+ * points that the compiler unrolls and vectorizes.  A last, partial block is padded with copies
+ * of its first point (computed, never stored).  The op cases come from
  * engine/interp_ops.h (shared with the CUDA kernel); loads and stores are defined here.
  */
 #define DUAL_CAT2(a, b) a##b
 #define DUAL_CAT(a, b) DUAL_CAT2(a, b)
 
-#define DUAL_POINTS(p) for (int p = 0; p < nb; ++p)
-#define DUAL_VAL(r) (V + (size_t)(r) * (size_t)blk)
-#define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)(DUAL_W > 0 ? DUAL_W : 1) + (size_t)(k)) * (size_t)blk)
+/* Point loops carry no dependence between points (each writes index p from index p only), which
+ * `omp simd` asserts: GCC ignores restrict on block-scope pointers and would not vectorize. */
+#define DUAL_POINTS(p) _Pragma("omp simd") for (int p = 0; p < DUAL_BLK; ++p)
+#define DUAL_PRAGMA(x) _Pragma(#x)
+#define DUAL_POINTS_OR(p, v) DUAL_PRAGMA(omp simd reduction(| : v)) for (int p = 0; p < DUAL_BLK; ++p)
+#define DUAL_STORED(p) for (int p = 0; p < nb; ++p)
+#define DUAL_VAL(r) (V + (size_t)(r) * (size_t)DUAL_BLK)
+#define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)(DUAL_W > 0 ? DUAL_W : 1) + (size_t)(k)) * (size_t)DUAL_BLK)
 
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
@@ -19,7 +26,7 @@
     const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
     const int64_t xps = b->x_ps;                                                                 \
     DUAL_POINTS(p) {                                                                             \
-      double v = xs[p * xps];                                                                    \
+      double v = xs[(p < nb ? p : 0) * xps];                                                                    \
       vr[p] = v;                                                                                 \
       st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
     }                                                                                            \
@@ -28,7 +35,7 @@
       const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                            \
       const int64_t vps = b->v_ps;                                                               \
       DUAL_POINTS(p) {                                                                           \
-        double v = vs[p * vps];                                                                  \
+        double v = vs[(p < nb ? p : 0) * vps];                                                                  \
         tr[p] = v;                                                                               \
         st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                   \
       }                                                                                          \
@@ -51,7 +58,7 @@
     const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                              \
     const int64_t pps = b->p_ps;                                                                 \
     DUAL_POINTS(p) {                                                                             \
-      double v = ps[p * pps];                                                                    \
+      double v = ps[(p < nb ? p : 0) * pps];                                                                    \
       vr[p] = v;                                                                                 \
       st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
     }                                                                                            \
@@ -64,29 +71,36 @@
     DUAL_POINTS(p) { vr[p] = kv; }                                                               \
   }
 
-/* Store output rb from register ra: value (first pass only) and this pass's derivative columns;
- * flag non-finite results. */
-#define DUAL_FINITE_FLAGS(v) ((v) != (v) ? DUAL_PT_NAN : (fabs(v) <= DBL_MAX ? 0 : DUAL_PT_INF))
+/* Store output rb from register ra: value (first pass only) and this pass's derivative columns,
+ * point by point so each point's Jacobian row is written contiguously; flag non-finite results
+ * without branches (the check runs on every stored number). */
+#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
     const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                               \
-    DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                        \
+    DUAL_STORED(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                        \
     if (b->y != NULL && c0 == 0) {                                                               \
       double *ys = b->y + (int64_t)rb * b->y_es + p0 * b->y_ps;                                  \
       const int64_t yps = b->y_ps;                                                               \
-      DUAL_POINTS(p) { ys[p * yps] = vr[p]; }                                                    \
+      DUAL_STORED(p) { ys[p * yps] = vr[p]; }                                                    \
     }                                                                                            \
-    for (int k = 0; k < kcount; ++k) {                                                           \
-      double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)(c0 + k) * b->d_cs + p0 * b->d_ps;    \
-      const int64_t dps = b->d_ps;                                                               \
-      if (ra < nact) {                                                                           \
-        const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                        \
-        DUAL_POINTS(p) {                                                                         \
-          ds[p * dps] = tk[p];                                                                   \
-          st[p] |= DUAL_FINITE_FLAGS(tk[p]);                                                     \
+    if (kcount > 0) {                                                                            \
+      const int64_t dps = b->d_ps, dcs = b->d_cs;                                                \
+      double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)c0 * dcs + p0 * dps;                  \
+      for (int p = 0; p < nb; ++p) {                                                             \
+        double *dp = ds + p * dps;                                                               \
+        int fl = 0;                                                                              \
+        if (ra < nact) {                                                                         \
+          const double *DUAL_RESTRICT tp = DUAL_TAN(ra, 0) + p;                                  \
+          for (int k = 0; k < kcount; ++k) {                                                     \
+            double v = tp[k * DUAL_BLK];                                                         \
+            dp[k * dcs] = v;                                                                     \
+            fl |= DUAL_FINITE_FLAGS(v);                                                          \
+          }                                                                                      \
+        } else {                                                                                 \
+          for (int k = 0; k < kcount; ++k) dp[k * dcs] = 0.0;                                    \
         }                                                                                        \
-      } else {                                                                                   \
-        DUAL_POINTS(p) { ds[p * dps] = 0.0; }                                                    \
+        st[p] |= fl;                                                                             \
       }                                                                                          \
     }                                                                                            \
   }
@@ -96,7 +110,6 @@ static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_c
                                                int64_t p0, int nb, int32_t c0, int kcount) {
   const dual_program *prog = job->prog;
   const dual_batch *b = job->b;
-  const int64_t blk = ws->blk;
   double *V = ws->val, *T = ws->tan;
   double *DUAL_RESTRICT pa = ws->pa;
   double *DUAL_RESTRICT pb = ws->pb;
@@ -119,5 +132,7 @@ static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_c
 }
 
 #undef DUAL_POINTS
+#undef DUAL_STORED
+#undef DUAL_POINTS_OR
 #undef DUAL_VAL
 #undef DUAL_TAN

@@ -8,6 +8,7 @@
  *   DUAL_W               tangent width (0 = values only)
  *   DUAL_POINTS(p)       loop header over the points this instance handles (CPU: the block;
  *                        GPU: the thread's own point)
+ *   DUAL_POINTS_OR(p, v) the same loop, OR-reducing the int v over the points
  *   DUAL_VAL(r)          pointer to register r's values, indexed by point
  *   DUAL_TAN(r, k)       pointer to register r's tangent k, indexed by point (r < nact)
  *   and the variables: dst, ra, rb, rc (registers), nact, pa/pb/pc (partial scratch rows),
@@ -51,16 +52,36 @@
     DUAL_POINTS(p) { tr[p] = (expr); }                                                           \
   }
 
-/* One loop per combination of active operands, so no loop tests activity per point. */
-#define DUAL_PROP_LIN()                                                                          \
+/* One loop per combination of active operands, so no loop tests activity per point.  A term
+ * whose tangent is exactly zero contributes nothing, even when its partial is infinite or NaN:
+ * d/da pow(a, b) at a < 0 stays finite although d/db is NaN, and 1/x + y keeps dy = 1 at x = 0.
+ * The guarded product DUAL_TM equals the plain d*t whenever d is finite, so the plain loops run
+ * unless some partial of this op in the block (CPU) or at this point (GPU) is not finite; the
+ * choice cannot change any point's result. */
+#define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
+#define DUAL_TM(d, t) (((t) == 0.0 && DUAL_NONFINITE(d)) ? 0.0 : (d) * (t))
+#define DUAL_TF(d, t) ((d) * (t))
+#define DUAL_LIN_CASES(M)                                                                        \
   switch (act_a | (act_b << 1) | (act_c << 2)) {                                                 \
-  case 1: DUAL_TAN_LOOP(pa[p] * ta[p]) break;                                                    \
-  case 2: DUAL_TAN_LOOP(pb[p] * tb[p]) break;                                                    \
-  case 3: DUAL_TAN_LOOP(pa[p] * ta[p] + pb[p] * tb[p]) break;                                    \
-  case 4: DUAL_TAN_LOOP(pc[p] * tc[p]) break;                                                    \
-  case 5: DUAL_TAN_LOOP(pa[p] * ta[p] + pc[p] * tc[p]) break;                                    \
-  case 6: DUAL_TAN_LOOP(pb[p] * tb[p] + pc[p] * tc[p]) break;                                    \
-  default: DUAL_TAN_LOOP(pa[p] * ta[p] + pb[p] * tb[p] + pc[p] * tc[p]) break;                   \
+  case 1: DUAL_TAN_LOOP(M(pa[p], ta[p])) break;                                                  \
+  case 2: DUAL_TAN_LOOP(M(pb[p], tb[p])) break;                                                  \
+  case 3: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pb[p], tb[p])) break;                                \
+  case 4: DUAL_TAN_LOOP(M(pc[p], tc[p])) break;                                                  \
+  case 5: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pc[p], tc[p])) break;                                \
+  case 6: DUAL_TAN_LOOP(M(pb[p], tb[p]) + M(pc[p], tc[p])) break;                                \
+  default: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pb[p], tb[p]) + M(pc[p], tc[p])) break;             \
+  }
+#define DUAL_PROP_LIN()                                                                          \
+  {                                                                                              \
+    int bad_ = 0;                                                                                \
+    DUAL_POINTS_OR(p, bad_) {                                                                    \
+      bad_ |= DUAL_NONFINITE(pa[p]) | DUAL_NONFINITE(pb[p]) | DUAL_NONFINITE(pc[p]);             \
+    }                                                                                            \
+    if (bad_) {                                                                                  \
+      DUAL_LIN_CASES(DUAL_TM)                                                                    \
+    } else {                                                                                     \
+      DUAL_LIN_CASES(DUAL_TF)                                                                    \
+    }                                                                                            \
   }
 /* ADD/SUB/NEG: the partials are +-1, so these are exactly the LIN formula without multiplies. */
 #define DUAL_PROP_ADD()                                                                          \

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# deps.sh — install the Debian packages dualbatch needs to build and test, if any are missing.
+# Used by scripts/demo.sh, scripts/test.sh and .ci/run.  Needs root or sudo only when installing.
+set -euo pipefail
+need=()
+for pkg in cmake gcc make pkg-config libcriterion-dev "$@"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "dualbatch: installing ${need[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

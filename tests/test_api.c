@@ -1,0 +1,141 @@
+/*
+ * test_api.c — the public evaluation API as a C or Fortran caller meets it: argument and
+ * dimension errors with their messages, strided and column-major layouts read without copies,
+ * per-point status flags (a bad point never fails the batch), device selection.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dualbatch.h"
+
+static dual_context *ctx;
+static void setup(void) { cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0); }
+static void teardown(void) { dual_context_destroy(&ctx); }
+TestSuite(api, .init = setup, .fini = teardown);
+
+/* f(x, y; c) = (x*y + c*sin x, log y): J = [[y + c cos x, x], [0, 1/y]] */
+static dual_program *prog2(void) {
+  dual_builder *b = NULL;
+  int32_t x, y, c, t, u, f, g, a[2];
+  cr_assert_eq(dual_builder_create(ctx, &b), 0);
+  dual_builder_input(b, "x", &x);
+  dual_builder_input(b, "y", &y);
+  dual_builder_param(b, "c", &c);
+  a[0] = x, a[1] = y;
+  dual_builder_apply(b, "*", 2, a, &t);
+  dual_builder_apply(b, "sin", 1, &x, &u);
+  a[0] = c, a[1] = u;
+  dual_builder_apply(b, "*", 2, a, &u);
+  a[0] = t, a[1] = u;
+  dual_builder_apply(b, "+", 2, a, &f);
+  dual_builder_apply(b, "log", 1, &y, &g);
+  dual_builder_output(b, "f", f);
+  dual_builder_output(b, "g", g);
+  dual_program *p = NULL;
+  cr_assert_eq(dual_builder_finish(b, &p), 0, "%s", dual_context_last_error(ctx));
+  dual_builder_destroy(&b);
+  return p;
+}
+
+Test(api, dimension_and_argument_errors) {
+  dual_program *p = prog2();
+  double x[4] = {1, 2, 3, 4}, c[2] = {1, 1}, y[4], J[8];
+  cr_assert_eq(dual_jacobian(ctx, p, 2, x, 1, c, 1, y, 2, J, 4, NULL), DUAL_ERR_DIMENSION);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "ldx = 1 is smaller than the 2 inputs"),
+                     "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_jacobian(ctx, p, 2, x, 2, c, 1, y, 2, J, 3, NULL), DUAL_ERR_DIMENSION);
+  cr_assert_eq(dual_jacobian(ctx, p, 2, x, 2, NULL, 1, y, 2, J, 4, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "parameters"));
+  cr_assert_eq(dual_jacobian(ctx, p, -1, x, 2, c, 1, y, 2, J, 4, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_gradient(ctx, p, 2, x, 2, c, 1, y, J, 2, NULL), DUAL_ERR_DIMENSION);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "scalar program"));
+  cr_assert_eq(dual_eval(ctx, NULL, 2, x, 2, c, 1, y, 2, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_eval(NULL, p, 2, x, 2, c, 1, y, 2, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_eval(ctx, p, 2, x, 2, c, 1, NULL, 2, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_eval(ctx, p, 0, NULL, 2, NULL, 1, NULL, 2, NULL), 0, "empty batch is fine");
+  cr_assert_eq(dual_context_set_width(ctx, 3), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_threads(ctx, -2), DUAL_ERR_ARGUMENT);
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.count = 2, b.x = x, b.x_ps = INT64_MAX / 2, b.x_es = 1, b.p = c, b.p_ps = 1, b.y = y, b.y_ps = 2, b.y_es = 1;
+  cr_assert_eq(dual_run(ctx, p, DUAL_MODE_EVAL, &b), DUAL_ERR_DIMENSION, "stride overflow");
+  cr_assert_eq(dual_run(ctx, p, 9, &b), DUAL_ERR_ARGUMENT);
+  cr_assert_str_eq(dual_status_string(DUAL_ERR_DIMENSION), "array dimensions do not match the program");
+  cr_assert_str_eq(dual_status_string(12345), "unknown status");
+  dual_program_destroy(&p);
+}
+
+Test(api, fortran_column_major_layout_via_strides) {
+  /* Fortran x(B, n), y(B, m), J(B, m, n): element (b, i) at b + i*B */
+  enum { B = 37 };
+  dual_program *p = prog2();
+  double x[B * 2], c[B], y[B * 2], J[B * 4];
+  for (int b = 0; b < B; ++b) x[b] = 0.1 * b, x[B + b] = 1.0 + 0.05 * b, c[b] = 2.0 - 0.01 * b;
+  dual_batch bt;
+  memset(&bt, 0, sizeof bt);
+  bt.count = B;
+  bt.x = x, bt.x_ps = 1, bt.x_es = B;
+  bt.p = c, bt.p_ps = 1, bt.p_es = B;
+  bt.y = y, bt.y_ps = 1, bt.y_es = B;
+  bt.d = J, bt.d_ps = 1, bt.d_rs = B, bt.d_cs = 2 * B;
+  cr_assert_eq(dual_run(ctx, p, DUAL_MODE_JACOBIAN, &bt), 0, "%s", dual_context_last_error(ctx));
+  for (int b = 0; b < B; ++b) {
+    double xv = x[b], yv = x[B + b], cv = c[b];
+    cr_assert_float_eq(y[b], xv * yv + cv * sin(xv), 1e-15);
+    cr_assert_float_eq(y[B + b], log(yv), 1e-15);
+    cr_assert_float_eq(J[b], yv + cv * cos(xv), 1e-15);       /* (0,0) */
+    cr_assert_float_eq(J[2 * B + b], xv, 1e-15);              /* (0,1) */
+    cr_assert_eq(J[B + b], 0.0);                              /* (1,0) */
+    cr_assert_float_eq(J[3 * B + b], 1.0 / yv, 1e-15);        /* (1,1) */
+  }
+  dual_program_destroy(&p);
+}
+
+Test(api, bad_points_are_flagged_not_fatal) {
+  dual_program *p = prog2();
+  double x[8] = {1, 2, NAN, 1, 1, -1, 1, 0}, c[4] = {1, 1, 1, 1}, y[8], J[16];
+  int32_t st[4];
+  cr_assert_eq(dual_jacobian(ctx, p, 4, x, 2, c, 1, y, 2, J, 4, st), 0);
+  cr_assert_eq(st[0], 0);
+  cr_assert(st[1] & DUAL_PT_BAD_INPUT);
+  cr_assert(st[1] & DUAL_PT_NAN);
+  cr_assert(st[2] & DUAL_PT_DOMAIN, "log(-1)");
+  cr_assert(st[3] & DUAL_PT_SINGULAR, "log(0)");
+  cr_assert(st[3] & DUAL_PT_INF);
+  cr_assert_float_eq(y[0], 2.0 + sin(1.0), 1e-15, "good point computed");
+  /* eval: log(0) is a value -inf, not a singular derivative */
+  cr_assert_eq(dual_eval(ctx, p, 4, x, 2, c, 1, y, 2, st), 0);
+  cr_assert_eq(st[3] & DUAL_PT_SINGULAR, 0);
+  cr_assert(st[3] & DUAL_PT_INF);
+  dual_program_destroy(&p);
+}
+
+Test(api, jvp_and_gradient_match_hand_derivatives) {
+  dual_program *p = prog2();
+  double x[2] = {0.7, 1.3}, c = 0.4, v[2] = {0.25, -2.0}, y[2], jv[2];
+  cr_assert_eq(dual_jvp(ctx, p, 1, x, 2, &c, 1, v, 2, y, 2, jv, 2, NULL), 0);
+  cr_assert_float_eq(jv[0], (1.3 + 0.4 * cos(0.7)) * 0.25 + 0.7 * -2.0, 1e-15);
+  cr_assert_float_eq(jv[1], -2.0 / 1.3, 1e-15);
+  dual_program_destroy(&p);
+}
+
+Test(api, device_selection) {
+  dual_context *c2 = NULL;
+  int st = dual_context_create(&c2, DUAL_DEVICE_AUTO);
+  cr_assert_eq(st, 0);
+  cr_assert_eq(dual_context_device(c2), DUAL_DEVICE_CPU);
+  dual_context_destroy(&c2);
+  setenv("DUALBATCH_DEVICE", "banana", 1);
+  cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(c2), "banana"));
+  dual_context_destroy(&c2);
+  setenv("DUALBATCH_DEVICE", "cpu", 1);
+  cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_GPU), 0, "env overrides the argument");
+  dual_context_destroy(&c2);
+  unsetenv("DUALBATCH_DEVICE");
+  char info[512];
+  cr_assert_gt(dual_build_info(info, sizeof info), 0);
+  cr_assert_not_null(strstr(info, "CUDA"));
+}

@@ -1,0 +1,86 @@
+/*
+ * cli.h — shared declarations of the `dualbatch` command-line tool: the verb table, the parsed
+ * options, exit codes and the message helpers.  cli_main.c parses argv and dispatches; cli_run.c
+ * loads programs and streams records through the library.  Uses only the public dualbatch.h.
+ */
+#ifndef DUAL_CLI_H
+#define DUAL_CLI_H
+
+#include <stdint.h>
+
+#include "cli_io.h"
+#include "dualbatch.h"
+
+/* Exit codes: 0 success (flagged points are warnings, not errors), 1 failure, 2 usage error. */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* Option bits, used to say which options a verb accepts. */
+enum {
+  CLI_OPT_IN = 1 << 0,
+  CLI_OPT_OUT = 1 << 1,
+  CLI_OPT_FORMAT = 1 << 2,
+  CLI_OPT_DEVICE = 1 << 3,
+  CLI_OPT_THREADS = 1 << 4,
+  CLI_OPT_WIDTH = 1 << 5,
+  CLI_OPT_HELP = 1 << 6
+};
+#define CLI_OPTS_STREAM                                                                            \
+  (CLI_OPT_IN | CLI_OPT_OUT | CLI_OPT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_WIDTH |  \
+   CLI_OPT_HELP)
+
+/* The verbs, once: X(id, name, options accepted, positional args (min, max), synopsis, help). */
+#define CLI_VERB_LIST(X)                                                                           \
+  X(EVAL, "eval", CLI_OPTS_STREAM, 1, 1, "PROGRAM", "the m outputs per point")                     \
+  X(JACOBIAN, "jacobian", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                        \
+    "the m outputs, then J row-major (m x n, J[i][j] = df_i/dx_j)")                                \
+  X(GRADIENT, "gradient", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                        \
+    "f, then the n gradient entries (scalar programs, m = 1)")                                     \
+  X(JVP, "jvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
+    "the m outputs, then the m entries of J v (records end with n direction values)")              \
+  X(HESSIAN, "hessian", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                          \
+    "f, gradient, H row-major (not yet supported)")                                                \
+  X(HVP, "hvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM", "f, gradient, H v (not yet supported)")          \
+  X(COMPILE, "compile", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM -o FILE",                       \
+    "compile (or re-validate) PROGRAM and save its bytecode to FILE")                              \
+  X(DISASM, "disasm", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM", "print the program's bytecode") \
+  X(INFO, "info", CLI_OPT_HELP, 0, 0, "", "print the build (CUDA, devices, OpenMP threads)")       \
+  X(HELP, "help", CLI_OPT_HELP, 0, 1, "[VERB]", "print help, or a verb's help")
+
+typedef enum cli_verb {
+#define CLI_X_ENUM(id, name, opts, amin, amax, syn, help) CLI_VERB_##id,
+  CLI_VERB_LIST(CLI_X_ENUM)
+#undef CLI_X_ENUM
+      CLI_VERB_COUNT
+} cli_verb;
+
+typedef struct cli_options {
+  cli_verb verb;
+  const char *arg;   /* PROGRAM (or VERB for help); NULL when absent */
+  const char *in;    /* "-" = stdin */
+  const char *out;   /* "-" = stdout; NULL when not given */
+  cli_format format; /* csv (default) or f64 */
+  int device;        /* dual_device */
+  int threads;       /* 0 = all cores */
+  int width;         /* 0 = automatic */
+} cli_options;
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/* "dualbatch: <message>\n" on stderr. */
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+/* "dualbatch: warning: <message>\n" on stderr. */
+void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Create the context for o->device (with threads and width) and load o->arg.  For verbs that do
+ * not evaluate (`strict_device` = 0) a failed device request still yields the CPU context.
+ * Returns 0, or CLI_EXIT_FAIL after printing the error (both outputs NULL then). */
+int cli_load(const cli_options *o, int strict_device, dual_context **ctx, dual_program **prog);
+
+/* eval, jacobian, gradient, jvp: stream o->in through the program into o->out. */
+int cli_run_stream(const cli_options *o);
+
+#endif /* DUAL_CLI_H */
