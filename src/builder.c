@@ -38,10 +38,11 @@ static uint64_t node_hash(const dual_ir_node *n) {
   const uint64_t parts[6] = {(uint64_t)n->op, (uint64_t)(uint32_t)n->arg[0],
                              (uint64_t)(uint32_t)n->arg[1], (uint64_t)(uint32_t)n->arg[2],
                              (uint64_t)(uint32_t)n->idx, kb};
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 6; ++i) { /* splitmix64 finalizer per part: constants spread well too */
     h ^= parts[i];
-    h *= 1099511628211ull;
-    h ^= h >> 29;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
   }
   return h;
 }

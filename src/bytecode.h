@@ -37,7 +37,11 @@
 #define DUAL_MAX_SCALARS ((int32_t)((1u << 24) - 1u))         /* inputs, params, outputs, consts */
 #define DUAL_MAX_INSTRS ((int64_t)1 << 30)
 
+#ifdef __cplusplus
+static_assert(DUAL_OP_COUNT <= (1 << DUAL_OP_BITS), "opcode count exceeds the op field");
+#else
 _Static_assert(DUAL_OP_COUNT <= (1 << DUAL_OP_BITS), "opcode count exceeds the op field");
+#endif
 
 #define DUAL_INSTR_OP(w) ((int)((w)[0] >> DUAL_DST_BITS))
 #define DUAL_INSTR_DST(w) ((int32_t)((w)[0] & ((1u << DUAL_DST_BITS) - 1u)))

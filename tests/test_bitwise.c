@@ -166,3 +166,41 @@ Test(bitwise, batch_size_and_position_do_not_matter) {
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
 }
+
+/* The benchmark functions (BENCHMARKS.md), every width and thread count, bit for bit. */
+static void check_file(const char *path) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0, "%s", dual_context_last_error(ctx));
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog),
+            m = dual_program_num_outputs(prog);
+  const int64_t pts = 301;
+  double *x = malloc(sizeof(double) * (size_t)(pts * n)), *p = malloc(sizeof(double) * (size_t)(pts * (np + 1)));
+  for (int64_t i = 0; i < pts * n; ++i) x[i] = uniform(0.5, 1.5);
+  for (int64_t i = 0; i < pts * np; ++i) p[i] = uniform(-1, 1);
+  size_t nj = (size_t)(pts * m * n);
+  double *j0 = malloc(sizeof(double) * nj), *j1 = malloc(sizeof(double) * nj);
+  cr_assert_eq(dual_context_set_width(ctx, 1), 0);
+  cr_assert_eq(dual_jacobian(ctx, prog, pts, x, n, p, np, NULL, 0, j0, m * n, NULL), 0);
+  int64_t nonzero = 0;
+  for (size_t i = 0; i < nj; ++i) nonzero += isfinite(j0[i]) && j0[i] != 0.0;
+  cr_assert_gt(nonzero, (int64_t)nj / 20, "%s: derivatives are mostly zero", path);
+  for (int w = 2; w <= 32; w *= 2)
+    for (int t = 1; t <= 2; ++t) {
+      cr_assert_eq(dual_context_set_width(ctx, w), 0);
+      cr_assert_eq(dual_context_set_threads(ctx, t), 0);
+      cr_assert_eq(dual_jacobian(ctx, prog, pts, x, n, p, np, NULL, 0, j1, m * n, NULL), 0);
+      assert_same(j0, j1, (int64_t)nj, path, w);
+    }
+  free(x), free(p), free(j0), free(j1);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+Test(bitwise, benchmark_functions) {
+  rng_state = 4242;
+  check_file(DUAL_SOURCE_DIR "/bench/programs/ba.db");
+  check_file(DUAL_SOURCE_DIR "/bench/programs/kin.db");
+  check_file(DUAL_SOURCE_DIR "/bench/programs/hess.db");
+}

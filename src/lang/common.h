@@ -19,7 +19,7 @@ typedef struct lang_source {
 #define LANG_MAX_SOURCE    ((int32_t)1 << 28)   /* bytes of program text */
 #define LANG_MAX_DEPTH     256                  /* nesting of ( [ calls, unary ops, ?:, for */
 #define LANG_MAX_VECTOR    ((int64_t)1 << 24)   /* elements of one vector declaration */
-#define LANG_MAX_NODES     ((int64_t)20000000)  /* builder value nodes (DUAL_ERR_LIMIT) */
+#define LANG_MAX_NODES     ((int64_t)4000000)   /* builder value nodes (DUAL_ERR_LIMIT) */
 #define LANG_MAX_WORK      ((int64_t)100000000) /* unrolling steps: iterations + visits */
 #define LANG_MAX_ERRORS    20                   /* diagnostics collected before stopping */
 #define LANG_MAX_EXACT_INT 9007199254740992.0   /* 2^53: compile-time integers are exact */
