@@ -200,8 +200,10 @@ int dual_program_load(dual_context *ctx, const void *buf, int64_t size, dual_pro
                                     : dual_fail(ctx, st, "program file has malformed names or trailing bytes");
   }
   char msg[256];
-  if (dual_program_validate(p, msg, sizeof msg) != DUAL_SUCCESS) {
+  int vst = dual_program_validate(p, msg, sizeof msg);
+  if (vst != DUAL_SUCCESS) {
     dual_program_destroy(&p);
+    if (vst == DUAL_ERR_NO_MEMORY) return dual_fail(ctx, vst, "out of memory validating the program");
     return dual_fail(ctx, DUAL_ERR_INVALID_PROGRAM, "program failed validation: %s", msg);
   }
   *out = p;
