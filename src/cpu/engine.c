@@ -15,6 +15,7 @@
 
 #include "context.h"
 #include "dual/rules.h"
+#include "engine/lanes.h"
 #include "exec.h"
 
 /* One thread's scratch: the register file of a block and the partial-derivative rows. */
@@ -36,7 +37,7 @@ typedef struct dual_cpu_ws {
 #define DUAL_BLK_W4 32
 #define DUAL_BLK_W8 16
 #define DUAL_BLK_W16 16
-#define DUAL_BLK_W32 8
+#define DUAL_BLK_W32 16
 
 #define DUAL_W 0
 #define DUAL_BLK DUAL_BLK_W0
@@ -74,7 +75,8 @@ typedef struct dual_cpu_ws {
 #undef DUAL_W
 #undef DUAL_BLK
 
-typedef void (*dual_block_fn)(const dual_job *, const dual_cpu_ws *, int64_t, int, int32_t, int);
+typedef void (*dual_block_fn)(const dual_job *, const dual_cpu_ws *, const dual_lanes *, int64_t,
+                              int, int32_t, int);
 
 static dual_block_fn block_fn(int width) {
   switch (width) {
@@ -122,6 +124,8 @@ int64_t dual_job_passes(const dual_job *job) {
   return n == 0 ? 1 : (n + job->width - 1) / job->width;
 }
 
+/* Passes are the outer loop (each has its own lane masks, computed once); blocks of points are
+ * shared among the threads.  The status of a point is the OR over its passes. */
 int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   const dual_program *prog = job->prog;
   const int64_t count = job->b->count;
@@ -132,6 +136,14 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   const int64_t nblocks = (count + blk - 1) / blk, passes = dual_job_passes(job);
   const int64_t n = prog->n_in;
   const int mask = job->width == 0 ? ~DUAL_PT_SINGULAR : ~0; /* no derivative, no singularity */
+  dual_lanes *lanes = (dual_lanes *)malloc((size_t)prog->n_instr * sizeof *lanes);
+  uint32_t *reg_mask = (uint32_t *)malloc(((size_t)prog->n_active + 1) * sizeof *reg_mask);
+  if (lanes == NULL || reg_mask == NULL) {
+    free(lanes);
+    free(reg_mask);
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory preparing %lld instructions",
+                     (long long)prog->n_instr);
+  }
   int failed = 0;
   int threads = job->threads;
 #ifdef _OPENMP
@@ -148,25 +160,32 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
 #pragma omp atomic write
       failed = 1;
     }
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      const int32_t c0 = (int32_t)(pass * job->width);
+      int kcount = 0;
+      if (job->mode == DUAL_MODE_JVP) kcount = 1;
+      if (job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT)
+        kcount = (int)(n - c0 < job->width ? n - c0 : job->width);
+#pragma omp single
+      dual_lanes_compute(prog, job->mode, job->width, c0, reg_mask, lanes);
 #pragma omp for schedule(dynamic, 4)
-    for (int64_t ib = 0; ib < nblocks; ++ib) {
-      if (!ok) continue;
-      const int64_t p0 = ib * blk;
-      const int nb = (int)(count - p0 < blk ? count - p0 : blk);
-      memset(ws.st, 0, (size_t)nb * sizeof(int));
-      for (int64_t pass = 0; pass < passes; ++pass) {
-        int kcount = 0;
-        int32_t c0 = (int32_t)(pass * job->width);
-        if (job->mode == DUAL_MODE_JVP) kcount = 1;
-        if (job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT)
-          kcount = (int)(n - c0 < job->width ? n - c0 : job->width);
-        fn(job, &ws, p0, nb, c0, kcount);
+      for (int64_t ib = 0; ib < nblocks; ++ib) {
+        if (!ok) continue;
+        const int64_t p0 = ib * blk;
+        const int nb = (int)(count - p0 < blk ? count - p0 : blk);
+        memset(ws.st, 0, (size_t)nb * sizeof(int));
+        fn(job, &ws, lanes, p0, nb, c0, kcount);
+        int32_t *status = job->b->status;
+        if (status != NULL && pass == 0)
+          for (int p = 0; p < nb; ++p) status[p0 + p] = (int32_t)(ws.st[p] & mask);
+        else if (status != NULL)
+          for (int p = 0; p < nb; ++p) status[p0 + p] |= (int32_t)(ws.st[p] & mask);
       }
-      if (job->b->status != NULL)
-        for (int p = 0; p < nb; ++p) job->b->status[p0 + p] = (int32_t)(ws.st[p] & mask);
     }
     if (ok) free(ws.mem);
   }
+  free(lanes);
+  free(reg_mask);
   if (failed)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
                      "out of memory allocating the CPU workspace (%lld points x %d registers)",

@@ -30,24 +30,18 @@
       vr[p] = v;                                                                                 \
       st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
     }                                                                                            \
-    if (DUAL_W > 0 && job->mode == DUAL_MODE_JVP) {                                              \
-      double *DUAL_RESTRICT tr = DUAL_TAN(dst, 0);                                               \
-      const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                            \
-      const int64_t vps = b->v_ps;                                                               \
-      DUAL_POINTS(p) {                                                                           \
-        double v = vs[(p < nb ? p : 0) * vps];                                                                  \
-        tr[p] = v;                                                                               \
-        st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                   \
-      }                                                                                          \
-      for (int k = 1; k < DUAL_W; ++k) {                                                         \
-        double *DUAL_RESTRICT tk = DUAL_TAN(dst, k);                                             \
-        DUAL_POINTS(p) { tk[p] = 0.0; }                                                          \
-      }                                                                                          \
-    } else if (DUAL_W > 0) {                                                                     \
-      for (int k = 0; k < DUAL_W; ++k) {                                                         \
-        double *DUAL_RESTRICT tk = DUAL_TAN(dst, k);                                             \
-        const double s = (ra == c0 + k) ? 1.0 : 0.0;                                             \
-        DUAL_POINTS(p) { tk[p] = s; }                                                            \
+    if (DUAL_W > 0 && ma != 0u) { /* seed the one lane this input owns in this pass */       \
+      double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                    \
+      if (job->mode == DUAL_MODE_JVP) {                                                          \
+        const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                          \
+        const int64_t vps = b->v_ps;                                                             \
+        DUAL_POINTS(p) {                                                                         \
+          double v = vs[(p < nb ? p : 0) * vps];                                                 \
+          tr[p] = v;                                                                             \
+          st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                 \
+        }                                                                                        \
+      } else {                                                                                   \
+        DUAL_POINTS(p) { tr[p] = 1.0; }                                                          \
       }                                                                                          \
     }                                                                                            \
   }
@@ -90,10 +84,10 @@
       for (int p = 0; p < nb; ++p) {                                                             \
         double *dp = ds + p * dps;                                                               \
         int fl = 0;                                                                              \
-        if (ra < nact) {                                                                         \
+        if (ma != 0u) { /* lanes outside the mask are structural zeros */                        \
           const double *DUAL_RESTRICT tp = DUAL_TAN(ra, 0) + p;                                  \
           for (int k = 0; k < kcount; ++k) {                                                     \
-            double v = tp[k * DUAL_BLK];                                                         \
+            double v = ((ma >> k) & 1u) ? tp[k * DUAL_BLK] : 0.0;                                \
             dp[k * dcs] = v;                                                                     \
             fl |= DUAL_FINITE_FLAGS(v);                                                          \
           }                                                                                      \
@@ -105,9 +99,11 @@
     }                                                                                            \
   }
 
-/* Run the whole program on points [p0, p0+nb) for derivative columns [c0, c0+kcount). */
+/* Run the whole program on points [p0, p0+nb) for derivative columns [c0, c0+kcount), with the
+ * pass's lane masks. */
 static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_cpu_ws *ws,
-                                               int64_t p0, int nb, int32_t c0, int kcount) {
+                                               const dual_lanes *lanes, int64_t p0, int nb,
+                                               int32_t c0, int kcount) {
   const dual_program *prog = job->prog;
   const dual_batch *b = job->b;
   double *V = ws->val, *T = ws->tan;
@@ -115,19 +111,21 @@ static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_c
   double *DUAL_RESTRICT pb = ws->pb;
   double *DUAL_RESTRICT pc = ws->pc;
   int *DUAL_RESTRICT st = ws->st;
-  const int32_t nact = prog->n_active;
-  (void)T, (void)kcount, (void)pa, (void)pb, (void)pc;
+  (void)T, (void)kcount, (void)pa, (void)pb, (void)pc, (void)c0;
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const int op = DUAL_INSTR_OP(w);
     const int32_t dst = DUAL_INSTR_DST(w), ra = DUAL_INSTR_A(w), rb = DUAL_INSTR_B(w),
                   rc = DUAL_INSTR_C(w);
-    (void)rc;
+    const uint32_t ma = lanes[t].a, mb = lanes[t].b, mc = lanes[t].c;
+    int prop_ = DUAL_PROP_NONE;
+    (void)rc, (void)mb, (void)mc;
     switch (op) {
 #include "../engine/interp_ops.h"
     default:
       break;
     }
+    DUAL_PROPAGATE()
   }
 }
 

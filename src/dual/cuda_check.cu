@@ -23,12 +23,12 @@ __global__ void dual_cuda_rules_check(const double *x, double *y, int n) {
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
 #define DUAL_VAL(r) (V + (size_t)(r) * (size_t)npts)
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * DUAL_W + (size_t)(k)) * (size_t)npts)
-#define DUAL_ENGINE_LDX() DUAL_POINTS(p) { DUAL_VAL(dst)[p] = x[(size_t)p * nin + ra]; }
+#define DUAL_ENGINE_LDX() DUAL_POINTS(p) { DUAL_VAL(dst)[p] = x[(size_t)p * nin + ra]; DUAL_TAN(dst, 0)[p] = 1.0; }
 #define DUAL_ENGINE_LDP() DUAL_POINTS(p) { DUAL_VAL(dst)[p] = 0.0; }
 #define DUAL_ENGINE_LDK() DUAL_POINTS(p) { DUAL_VAL(dst)[p] = consts[ra]; }
 #define DUAL_ENGINE_OUT() DUAL_POINTS(p) { y[(size_t)p * nout + rb] = DUAL_VAL(ra)[p]; }
 
-__global__ void dual_cuda_interp_check(const uint32_t *code, int64_t n_instr, int32_t nact,
+__global__ void dual_cuda_interp_check(const uint32_t *code, const uint32_t *lanes, int64_t n_instr,
                                        const double *consts, const double *x, int nin, double *y,
                                        int nout, double *V, double *T, double *P, int *st, int npts) {
   const int tid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -38,10 +38,13 @@ __global__ void dual_cuda_interp_check(const uint32_t *code, int64_t n_instr, in
     const uint32_t *w = code + t * DUAL_INSTR_WORDS;
     const int op = DUAL_INSTR_OP(w);
     const int32_t dst = DUAL_INSTR_DST(w), ra = DUAL_INSTR_A(w), rb = DUAL_INSTR_B(w), rc = DUAL_INSTR_C(w);
+    const uint32_t ma = lanes[3 * t], mb = lanes[3 * t + 1], mc = lanes[3 * t + 2];
+    int prop_ = DUAL_PROP_NONE;
     switch (op) {
 #include "engine/interp_ops.h"
     default:
       break;
     }
+    DUAL_PROPAGATE()
   }
 }

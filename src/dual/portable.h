@@ -25,4 +25,18 @@
 #define DUAL_RESTRICT restrict
 #endif
 
+/* Count trailing zeros of a nonzero 32-bit word. */
+#if defined(__CUDA_ARCH__)
+#define DUAL_CTZ(x) (__ffs((int)(x)) - 1)
+#elif defined(__GNUC__) || defined(__clang__)
+#define DUAL_CTZ(x) __builtin_ctz(x)
+#else
+DUAL_INLINE int dual_ctz_portable(unsigned x) {
+  int n = 0;
+  while (!(x & 1u)) x >>= 1, ++n;
+  return n;
+}
+#define DUAL_CTZ(x) dual_ctz_portable(x)
+#endif
+
 #endif /* DUAL_PORTABLE_H */

@@ -11,10 +11,12 @@
  *   DUAL_POINTS_OR(p, v) the same loop, OR-reducing the int v over the points
  *   DUAL_VAL(r)          pointer to register r's values, indexed by point
  *   DUAL_TAN(r, k)       pointer to register r's tangent k, indexed by point (r < nact)
- *   and the variables: dst, ra, rb, rc (registers), nact, pa/pb/pc (partial scratch rows),
- *   st (per-point flag words).
+ *   and the variables: dst, ra, rb, rc (registers), ma, mb, mc (the operands' lane masks of
+ *   this pass, lanes.h), pa/pb/pc (partial scratch rows), st (per-point flag words).
  * Every op runs two loops: values and partials through its rule (rules.h), then, if the result
- * carries tangents, the propagation of its ops.def "prop" class.
+ * carries tangents, the propagation of its ops.def "prop" class (DUAL_PROPAGATE()).  The
+ * includer declares `int prop_ = DUAL_PROP_NONE;` before the switch and runs DUAL_PROPAGATE()
+ * after it.
  */
 #ifndef DUAL_W
 #error "define DUAL_W before including interp_ops.h"
@@ -40,37 +42,52 @@
     }                                                                                            \
   }
 
-/* Tangent propagation.  `ta`, `tb`, `tc` are the operands' tangent rows of direction k, or NULL
- * for passive operands (exact zero tangent, never read). */
-#define DUAL_TAN_LOOP(expr)                                                                      \
-  for (int k = 0; k < DUAL_W; ++k) {                                                             \
-    double *DUAL_RESTRICT tr = DUAL_TAN(dst, k);                                                 \
-    const double *DUAL_RESTRICT ta = act_a ? DUAL_TAN(ra, k) : tr;                               \
-    const double *DUAL_RESTRICT tb = act_b ? DUAL_TAN(rb, k) : tr;                               \
-    const double *DUAL_RESTRICT tc = act_c ? DUAL_TAN(rc, k) : tr;                               \
-    (void)ta, (void)tb, (void)tc;                                                                \
-    DUAL_POINTS(p) { tr[p] = (expr); }                                                           \
+/* Tangent propagation over the lanes of lanes.h: ma, mb, mc are the lane masks of the operands
+ * (0 for passive or unused ones).  The lanes of a mask are walked in runs of consecutive bits, so
+ * a dense mask is one counted loop.  `ua`, `ub`, `uc` (literal 0/1) say which operands have the
+ * lanes of the run; `ta`, `tb`, `tc` are their tangent rows, only formed when used. */
+#define DUAL_LANE_LOOP(mask, ua, ub, uc, expr)                                                   \
+  for (uint32_t m_ = (mask); m_ != 0u;) {                                                        \
+    const int k0_ = DUAL_CTZ(m_);                                                                \
+    const uint32_t run_ = ~(m_ >> k0_);                                                          \
+    const int k1_ = run_ == 0u ? 32 : k0_ + DUAL_CTZ(run_);                                      \
+    m_ = k1_ >= 32 ? 0u : (m_ & (0xffffffffu << k1_));                                           \
+    for (int k = k0_; k < k1_; ++k) {                                                            \
+      double *DUAL_RESTRICT tr = DUAL_TAN(dst, k);                                               \
+      const double *DUAL_RESTRICT ta = (ua) ? DUAL_TAN(ra, k) : tr;                              \
+      const double *DUAL_RESTRICT tb = (ub) ? DUAL_TAN(rb, k) : tr;                              \
+      const double *DUAL_RESTRICT tc = (uc) ? DUAL_TAN(rc, k) : tr;                              \
+      (void)ta, (void)tb, (void)tc;                                                              \
+      DUAL_POINTS(p) { tr[p] = (expr); }                                                         \
+    }                                                                                            \
   }
 
-/* One loop per combination of active operands, so no loop tests activity per point.  A term
- * whose tangent is exactly zero contributes nothing, even when its partial is infinite or NaN:
- * d/da pow(a, b) at a < 0 stays finite although d/db is NaN, and 1/x + y keeps dy = 1 at x = 0.
- * The guarded product DUAL_TM equals the plain d*t whenever d is finite, so the plain loops run
- * unless some partial of this op in the block (CPU) or at this point (GPU) is not finite; the
- * choice cannot change any point's result. */
+/* Every combination of operands present on a lane; E(ua, ub, uc) is the tangent expression. */
+#define DUAL_LANE_COMBOS(E)                                                                      \
+  DUAL_LANE_LOOP(ma & ~mb & ~mc, 1, 0, 0, E(1, 0, 0))                                            \
+  DUAL_LANE_LOOP(~ma & mb & ~mc, 0, 1, 0, E(0, 1, 0))                                            \
+  DUAL_LANE_LOOP(ma & mb & ~mc, 1, 1, 0, E(1, 1, 0))                                             \
+  DUAL_LANE_LOOP(~ma & ~mb & mc, 0, 0, 1, E(0, 0, 1))                                            \
+  DUAL_LANE_LOOP(ma & ~mb & mc, 1, 0, 1, E(1, 0, 1))                                             \
+  DUAL_LANE_LOOP(~ma & mb & mc, 0, 1, 1, E(0, 1, 1))                                             \
+  DUAL_LANE_LOOP(ma & mb & mc, 1, 1, 1, E(1, 1, 1))
+
+/* A term whose tangent is exactly zero contributes nothing, even when its partial is infinite or
+ * NaN: d/da pow(a, b) at a < 0 stays finite although d/db is NaN, and 1/x + y keeps dy = 1 at
+ * x = 0.  Structurally zero lanes are skipped above; numerically zero tangents are caught by the
+ * guarded product DUAL_TM, which equals the plain d*t whenever d is finite — so the plain loops
+ * run unless some partial of this op in the block (CPU) or at this point (GPU) is not finite,
+ * and the choice never changes a result. */
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
 #define DUAL_TM(d, t) (((t) == 0.0 && DUAL_NONFINITE(d)) ? 0.0 : (d) * (t))
 #define DUAL_TF(d, t) ((d) * (t))
-#define DUAL_LIN_CASES(M)                                                                        \
-  switch (act_a | (act_b << 1) | (act_c << 2)) {                                                 \
-  case 1: DUAL_TAN_LOOP(M(pa[p], ta[p])) break;                                                  \
-  case 2: DUAL_TAN_LOOP(M(pb[p], tb[p])) break;                                                  \
-  case 3: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pb[p], tb[p])) break;                                \
-  case 4: DUAL_TAN_LOOP(M(pc[p], tc[p])) break;                                                  \
-  case 5: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pc[p], tc[p])) break;                                \
-  case 6: DUAL_TAN_LOOP(M(pb[p], tb[p]) + M(pc[p], tc[p])) break;                                \
-  default: DUAL_TAN_LOOP(M(pa[p], ta[p]) + M(pb[p], tb[p]) + M(pc[p], tc[p])) break;             \
-  }
+#define DUAL_TERM(M, u, d, t) ((u) ? M(d, t) : 0.0)
+#define DUAL_LIN_TM(ua, ub, uc)                                                                  \
+  DUAL_TERM(DUAL_TM, ua, pa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, pb[p], tb[p]) +                 \
+      DUAL_TERM(DUAL_TM, uc, pc[p], tc[p])
+#define DUAL_LIN_TF(ua, ub, uc)                                                                  \
+  DUAL_TERM(DUAL_TF, ua, pa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, pb[p], tb[p]) +                 \
+      DUAL_TERM(DUAL_TF, uc, pc[p], tc[p])
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
     int bad_ = 0;                                                                                \
@@ -78,39 +95,42 @@
       bad_ |= DUAL_NONFINITE(pa[p]) | DUAL_NONFINITE(pb[p]) | DUAL_NONFINITE(pc[p]);             \
     }                                                                                            \
     if (bad_) {                                                                                  \
-      DUAL_LIN_CASES(DUAL_TM)                                                                    \
+      DUAL_LANE_COMBOS(DUAL_LIN_TM)                                                              \
     } else {                                                                                     \
-      DUAL_LIN_CASES(DUAL_TF)                                                                    \
+      DUAL_LANE_COMBOS(DUAL_LIN_TF)                                                              \
     }                                                                                            \
   }
 /* ADD/SUB/NEG: the partials are +-1, so these are exactly the LIN formula without multiplies. */
-#define DUAL_PROP_ADD()                                                                          \
-  switch (act_a | (act_b << 1)) {                                                                \
-  case 1: DUAL_TAN_LOOP(ta[p]) break;                                                            \
-  case 2: DUAL_TAN_LOOP(tb[p]) break;                                                            \
-  default: DUAL_TAN_LOOP(ta[p] + tb[p]) break;                                                   \
-  }
-#define DUAL_PROP_SUB()                                                                          \
-  switch (act_a | (act_b << 1)) {                                                                \
-  case 1: DUAL_TAN_LOOP(ta[p]) break;                                                            \
-  case 2: DUAL_TAN_LOOP(-tb[p]) break;                                                           \
-  default: DUAL_TAN_LOOP(ta[p] - tb[p]) break;                                                   \
-  }
-#define DUAL_PROP_NEG() DUAL_TAN_LOOP(-ta[p])
+#define DUAL_ADD_E(ua, ub, uc) ((ua) && (ub) ? ta[p] + tb[p] : ((ua) ? ta[p] : tb[p]))
+#define DUAL_SUB_E(ua, ub, uc) ((ua) && (ub) ? ta[p] - tb[p] : ((ua) ? ta[p] : -tb[p]))
+#define DUAL_PROP_ADD() DUAL_LANE_COMBOS(DUAL_ADD_E)
+#define DUAL_PROP_SUB() DUAL_LANE_COMBOS(DUAL_SUB_E)
+#define DUAL_NEG_E(ua, ub, uc) (-ta[p])
+#define DUAL_PROP_NEG() DUAL_LANE_COMBOS(DUAL_NEG_E)
 /* CHOOSE: copy the chosen operand's tangent; the unchosen one is never combined (NaN-safe). */
-#define DUAL_PROP_CHOOSE()                                                                       \
-  DUAL_TAN_LOOP(pa[p] != 0.0 ? (act_a ? ta[p] : 0.0)                                             \
-                             : (pb[p] != 0.0 ? (act_b ? tb[p] : 0.0) : (act_c ? tc[p] : 0.0)))
+#define DUAL_CHOOSE_E(ua, ub, uc)                                                                \
+  (pa[p] != 0.0 ? ((ua) ? ta[p] : 0.0)                                                           \
+                : (pb[p] != 0.0 ? ((ub) ? tb[p] : 0.0) : ((uc) ? tc[p] : 0.0)))
+#define DUAL_PROP_CHOOSE() DUAL_LANE_COMBOS(DUAL_CHOOSE_E)
 
-/* One case per op of the table: loads and stores are the engine's (DUAL_ENGINE_LDX(), ...). */
+/* One case per op of the table: the value loop of its rule, and its prop class in `prop_` for
+ * DUAL_PROPAGATE, which the includer runs after the switch — the tangent loops exist once per
+ * prop class, not once per op (smaller code, and a compile time of seconds instead of minutes).
+ * Loads and stores are the engine's (DUAL_ENGINE_LDX(), ...). */
+#define DUAL_PROPAGATE()                                                                         \
+  if (DUAL_W > 0 && (ma | mb | mc) != 0u) {                                                      \
+    switch (prop_) {                                                                             \
+    case DUAL_PROP_LIN: DUAL_PROP_LIN() break;                                                   \
+    case DUAL_PROP_ADD: DUAL_PROP_ADD() break;                                                   \
+    case DUAL_PROP_SUB: DUAL_PROP_SUB() break;                                                   \
+    case DUAL_PROP_NEG: DUAL_PROP_NEG() break;                                                   \
+    case DUAL_PROP_CHOOSE: DUAL_PROP_CHOOSE() break;                                             \
+    default: break;                                                                              \
+    }                                                                                            \
+  }
 #define DUAL_COMPUTE(name, arity, flags, prop)                                                   \
   DUAL_VALUE_LOOP(name, arity, flags)                                                            \
-  if (DUAL_W > 0 && dst < nact) {                                                                \
-    const int act_a = ra < nact, act_b = (arity) > 1 && rb < nact,                               \
-              act_c = (arity) > 2 && rc < nact;                                                  \
-    (void)act_a, (void)act_b, (void)act_c;                                                       \
-    DUAL_PROP_##prop()                                                                           \
-  }
+  prop_ = DUAL_PROP_##prop;
 #define DUAL_CASE_LOAD(name, arity, flags) DUAL_ENGINE_##name();
 #define DUAL_CASE_OUT(name, arity, flags) DUAL_ENGINE_OUT();
 #define DUAL_CASE_LIN(name, arity, flags) DUAL_COMPUTE(name, arity, flags, LIN)
