@@ -24,6 +24,7 @@ typedef struct dual_cpu_ws {
   double *val; /* [n_regs][blk] */
   double *tan; /* [n_active][W][blk] */
   double *pa, *pb, *pc;
+  double *tile; /* [blk][W] transpose tile for output rows */
   int *st;
   void *mem;
 } dual_cpu_ws;
@@ -36,7 +37,7 @@ typedef struct dual_cpu_ws {
 #define DUAL_BLK_W2 64
 #define DUAL_BLK_W4 32
 #define DUAL_BLK_W8 16
-#define DUAL_BLK_W16 16
+#define DUAL_BLK_W16 32
 #define DUAL_BLK_W32 16
 
 #define DUAL_W 0
@@ -104,7 +105,7 @@ static int64_t block_size(int width) {
 }
 
 static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_t blk) {
-  size_t rows = (size_t)prog->n_regs + (size_t)prog->n_active * (size_t)width + 3;
+  size_t rows = (size_t)prog->n_regs + (size_t)prog->n_active * (size_t)width + 3 + (size_t)width;
   size_t bytes = rows * (size_t)blk * sizeof(double) + (size_t)blk * sizeof(int) + 64;
   ws->mem = malloc(bytes);
   if (ws->mem == NULL) return 0;
@@ -114,7 +115,8 @@ static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_
   ws->pa = ws->tan + (size_t)prog->n_active * (size_t)width * (size_t)blk;
   ws->pb = ws->pa + blk;
   ws->pc = ws->pb + blk;
-  ws->st = (int *)(ws->pc + blk);
+  ws->tile = ws->pc + blk;
+  ws->st = (int *)(ws->tile + (size_t)width * (size_t)blk);
   return 1;
 }
 

@@ -15,6 +15,7 @@
 #define DUAL_POINTS(p) _Pragma("omp simd") for (int p = 0; p < DUAL_BLK; ++p)
 #define DUAL_PRAGMA(x) _Pragma(#x)
 #define DUAL_POINTS_OR(p, v) DUAL_PRAGMA(omp simd reduction(| : v)) for (int p = 0; p < DUAL_BLK; ++p)
+#define DUAL_WT (DUAL_W > 0 ? DUAL_W : 1)
 #define DUAL_STORED(p) for (int p = 0; p < nb; ++p)
 #define DUAL_VAL(r) (V + (size_t)(r) * (size_t)DUAL_BLK)
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)(DUAL_W > 0 ? DUAL_W : 1) + (size_t)(k)) * (size_t)DUAL_BLK)
@@ -65,9 +66,10 @@
     DUAL_POINTS(p) { vr[p] = kv; }                                                               \
   }
 
-/* Store output rb from register ra: value (first pass only) and this pass's derivative columns,
- * point by point so each point's Jacobian row is written contiguously; flag non-finite results
- * without branches (the check runs on every stored number). */
+/* Store output rb from register ra: value (first pass only) and this pass's derivative columns.
+ * The NaN/Inf flags of a lane are one vector loop over the block (padded points flag too, but
+ * only stored points' flags are reported); the numbers are then stored point by point, so each
+ * point's Jacobian row is written contiguously. */
 #define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
@@ -81,20 +83,27 @@
     if (kcount > 0) {                                                                            \
       const int64_t dps = b->d_ps, dcs = b->d_cs;                                                \
       double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)c0 * dcs + p0 * dps;                  \
-      for (int p = 0; p < nb; ++p) {                                                             \
-        double *dp = ds + p * dps;                                                               \
-        int fl = 0;                                                                              \
-        if (ma != 0u) { /* lanes outside the mask are structural zeros */                        \
-          const double *DUAL_RESTRICT tp = DUAL_TAN(ra, 0) + p;                                  \
-          for (int k = 0; k < kcount; ++k) {                                                     \
-            double v = ((ma >> k) & 1u) ? tp[k * DUAL_BLK] : 0.0;                                \
-            dp[k * dcs] = v;                                                                     \
-            fl |= DUAL_FINITE_FLAGS(v);                                                          \
-          }                                                                                      \
-        } else {                                                                                 \
-          for (int k = 0; k < kcount; ++k) dp[k * dcs] = 0.0;                                    \
+      for (int k = 0; k < kcount; ++k)                                                           \
+        if ((ma >> k) & 1u) {                                                                    \
+          const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                      \
+          DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(tk[p]); }                                  \
         }                                                                                        \
-        st[p] |= fl;                                                                             \
+      if (dcs == 1 && DUAL_W > 1) { /* transpose through an L1 tile, copy whole rows */          \
+        double *tile = ws->tile;                                                                 \
+        for (int p = 0; p < DUAL_BLK; ++p)                                                       \
+          for (int k = 0; k < kcount; ++k) tile[p * DUAL_WT + k] = 0.0;                          \
+        for (int k = 0; k < kcount; ++k)                                                         \
+          if ((ma >> k) & 1u) {                                                                  \
+            const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                    \
+            DUAL_POINTS(p) { tile[p * DUAL_WT + k] = tk[p]; }                                    \
+          }                                                                                      \
+        for (int p = 0; p < nb; ++p)                                                             \
+          memcpy(ds + p * dps, tile + p * DUAL_WT, (size_t)kcount * sizeof(double));             \
+      } else {                                                                                   \
+        const double *t0 = ma != 0u ? DUAL_TAN(ra, 0) : NULL;                                    \
+        for (int p = 0; p < nb; ++p) /* lanes outside the mask are structural zeros */           \
+          for (int k = 0; k < kcount; ++k)                                                       \
+            ds[p * dps + k * dcs] = ((ma >> k) & 1u) ? t0[k * DUAL_BLK + p] : 0.0;               \
       }                                                                                          \
     }                                                                                            \
   }
@@ -131,6 +140,7 @@ static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_c
 
 #undef DUAL_POINTS
 #undef DUAL_STORED
+#undef DUAL_WT
 #undef DUAL_POINTS_OR
 #undef DUAL_VAL
 #undef DUAL_TAN
