@@ -57,6 +57,8 @@ const char *dual_status_string(int status);
 /* ------------------------------------------------------------------------------------------------
  * Per-point status flags.  Evaluation never fails because of one bad point: each point gets a
  * flag word (int32_t) that is 0 when everything is finite and regular.  Flags are OR-ed.
+ * DUAL_PT_SINGULAR concerns derivatives, so dual_eval never sets it (log(0) there is just the
+ * value -inf, flagged DUAL_PT_INF when it reaches an output).
  * ---------------------------------------------------------------------------------------------- */
 #define DUAL_POINT_FLAG_LIST(X)                                                                    \
   X(DUAL_PT_NAN, 1, "an output value or derivative is NaN")                                       \

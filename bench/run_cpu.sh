@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# run_cpu.sh — the one command of the CPU benchmark (BENCHMARKS.md): installs what is missing
+# (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, pkg-config), configures and builds the
+# `bench` preset, runs dualbatch_bench_cpu (arguments are passed through, e.g. --workload ba) and
+# tees its table to bench/results/cpu-<date>.txt.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+[ -f /usr/include/ceres/jet.h ] || [ -f /usr/local/include/ceres/jet.h ] || missing+=(libceres-dev)
+[ -d /usr/include/eigen3/Eigen ] || [ -d /usr/local/include/eigen3/Eigen ] || missing+=(libeigen3-dev)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "run_cpu.sh: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "run_cpu.sh: missing ${missing[*]}; install them (Debian: apt-get install ${missing[*]})" >&2
+    exit 2
+  fi
+fi
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu -j "$(nproc)"; } \
+    >"$log" 2>&1; then
+  grep -m 20 -E "error|Error" "$log" | cut -c1-400 >&2 || true
+  tail -n 15 "$log" | cut -c1-400 >&2
+  echo "run_cpu.sh: the build failed (first errors and the last lines of the build above)" >&2
+  exit 2
+fi
+
+mkdir -p bench/results
+out="bench/results/cpu-$(date +%Y-%m-%d-%H%M).txt"
+echo "run_cpu.sh: load before the run: $(uptime)" >&2
+status=0
+./build-bench/bench/dualbatch_bench_cpu "$@" | tee "$out" || status=$?
+echo "run_cpu.sh: output written to $out (exit status $status)" >&2
+exit "$status"
