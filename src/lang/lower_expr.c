@@ -10,17 +10,6 @@
 #include "lang/functions.h"
 #include "lang/lower_impl.h"
 
-static const char *sym_kind_text(int kind) {
-  switch (kind) {
-  case SYM_INPUT: return "an input";
-  case SYM_PARAM: return "a param";
-  case SYM_CONST: return "a const";
-  case SYM_LET: return "a let variable";
-  case SYM_OUTPUT: return "an output";
-  default: return "a loop variable";
-  }
-}
-
 static const char *binary_spelling(int tk) {
   switch (tk) {
   case TK_PLUS: return "+";
@@ -98,7 +87,7 @@ int lower_element(lower *L, int32_t name_tok, const lang_expr *ix, int32_t *yi_o
   }
   if (!y->is_vec) {
     lw_error(L, name_tok, "'%.*s%s' is %s, not a vector, and cannot be indexed",
-             LW_NAME(L, name_tok), sym_kind_text(y->kind));
+             LW_NAME(L, name_tok), lang_sym_kind_text(y->kind));
     return 0;
   }
   int32_t yi = (int32_t)(y - L->scope.sym); /* y moves if the index pushes symbols (sum) */
@@ -125,7 +114,7 @@ static int32_t lower_call(lower *L, const lang_expr *e) {
     const lang_sym *y = lang_scope_find(&L->scope, name, tk->len);
     if (y != NULL)
       return lw_error(L, e->tok, "'%.*s%s' is %s, not a function", LW_NAME(L, e->tok),
-                      sym_kind_text(y->kind));
+                      lang_sym_kind_text(y->kind));
     return lw_unknown(L, e->tok, 1);
   }
   int arity = lang_function_arity(fn);

@@ -13,17 +13,6 @@
 
 static void lower_stmts(lower *L, const lang_stmt *st, int top);
 
-static const char *sym_text(int kind) {
-  switch (kind) {
-  case SYM_INPUT: return "an input";
-  case SYM_PARAM: return "a param";
-  case SYM_CONST: return "a const";
-  case SYM_LET: return "a let variable";
-  case SYM_OUTPUT: return "an output";
-  default: return "a loop variable";
-  }
-}
-
 static int sym_kind_of(int decl) {
   switch (decl) {
   case TK_INPUT: return SYM_INPUT;
@@ -112,7 +101,7 @@ static void lower_decl(lower *L, const lang_stmt *st) {
   if (prev != NULL && prev->depth == L->scope.depth) {
     if (!st->bad)
       lw_error(L, nt, "'%.*s%s' is already declared (as %s at %d:%d)", LW_NAME(L, nt),
-               sym_text(prev->kind), (int)L->tok[prev->decl_tok].line,
+               lang_sym_kind_text(prev->kind), (int)L->tok[prev->decl_tok].line,
                (int)L->tok[prev->decl_tok].col);
     return; /* the first declaration stays */
   }
@@ -195,7 +184,7 @@ static void lower_assign(lower *L, const lang_stmt *st) {
     return;
   }
   if (!assignable) {
-    lw_error(L, nt, "cannot assign to '%.*s%s': it is %s", LW_NAME(L, nt), sym_text(y->kind));
+    lw_error(L, nt, "cannot assign to '%.*s%s': it is %s", LW_NAME(L, nt), lang_sym_kind_text(y->kind));
     return;
   }
   if (y->is_vec && st->index == NULL) {

@@ -71,3 +71,14 @@ void lang_scope_leave(lang_scope *s, int32_t mark) {
   lang_scope_truncate(s, mark);
   --s->depth;
 }
+
+const char *lang_sym_kind_text(int kind) {
+  switch (kind) {
+  case SYM_INPUT: return "an input";
+  case SYM_PARAM: return "a param";
+  case SYM_CONST: return "a const";
+  case SYM_LET: return "a let variable";
+  case SYM_OUTPUT: return "an output";
+  default: return "a loop variable";
+  }
+}

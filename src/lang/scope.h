@@ -45,6 +45,9 @@ typedef struct lang_scope {
   int32_t bucket[LANG_SCOPE_BUCKETS];
 } lang_scope;
 
+/* "an input", "a param", ... for diagnostics about a symbol of this kind. */
+const char *lang_sym_kind_text(int kind);
+
 void lang_scope_init(lang_scope *s);
 void lang_scope_free(lang_scope *s);
 
