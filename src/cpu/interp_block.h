@@ -127,7 +127,7 @@ static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_c
     const int32_t dst = DUAL_INSTR_DST(w), ra = DUAL_INSTR_A(w), rb = DUAL_INSTR_B(w),
                   rc = DUAL_INSTR_C(w);
     const uint32_t ma = lanes[t].a, mb = lanes[t].b, mc = lanes[t].c;
-    int prop_ = DUAL_PROP_NONE;
+    int prop_ = DUAL_PROP_NONE, bad_ = 0;
     (void)rc, (void)mb, (void)mc;
     switch (op) {
 #include "../engine/interp_ops.h"

@@ -39,7 +39,7 @@ __global__ void dual_cuda_interp_check(const uint32_t *code, const uint32_t *lan
     const int op = DUAL_INSTR_OP(w);
     const int32_t dst = DUAL_INSTR_DST(w), ra = DUAL_INSTR_A(w), rb = DUAL_INSTR_B(w), rc = DUAL_INSTR_C(w);
     const uint32_t ma = lanes[3 * t], mb = lanes[3 * t + 1], mc = lanes[3 * t + 2];
-    int prop_ = DUAL_PROP_NONE;
+    int prop_ = DUAL_PROP_NONE, bad_ = 0;
     switch (op) {
 #include "engine/interp_ops.h"
     default:

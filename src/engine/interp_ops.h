@@ -15,20 +15,22 @@
  *   this pass, lanes.h), pa/pb/pc (partial scratch rows), st (per-point flag words).
  * Every op runs two loops: values and partials through its rule (rules.h), then, if the result
  * carries tangents, the propagation of its ops.def "prop" class (DUAL_PROPAGATE()).  The
- * includer declares `int prop_ = DUAL_PROP_NONE;` before the switch and runs DUAL_PROPAGATE()
- * after it.
+ * includer declares `int prop_ = DUAL_PROP_NONE, bad_ = 0;` before the switch and runs
+ * DUAL_PROPAGATE() after it.
  */
 #ifndef DUAL_W
 #error "define DUAL_W before including interp_ops.h"
 #endif
 
+#define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
+/* The value loop also ORs into bad_ whether any partial is not finite (see DUAL_PROP_LIN). */
 #define DUAL_VALUE_LOOP(name, arity, flags)                                                      \
   {                                                                                              \
     const double *DUAL_RESTRICT va_ = DUAL_VAL(ra);                                              \
     const double *DUAL_RESTRICT vb_ = DUAL_VAL((arity) > 1 ? rb : ra);                           \
     const double *DUAL_RESTRICT vc_ = DUAL_VAL((arity) > 2 ? rc : ra);                           \
     double *DUAL_RESTRICT vr_ = DUAL_VAL(dst);                                                   \
-    DUAL_POINTS(p) {                                                                             \
+    DUAL_POINTS_OR(p, bad_) {                                                                    \
       double d_[3];                                                                              \
       int f_ = 0;                                                                                \
       vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0, \
@@ -37,6 +39,7 @@
         pa[p] = d_[0];                                                                           \
         pb[p] = d_[1];                                                                           \
         pc[p] = d_[2];                                                                           \
+        bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
       }                                                                                          \
       if ((flags)&F_CHECK) st[p] |= f_;                                                          \
     }                                                                                            \
@@ -78,7 +81,6 @@
  * guarded product DUAL_TM, which equals the plain d*t whenever d is finite — so the plain loops
  * run unless some partial of this op in the block (CPU) or at this point (GPU) is not finite,
  * and the choice never changes a result. */
-#define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
 #define DUAL_TM(d, t) (((t) == 0.0 && DUAL_NONFINITE(d)) ? 0.0 : (d) * (t))
 #define DUAL_TF(d, t) ((d) * (t))
 #define DUAL_TERM(M, u, d, t) ((u) ? M(d, t) : 0.0)
@@ -90,10 +92,6 @@
       DUAL_TERM(DUAL_TF, uc, pc[p], tc[p])
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
-    int bad_ = 0;                                                                                \
-    DUAL_POINTS_OR(p, bad_) {                                                                    \
-      bad_ |= DUAL_NONFINITE(pa[p]) | DUAL_NONFINITE(pb[p]) | DUAL_NONFINITE(pc[p]);             \
-    }                                                                                            \
     if (bad_) {                                                                                  \
       DUAL_LANE_COMBOS(DUAL_LIN_TM)                                                              \
     } else {                                                                                     \
