@@ -23,8 +23,9 @@
 #endif
 
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
-/* The value loop also ORs into bad_ whether any partial is not finite (see DUAL_PROP_LIN). */
-#define DUAL_VALUE_LOOP(name, arity, flags)                                                      \
+/* The value loop also stores the partial rows and ORs into bad_ whether any partial is not
+ * finite (DUAL_PROP_LIN) — only for ops whose propagation reads partials (`partials` = 1). */
+#define DUAL_VALUE_LOOP(name, arity, flags, partials)                                                      \
   {                                                                                              \
     const double *DUAL_RESTRICT va_ = DUAL_VAL(ra);                                              \
     const double *DUAL_RESTRICT vb_ = DUAL_VAL((arity) > 1 ? rb : ra);                           \
@@ -35,7 +36,7 @@
       int f_ = 0;                                                                                \
       vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0, \
                                 d_, &f_);                                                        \
-      if (DUAL_W > 0) {                                                                          \
+      if (DUAL_W > 0 && (partials)) {                                                            \
         pa[p] = d_[0];                                                                           \
         pb[p] = d_[1];                                                                           \
         pc[p] = d_[2];                                                                           \
@@ -127,7 +128,8 @@
     }                                                                                            \
   }
 #define DUAL_COMPUTE(name, arity, flags, prop)                                                   \
-  DUAL_VALUE_LOOP(name, arity, flags)                                                            \
+  DUAL_VALUE_LOOP(name, arity, flags,                                                            \
+                  DUAL_PROP_##prop == DUAL_PROP_LIN || DUAL_PROP_##prop == DUAL_PROP_CHOOSE)     \
   prop_ = DUAL_PROP_##prop;
 #define DUAL_CASE_LOAD(name, arity, flags) DUAL_ENGINE_##name();
 #define DUAL_CASE_OUT(name, arity, flags) DUAL_ENGINE_OUT();
@@ -136,7 +138,7 @@
 #define DUAL_CASE_SUB(name, arity, flags) DUAL_COMPUTE(name, arity, flags, SUB)
 #define DUAL_CASE_NEG(name, arity, flags) DUAL_COMPUTE(name, arity, flags, NEG)
 #define DUAL_CASE_CHOOSE(name, arity, flags) DUAL_COMPUTE(name, arity, flags, CHOOSE)
-#define DUAL_CASE_NONE(name, arity, flags) DUAL_VALUE_LOOP(name, arity, flags)
+#define DUAL_CASE_NONE(name, arity, flags) DUAL_VALUE_LOOP(name, arity, flags, 0)
 
 #define OP(name, spelling, arity, prop, flags, synopsis)                                         \
   case DUAL_OP_##name: {                                                                         \
