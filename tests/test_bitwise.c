@@ -206,3 +206,48 @@ Test(bitwise, benchmark_functions) {
   check_file(DUAL_SOURCE_DIR "/bench/programs/kin.db");
   check_file(DUAL_SOURCE_DIR "/bench/programs/hess.db");
 }
+
+/* A program with 300 tangent registers live at once takes the small-block variants of the wide
+ * kernels (cpu/engine.c); it must give the same bits as width 1. */
+Test(bitwise, large_register_files_take_small_blocks) {
+  enum { NX = 300 };
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
+  dual_builder *b = NULL;
+  cr_assert_eq(dual_builder_create(ctx, &b), 0);
+  int32_t x[NX], t[NX], acc, args[2];
+  for (int i = 0; i < NX; ++i) cr_assert_eq(dual_builder_input(b, NULL, &x[i]), 0);
+  for (int i = 0; i < NX; ++i) cr_assert_eq(dual_builder_apply(b, "sin", 1, &x[i], &t[i]), 0);
+  acc = t[NX - 1];
+  for (int i = NX - 2; i >= 0; --i) { /* every t stays live until here */
+    args[0] = t[i], args[1] = x[(i * 7) % NX];
+    int32_t prod;
+    cr_assert_eq(dual_builder_apply(b, "*", 2, args, &prod), 0);
+    args[0] = acc, args[1] = prod;
+    cr_assert_eq(dual_builder_apply(b, "+", 2, args, &acc), 0);
+  }
+  cr_assert_eq(dual_builder_output(b, "f", acc), 0);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_builder_finish(b, &prog), 0, "%s", dual_context_last_error(ctx));
+  dual_builder_destroy(&b);
+  cr_assert_gt(dual_program_num_active_registers(prog), 256);
+  enum { P = 100 };
+  double *xs = malloc(sizeof(double) * P * NX), *g0 = malloc(sizeof(double) * P * NX),
+         *g1 = malloc(sizeof(double) * P * NX);
+  rng_state = 99;
+  for (int i = 0; i < P * NX; ++i) xs[i] = uniform(-2, 2);
+  cr_assert_eq(dual_context_set_width(ctx, 1), 0);
+  cr_assert_eq(dual_gradient(ctx, prog, P, xs, NX, NULL, 0, NULL, g0, NX, NULL), 0);
+  for (int w = 8; w <= 32; w *= 2) {
+    cr_assert_eq(dual_context_set_width(ctx, w), 0);
+    cr_assert_eq(dual_gradient(ctx, prog, P, xs, NX, NULL, 0, NULL, g1, NX, NULL), 0);
+    assert_same(g0, g1, P * NX, "gradient (small blocks)", w);
+  }
+  double ref = cos(xs[NX - 1]); /* d/dx_{NX-1} of t_{NX-1}, plus products that use x_{NX-1} */
+  for (int i = 0; i < NX - 1; ++i)
+    if ((i * 7) % NX == NX - 1) ref += sin(xs[i]);
+  cr_assert_float_eq(g0[NX - 1], ref, 1e-14);
+  free(xs), free(g0), free(g1);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}

@@ -29,49 +29,54 @@ typedef struct dual_cpu_ws {
   void *mem;
 } dual_cpu_ws;
 
-/* Points per block for each width, a compile-time constant so every op loop is unrolled and
- * vectorized.  Wider tangents take fewer points so a block's register file stays in L1/L2
- * (kin: 71 active registers x 32 directions x 8 points = 145 KiB).  Measured in bench/NOTES.md. */
-#define DUAL_BLK_W0 128
-#define DUAL_BLK_W1 64
-#define DUAL_BLK_W2 64
-#define DUAL_BLK_W4 32
-#define DUAL_BLK_W8 16
-#define DUAL_BLK_W16 32
-#define DUAL_BLK_W32 16
+/* Points per block, a compile-time constant per instantiation so every op loop is unrolled and
+ * vectorized.  Large blocks amortize the fixed cost of interpreting an op (dispatch, lane-run
+ * setup) over more points; wide tangents also get a small-block variant, used when a large
+ * block's register file would not stay in cache (bench/NOTES.md has the measurements). */
+#define DUAL_BLOCK_FN2(w, blk) dual_cpu_block_w##w##_b##blk
+#define DUAL_BLOCK_FN(w, blk) DUAL_BLOCK_FN2(w, blk)
 
 #define DUAL_W 0
-#define DUAL_BLK DUAL_BLK_W0
+#define DUAL_BLK 256
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 1
-#define DUAL_BLK DUAL_BLK_W1
+#define DUAL_BLK 128
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 2
-#define DUAL_BLK DUAL_BLK_W2
+#define DUAL_BLK 128
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 4
-#define DUAL_BLK DUAL_BLK_W4
+#define DUAL_BLK 64
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 8
-#define DUAL_BLK DUAL_BLK_W8
+#define DUAL_BLK 64
+#include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 16
-#define DUAL_BLK DUAL_BLK_W16
+#define DUAL_BLK 64
+#include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 32
-#define DUAL_BLK DUAL_BLK_W32
+#define DUAL_BLK 64
+#include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
@@ -79,28 +84,22 @@ typedef struct dual_cpu_ws {
 typedef void (*dual_block_fn)(const dual_job *, const dual_cpu_ws *, const dual_lanes *, int64_t,
                               int, int32_t, int);
 
-static dual_block_fn block_fn(int width) {
-  switch (width) {
-  case 0: return dual_cpu_block_w0;
-  case 1: return dual_cpu_block_w1;
-  case 2: return dual_cpu_block_w2;
-  case 4: return dual_cpu_block_w4;
-  case 8: return dual_cpu_block_w8;
-  case 16: return dual_cpu_block_w16;
-  case 32: return dual_cpu_block_w32;
-  default: return NULL;
-  }
-}
+/* A large block's register file above this many bytes takes the small-block variant. */
+#define DUAL_CPU_BLOCK_BUDGET (2u << 20)
 
-static int64_t block_size(int width) {
+/* The block interpreter for a width and program, and its block size. */
+static dual_block_fn block_fn(const dual_program *prog, int width, int64_t *blk) {
+  size_t per_point = 8 * ((size_t)prog->n_regs + (size_t)prog->n_active * (size_t)width);
+  int small = per_point * 64 > DUAL_CPU_BLOCK_BUDGET;
   switch (width) {
-  case 0: return DUAL_BLK_W0;
-  case 1: return DUAL_BLK_W1;
-  case 2: return DUAL_BLK_W2;
-  case 4: return DUAL_BLK_W4;
-  case 8: return DUAL_BLK_W8;
-  case 16: return DUAL_BLK_W16;
-  default: return DUAL_BLK_W32;
+  case 0: *blk = 256; return dual_cpu_block_w0_b256;
+  case 1: *blk = 128; return dual_cpu_block_w1_b128;
+  case 2: *blk = 128; return dual_cpu_block_w2_b128;
+  case 4: *blk = 64; return dual_cpu_block_w4_b64;
+  case 8: *blk = small ? 16 : 64; return small ? dual_cpu_block_w8_b16 : dual_cpu_block_w8_b64;
+  case 16: *blk = small ? 16 : 64; return small ? dual_cpu_block_w16_b16 : dual_cpu_block_w16_b64;
+  case 32: *blk = small ? 16 : 64; return small ? dual_cpu_block_w32_b16 : dual_cpu_block_w32_b64;
+  default: return NULL;
   }
 }
 
@@ -132,9 +131,9 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   const dual_program *prog = job->prog;
   const int64_t count = job->b->count;
   if (count == 0) return DUAL_SUCCESS;
-  dual_block_fn fn = block_fn(job->width);
+  int64_t blk = 0;
+  dual_block_fn fn = block_fn(prog, job->width, &blk);
   if (fn == NULL) return dual_fail(ctx, DUAL_ERR_INTERNAL, "no CPU kernel for width %d", job->width);
-  const int64_t blk = block_size(job->width);
   const int64_t nblocks = (count + blk - 1) / blk, passes = dual_job_passes(job);
   const int64_t n = prog->n_in;
   const int mask = job->width == 0 ? ~DUAL_PT_SINGULAR : ~0; /* no derivative, no singularity */

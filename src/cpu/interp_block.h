@@ -7,8 +7,6 @@
  * of its first point (computed, never stored).  The op cases come from
  * engine/interp_ops.h (shared with the CUDA kernel); loads and stores are defined here.
  */
-#define DUAL_CAT2(a, b) a##b
-#define DUAL_CAT(a, b) DUAL_CAT2(a, b)
 
 /* Point loops carry no dependence between points (each writes index p from index p only), which
  * `omp simd` asserts: GCC ignores restrict on block-scope pointers and would not vectorize. */
@@ -110,7 +108,7 @@
 
 /* Run the whole program on points [p0, p0+nb) for derivative columns [c0, c0+kcount), with the
  * pass's lane masks. */
-static void DUAL_CAT(dual_cpu_block_w, DUAL_W)(const dual_job *job, const dual_cpu_ws *ws,
+static void DUAL_BLOCK_FN(DUAL_W, DUAL_BLK)(const dual_job *job, const dual_cpu_ws *ws,
                                                const dual_lanes *lanes, int64_t p0, int nb,
                                                int32_t c0, int kcount) {
   const dual_program *prog = job->prog;
