@@ -23,8 +23,9 @@
 #endif
 
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
-/* The value loop also stores the partial rows and ORs into bad_ whether any partial is not
- * finite (DUAL_PROP_LIN) — only for ops whose propagation reads partials (`partials` = 1). */
+/* The value loop also ORs into bad_ whether any partial is not finite (DUAL_PROP_LIN) when
+ * `partials` >= 1, and stores the partial rows when `partials` == 2 (ops whose propagation reads
+ * them: LIN, CHOOSE). */
 #define DUAL_VALUE_LOOP(name, arity, flags, partials)                                                      \
   {                                                                                              \
     const double *DUAL_RESTRICT va_ = DUAL_VAL(ra);                                              \
@@ -36,12 +37,13 @@
       int f_ = 0;                                                                                \
       vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0, \
                                 d_, &f_);                                                        \
-      if (DUAL_W > 0 && (partials)) {                                                            \
+      if (DUAL_W > 0 && (partials) == 2) {                                                       \
         pa[p] = d_[0];                                                                           \
         pb[p] = d_[1];                                                                           \
         pc[p] = d_[2];                                                                           \
-        bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
       }                                                                                          \
+      if (DUAL_W > 0 && (partials) >= 1)                                                         \
+        bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
       if ((flags)&F_CHECK) st[p] |= f_;                                                          \
     }                                                                                            \
   }
@@ -86,11 +88,11 @@
 #define DUAL_TF(d, t) ((d) * (t))
 #define DUAL_TERM(M, u, d, t) ((u) ? M(d, t) : 0.0)
 #define DUAL_LIN_TM(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TM, ua, pa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, pb[p], tb[p]) +                 \
-      DUAL_TERM(DUAL_TM, uc, pc[p], tc[p])
+  DUAL_TERM(DUAL_TM, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, qb[p], tb[p]) +                 \
+      DUAL_TERM(DUAL_TM, uc, qc[p], tc[p])
 #define DUAL_LIN_TF(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TF, ua, pa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, pb[p], tb[p]) +                 \
-      DUAL_TERM(DUAL_TF, uc, pc[p], tc[p])
+  DUAL_TERM(DUAL_TF, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, qb[p], tb[p]) +                 \
+      DUAL_TERM(DUAL_TF, uc, qc[p], tc[p])
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
     if (bad_) {                                                                                  \
@@ -108,8 +110,8 @@
 #define DUAL_PROP_NEG() DUAL_LANE_COMBOS(DUAL_NEG_E)
 /* CHOOSE: copy the chosen operand's tangent; the unchosen one is never combined (NaN-safe). */
 #define DUAL_CHOOSE_E(ua, ub, uc)                                                                \
-  (pa[p] != 0.0 ? ((ua) ? ta[p] : 0.0)                                                           \
-                : (pb[p] != 0.0 ? ((ub) ? tb[p] : 0.0) : ((uc) ? tc[p] : 0.0)))
+  (qa[p] != 0.0 ? ((ua) ? ta[p] : 0.0)                                                           \
+                : (qb[p] != 0.0 ? ((ub) ? tb[p] : 0.0) : ((uc) ? tc[p] : 0.0)))
 #define DUAL_PROP_CHOOSE() DUAL_LANE_COMBOS(DUAL_CHOOSE_E)
 
 /* One case per op of the table: the value loop of its rule, and its prop class in `prop_` for
@@ -118,8 +120,11 @@
  * Loads and stores are the engine's (DUAL_ENGINE_LDX(), ...). */
 #define DUAL_PROPAGATE()                                                                         \
   if (DUAL_W > 0 && (ma | mb | mc) != 0u) {                                                      \
+    const double *qa = pa, *qb = pb, *qc = pc; /* partial rows: scratch, or operand values */   \
+    if (prop_ == DUAL_PROP_MUL) qa = DUAL_VAL(rb), qb = DUAL_VAL(ra);                            \
     switch (prop_) {                                                                             \
-    case DUAL_PROP_LIN: DUAL_PROP_LIN() break;                                                   \
+    case DUAL_PROP_LIN:                                                                          \
+    case DUAL_PROP_MUL: DUAL_PROP_LIN() break;                                                   \
     case DUAL_PROP_ADD: DUAL_PROP_ADD() break;                                                   \
     case DUAL_PROP_SUB: DUAL_PROP_SUB() break;                                                   \
     case DUAL_PROP_NEG: DUAL_PROP_NEG() break;                                                   \
@@ -129,11 +134,13 @@
   }
 #define DUAL_COMPUTE(name, arity, flags, prop)                                                   \
   DUAL_VALUE_LOOP(name, arity, flags,                                                            \
-                  DUAL_PROP_##prop == DUAL_PROP_LIN || DUAL_PROP_##prop == DUAL_PROP_CHOOSE)     \
+                  (DUAL_PROP_##prop == DUAL_PROP_LIN || DUAL_PROP_##prop == DUAL_PROP_CHOOSE)    \
+                      ? 2 : (DUAL_PROP_##prop == DUAL_PROP_MUL))                                 \
   prop_ = DUAL_PROP_##prop;
 #define DUAL_CASE_LOAD(name, arity, flags) DUAL_ENGINE_##name();
 #define DUAL_CASE_OUT(name, arity, flags) DUAL_ENGINE_OUT();
 #define DUAL_CASE_LIN(name, arity, flags) DUAL_COMPUTE(name, arity, flags, LIN)
+#define DUAL_CASE_MUL(name, arity, flags) DUAL_COMPUTE(name, arity, flags, MUL)
 #define DUAL_CASE_ADD(name, arity, flags) DUAL_COMPUTE(name, arity, flags, ADD)
 #define DUAL_CASE_SUB(name, arity, flags) DUAL_COMPUTE(name, arity, flags, SUB)
 #define DUAL_CASE_NEG(name, arity, flags) DUAL_COMPUTE(name, arity, flags, NEG)
