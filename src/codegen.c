@@ -5,8 +5,9 @@
  *      lazily just before their first use, and each OUT right after its value is computed, so
  *      values are live as briefly as possible;
  *   3. register allocation by liveness, separately for active (value + tangents) and passive
- *      (value only) registers, reusing the most recently freed register; a destination never
- *      shares a register with one of its operands (bytecode.h);
+ *      (value only) registers, reusing the most recently freed register; a destination shares
+ *      no register with its operands, except that ADD/SUB update a dying first operand in place
+ *      (bytecode.h);
  *   4. emission and validation.
  */
 #include <stdlib.h>
@@ -140,10 +141,15 @@ int dual_codegen(dual_builder *b, dual_program **out) {
     if (v->op != DUAL_OP_OUT) {
       const dual_ir_node *nd = &b->nodes[v->node];
       regclass *c = &cls[nd->active ? 0 : 1];
-      reg[v->node] = reg_take(c);
+      /* ADD/SUB may update their first operand in place when it dies here (an accumulator):
+       * its lanes then need no copy (bytecode.h). */
+      int32_t a0 = nd->arg[0];
+      int inplace = (nd->op == DUAL_OP_ADD || nd->op == DUAL_OP_SUB) && nd->arg[1] != a0 &&
+                    last_use[a0] == t && b->nodes[a0].active == nd->active;
+      reg[v->node] = inplace ? reg[a0] : reg_take(c);
       if (nd->op == DUAL_OP_LDK) kidx[v->node] = n_const++;
       int arity = dual_op_table[nd->op].arity;
-      for (int k = 0; k < arity; ++k) {
+      for (int k = inplace ? 1 : 0; k < arity; ++k) {
         int32_t a = nd->arg[k];
         int dup = 0;
         for (int q = 0; q < k; ++q) dup |= (nd->arg[q] == a);

@@ -133,7 +133,9 @@ int dual_program_validate(const dual_program *p, char *msg, int64_t cap) {
         }
         if (r >= nregs || !defined[r])
           INVALID("instruction %lld: operand register %u undefined or out of range", (long long)t, r);
-        if (r == dst) INVALID("instruction %lld: destination equals an operand", (long long)t);
+        int inplace_ok = k == 0 && (op == DUAL_OP_ADD || op == DUAL_OP_SUB) && w[2] != dst;
+        if (r == dst && !inplace_ok)
+          INVALID("instruction %lld: destination equals an operand", (long long)t);
         act[k] = r < nact;
       }
       expect_active = dual_result_active((int)op, info->prop, act[0], act[1], act[2]);

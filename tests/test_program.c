@@ -193,6 +193,19 @@ Test(program, validator_accepts_valid_and_rejects_each_violation) {
   cr_assert_eq(dual_program_validate(p, msg, sizeof msg), 0, "%s", msg);
   dual_program_destroy(&p);
 
+  /* in-place accumulation: ADD/SUB may write their first operand's register */
+  const uint32_t acc[] = {W0(DUAL_OP_LDX, 0), 0, 0, 0, W0(DUAL_OP_SIN, 1), 0, 0, 0,
+                          W0(DUAL_OP_SUB, 0), 0, 1, 0, W0(DUAL_OP_OUT, 0), 0, 0, 0};
+  p = hand(1, 2, 2, 4, acc);
+  cr_assert_eq(dual_program_validate(p, msg, sizeof msg), 0, "%s", msg);
+  dual_program_destroy(&p);
+  const uint32_t acc_b[] = {W0(DUAL_OP_LDX, 0), 0, 0, 0, W0(DUAL_OP_SIN, 1), 0, 0, 0,
+                            W0(DUAL_OP_SUB, 1), 0, 1, 0, W0(DUAL_OP_OUT, 0), 1, 0, 0};
+  expect_invalid(1, 2, 2, 4, acc_b, "destination equals an operand");
+  const uint32_t acc_mul[] = {W0(DUAL_OP_LDX, 0), 0, 0, 0, W0(DUAL_OP_SIN, 1), 0, 0, 0,
+                              W0(DUAL_OP_MUL, 0), 0, 1, 0, W0(DUAL_OP_OUT, 0), 0, 0, 0};
+  expect_invalid(1, 2, 2, 4, acc_mul, "destination equals an operand");
+
   const uint32_t bad_op[] = {W0(200, 0), 0, 0, 0, W0(DUAL_OP_OUT, 0), 0, 0, 0};
   expect_invalid(1, 1, 1, 2, bad_op, "opcode");
   const uint32_t bad_dst[] = {W0(DUAL_OP_LDX, 5), 0, 0, 0, W0(DUAL_OP_OUT, 0), 0, 0, 0};

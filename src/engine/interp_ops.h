@@ -28,10 +28,10 @@
  * them: LIN, CHOOSE). */
 #define DUAL_VALUE_LOOP(name, arity, flags, partials)                                                      \
   {                                                                                              \
-    const double *DUAL_RESTRICT va_ = DUAL_VAL(ra);                                              \
-    const double *DUAL_RESTRICT vb_ = DUAL_VAL((arity) > 1 ? rb : ra);                           \
-    const double *DUAL_RESTRICT vc_ = DUAL_VAL((arity) > 2 ? rc : ra);                           \
-    double *DUAL_RESTRICT vr_ = DUAL_VAL(dst);                                                   \
+    const double *va_ = DUAL_VAL(ra); /* vr_ == va_ for in-place ADD/SUB: no restrict */       \
+    const double *vb_ = DUAL_VAL((arity) > 1 ? rb : ra);                                         \
+    const double *vc_ = DUAL_VAL((arity) > 2 ? rc : ra);                                         \
+    double *vr_ = DUAL_VAL(dst);                                                                 \
     DUAL_POINTS_OR(p, bad_) {                                                                    \
       double d_[3];                                                                              \
       int f_ = 0;                                                                                \
@@ -59,18 +59,20 @@
     const int k1_ = run_ == 0u ? 32 : k0_ + DUAL_CTZ(run_);                                      \
     m_ = k1_ >= 32 ? 0u : (m_ & (0xffffffffu << k1_));                                           \
     for (int k = k0_; k < k1_; ++k) {                                                            \
-      double *DUAL_RESTRICT tr = DUAL_TAN(dst, k);                                               \
-      const double *DUAL_RESTRICT ta = (ua) ? DUAL_TAN(ra, k) : tr;                              \
-      const double *DUAL_RESTRICT tb = (ub) ? DUAL_TAN(rb, k) : tr;                              \
-      const double *DUAL_RESTRICT tc = (uc) ? DUAL_TAN(rc, k) : tr;                              \
+      double *tr = DUAL_TAN(dst, k); /* tr == ta for in-place ADD/SUB: no restrict */          \
+      const double *ta = (ua) ? DUAL_TAN(ra, k) : tr;                                            \
+      const double *tb = (ub) ? DUAL_TAN(rb, k) : tr;                                            \
+      const double *tc = (uc) ? DUAL_TAN(rc, k) : tr;                                            \
       (void)ta, (void)tb, (void)tc;                                                              \
       DUAL_POINTS(p) { tr[p] = (expr); }                                                         \
     }                                                                                            \
   }
 
-/* Every combination of operands present on a lane; E(ua, ub, uc) is the tangent expression. */
+/* Every combination of operands present on a lane; E(ua, ub, uc) is the tangent expression.
+ * keep_ masks out the lanes only `a` has when dst == a (in-place ADD/SUB: they stay as they are,
+ * exactly what E(1, 0, 0) = ta would write). */
 #define DUAL_LANE_COMBOS(E)                                                                      \
-  DUAL_LANE_LOOP(ma & ~mb & ~mc, 1, 0, 0, E(1, 0, 0))                                            \
+  DUAL_LANE_LOOP(ma & ~mb & ~mc & keep_, 1, 0, 0, E(1, 0, 0))                                    \
   DUAL_LANE_LOOP(~ma & mb & ~mc, 0, 1, 0, E(0, 1, 0))                                            \
   DUAL_LANE_LOOP(ma & mb & ~mc, 1, 1, 0, E(1, 1, 0))                                             \
   DUAL_LANE_LOOP(~ma & ~mb & mc, 0, 0, 1, E(0, 0, 1))                                            \
@@ -121,6 +123,7 @@
 #define DUAL_PROPAGATE()                                                                         \
   if (DUAL_W > 0 && (ma | mb | mc) != 0u) {                                                      \
     const double *qa = pa, *qb = pb, *qc = pc; /* partial rows: scratch, or operand values */   \
+    const uint32_t keep_ = dst == ra ? 0u : 0xffffffffu;                                         \
     if (prop_ == DUAL_PROP_MUL) qa = DUAL_VAL(rb), qb = DUAL_VAL(ra);                            \
     switch (prop_) {                                                                             \
     case DUAL_PROP_LIN:                                                                          \
