@@ -667,7 +667,9 @@ static void check_partial(op_stats *s, int op, const point_ref *pr, int which, d
     else if (cv.kind == CONV_NAN && !isnan(g))
       failf(s, "d/d%c at %s (mask %d): got %.17g, documented NaN", 'a' + which, pt, mask, g);
     else if (cv.kind == CONV_NONE)
-      failf(s, "d/d%c at %s: no two-sided derivative and no documented convention", 'a' + which, pt);
+      failf(s, "d/d%c at %s: no two-sided derivative and no documented convention (reference: "
+            "finite %d, domain %d, value %.17g)", 'a' + which, pt, pr->finite, pr->domain,
+            (double)pr->value);
     return;
   }
   default:
