@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench_points.h"
 #include "ceres_jet.h"
@@ -68,6 +69,7 @@ typedef struct row {
   double median, lo, hi; /* points/s */
   double ratio;          /* dualbatch / Ceres, or 0 on the Ceres row */
   int wrong;             /* results failed the agreement check */
+  double others;         /* share of the CPUs other processes used meanwhile; < 0: unknown */
 } row;
 
 static row g_rows[MAX_ROWS];
@@ -183,8 +185,53 @@ static void print_header(const options *opt) {
   printf("harness:   cc %s\n", __VERSION__);
 #endif
   printf("method:    FP64 Jacobians, points/s = B / wall time of one call; warm-up call, then %d "
-         "timed calls per tool, interleaved; median [min, max]\n\n",
+         "timed calls per tool, interleaved; median [min, max]; others' CPU = share of all CPUs "
+         "used by other processes during those calls\n\n",
          opt->reps);
+}
+
+/* ---- how busy the machine was ---------------------------------------------------------------
+ * The machine is shared: a timing taken while another process computes is worthless.  Sample the
+ * busy ticks of all CPUs (/proc/stat) and this process's own ticks (/proc/self/stat) around the
+ * timed calls; the difference is what others used, as a share of wall time x CPUs. */
+#define OTHERS_WARN 0.10
+
+typedef struct cpu_sample {
+  double wall;
+  long long busy, self;
+  int ok;
+} cpu_sample;
+
+static void cpu_sample_take(cpu_sample *s) {
+  long long v[8] = {0}, ut = 0, st = 0;
+  char line[1024];
+  s->ok = 0;
+  s->wall = omp_get_wtime();
+  FILE *f = fopen("/proc/stat", "r");
+  if (!f) return;
+  int got = fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+  fclose(f);
+  if (got < 4) return;
+  s->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* all but idle and iowait; steal counts */
+  f = fopen("/proc/self/stat", "r");
+  if (!f) return;
+  char *ok = fgets(line, sizeof line, f);
+  fclose(f);
+  const char *after = ok ? strrchr(line, ')') : NULL; /* the command name may hold spaces */
+  if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut,
+                       &st) != 2)
+    return;
+  s->self = ut + st;
+  s->ok = 1;
+}
+
+static double others_share(const cpu_sample *a, const cpu_sample *b) {
+  const double capacity =
+      (b->wall - a->wall) * (double)sysconf(_SC_CLK_TCK) * (double)omp_get_num_procs();
+  if (!a->ok || !b->ok || !(capacity > 0.0)) return -1.0;
+  const double share = (double)((b->busy - a->busy) - (b->self - a->self)) / capacity;
+  return share < 0.0 ? 0.0 : share;
 }
 
 /* ---- the two tools behind one signature -------------------------------------------------- */
@@ -276,7 +323,7 @@ static double fd_check(const workload *w, int64_t B, const double *x, const doub
 /* ---- one workload ------------------------------------------------------------------------ */
 
 static void add_row(const workload *w, int64_t B, int threads, const char *tool,
-                    const double *rate, int reps, double ratio, int wrong) {
+                    const double *rate, int reps, double ratio, int wrong, double others) {
   if (g_num_rows == MAX_ROWS) return;
   row *r = &g_rows[g_num_rows++];
   r->workload = w->name;
@@ -291,6 +338,7 @@ static void add_row(const workload *w, int64_t B, int threads, const char *tool,
   }
   r->ratio = ratio;
   r->wrong = wrong;
+  r->others = others;
 }
 
 /* Returns 0 when both tools ran and agree, 1 on disagreement, 2 on a failure to run. */
@@ -364,6 +412,8 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
       goto done;
     }
     ceres_run(w, B, x, p, y_c, J_c, threads);
+    cpu_sample before, after;
+    cpu_sample_take(&before);
     for (int r = 0; r < opt->reps; ++r) {
       double t0 = omp_get_wtime();
       if (dual_run_jacobian(ctx, prog, w, B, x, p, y_d, J_d, status) != DUAL_SUCCESS) {
@@ -376,11 +426,14 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
       rate_d[r] = (double)B / (t1 - t0);
       rate_c[r] = (double)B / (t2 - t1);
     }
+    cpu_sample_take(&after);
+    const double others = others_share(&before, &after);
     double med_d = median_of(rate_d, opt->reps), med_c = median_of(rate_c, opt->reps);
-    printf("  %d thread%s: dualbatch %.3g points/s, Ceres %.3g points/s\n", threads,
-           threads == 1 ? "" : "s", med_d, med_c);
-    add_row(w, B, threads, "dualbatch", rate_d, opt->reps, med_d / med_c, wrong);
-    add_row(w, B, threads, "Ceres Jet", rate_c, opt->reps, 0.0, 0);
+    printf("  %d thread%s: dualbatch %.3g points/s, Ceres %.3g points/s; other processes used "
+           "%.0f%% of the CPUs meanwhile\n",
+           threads, threads == 1 ? "" : "s", med_d, med_c, others * 100.0);
+    add_row(w, B, threads, "dualbatch", rate_d, opt->reps, med_d / med_c, wrong, others);
+    add_row(w, B, threads, "Ceres Jet", rate_c, opt->reps, 0.0, 0, others);
   }
 
 done:
@@ -501,10 +554,12 @@ static void format_batch(int64_t B, char *buf, size_t cap) {
     snprintf(buf, cap, "%lld", (long long)B);
 }
 
-static void print_table(void) {
+/* Returns 1 when some timing was taken while other processes used more than OTHERS_WARN. */
+static int print_table(void) {
+  int disturbed = 0;
   printf("\n| workload | batch B | threads | tool | points/s (median) | [min, max] | "
-         "dualbatch / Ceres |\n");
-  printf("|---|---|---|---|---|---|---|\n");
+         "dualbatch / Ceres | others' CPU |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < g_num_rows; ++i) {
     const row *r = &g_rows[i];
     char ratio[64] = "";
@@ -512,9 +567,13 @@ static void print_table(void) {
       snprintf(ratio, sizeof ratio, "%.2fx%s", r->ratio, r->wrong ? " (RESULTS DISAGREE)" : "");
     char batch[32];
     format_batch(r->batch, batch, sizeof batch);
-    printf("| %s | %s | %d | %s | %.3g | [%.3g, %.3g] | %s |\n", r->workload, batch, r->threads,
-           r->tool, r->median, r->lo, r->hi, ratio);
+    char others[32] = "?";
+    if (r->others >= 0.0) snprintf(others, sizeof others, "%.0f%%", r->others * 100.0);
+    disturbed |= r->others > OTHERS_WARN;
+    printf("| %s | %s | %d | %s | %.3g | [%.3g, %.3g] | %s | %s |\n", r->workload, batch,
+           r->threads, r->tool, r->median, r->lo, r->hi, ratio, others);
   }
+  return disturbed;
 }
 
 int main(int argc, char **argv) {
@@ -543,10 +602,14 @@ int main(int argc, char **argv) {
     int r = run_workload(&WORKLOADS[k], &opt, ctx);
     if (r > worst) worst = r;
   }
-  print_table();
+  const int disturbed = print_table();
   char load[128];
   load_average(load, sizeof load);
   printf("\nload avg at end: %s\n", load);
+  if (disturbed)
+    printf("\nWARNING: other processes used more than %.0f%% of the CPUs during some timed calls "
+           "(column \"others' CPU\"): those figures are not representative; re-run when quiet.\n",
+           OTHERS_WARN * 100.0);
   if (worst == 1) printf("\nERROR: dualbatch and Ceres disagree (see the checks above).\n");
   dual_context_destroy(&ctx);
   return worst;
