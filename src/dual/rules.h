@@ -166,8 +166,14 @@ DUAL_RULE(ATANH) {
 }
 
 /* --- special functions and activations ---------------------------------------------------------- */
-DUAL_RULE(ERF) { DUAL_UNUSED3; DUAL_D(DUAL_2_SQRTPI * exp(-a * a), 0, 0); return erf(a); }
-DUAL_RULE(ERFC) { DUAL_UNUSED3; DUAL_D(-DUAL_2_SQRTPI * exp(-a * a), 0, 0); return erfc(a); }
+/* exp(-a^2) with a^2 split exactly into hi + lo (fma), so the large exponent loses no bits:
+ * exp(-hi - lo) = exp(-hi) (1 - lo) to the last ulp, where lo is tiny. */
+DUAL_INLINE double dual_exp_neg_square(double a) {
+  double hi = a * a, lo = fma(a, a, -hi);
+  return exp(-hi) * (1.0 - lo);
+}
+DUAL_RULE(ERF) { DUAL_UNUSED3; DUAL_D(DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return erf(a); }
+DUAL_RULE(ERFC) { DUAL_UNUSED3; DUAL_D(-DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return erfc(a); }
 /* Logistic function, evaluated without overflow on both sides. */
 DUAL_INLINE double dual_sigmoid(double a) {
   if (a >= 0.0) return 1.0 / (1.0 + exp(-a));
