@@ -16,52 +16,52 @@
 #define DUAL_WT (DUAL_W > 0 ? DUAL_W : 1)
 #define DUAL_STORED(p) for (int p = 0; p < nb; ++p)
 #define DUAL_VAL(r) (V + (size_t)(r) * (size_t)DUAL_BLK)
-#define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)(DUAL_W > 0 ? DUAL_W : 1) + (size_t)(k)) * (size_t)DUAL_BLK)
+#define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)DUAL_WT + (size_t)(k)) * (size_t)DUAL_BLK)
 
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
   {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
-    const int64_t xps = b->x_ps;                                                                 \
-    DUAL_POINTS(p) {                                                                             \
-      double v = xs[(p < nb ? p : 0) * xps];                                                                    \
-      vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
-    }                                                                                            \
-    if (DUAL_W > 0 && ma != 0u) { /* seed the one lane this input owns in this pass */       \
-      double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                    \
-      if (job->mode == DUAL_MODE_JVP) {                                                          \
-        const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                          \
-        const int64_t vps = b->v_ps;                                                             \
-        DUAL_POINTS(p) {                                                                         \
-          double v = vs[(p < nb ? p : 0) * vps];                                                 \
-          tr[p] = v;                                                                             \
-          st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                 \
-        }                                                                                        \
-      } else {                                                                                   \
-        DUAL_POINTS(p) { tr[p] = 1.0; }                                                          \
-      }                                                                                          \
-    }                                                                                            \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
+    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                                 \
+    const int64_t xps = b->x_ps;                                                                    \
+    DUAL_POINTS(p) {                                                                                \
+      double v = xs[(p < nb ? p : 0) * xps];                                                        \
+      vr[p] = v;                                                                                    \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                        \
+    }                                                                                               \
+    if (DUAL_W > 0 && ma != 0u) { /* seed the one lane this input owns in this pass */              \
+      double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                       \
+      if (job->mode == DUAL_MODE_JVP) {                                                             \
+        const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                             \
+        const int64_t vps = b->v_ps;                                                                \
+        DUAL_POINTS(p) {                                                                            \
+          double v = vs[(p < nb ? p : 0) * vps];                                                    \
+          tr[p] = v;                                                                                \
+          st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                    \
+        }                                                                                           \
+      } else {                                                                                      \
+        DUAL_POINTS(p) { tr[p] = 1.0; }                                                             \
+      }                                                                                             \
+    }                                                                                               \
   }
 
 #define DUAL_ENGINE_LDP()                                                                        \
   {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                              \
-    const int64_t pps = b->p_ps;                                                                 \
-    DUAL_POINTS(p) {                                                                             \
-      double v = ps[(p < nb ? p : 0) * pps];                                                                    \
-      vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
-    }                                                                                            \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
+    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                                 \
+    const int64_t pps = b->p_ps;                                                                    \
+    DUAL_POINTS(p) {                                                                                \
+      double v = ps[(p < nb ? p : 0) * pps];                                                        \
+      vr[p] = v;                                                                                    \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                        \
+    }                                                                                               \
   }
 
 #define DUAL_ENGINE_LDK()                                                                        \
   {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double kv = prog->consts[ra];                                                          \
-    DUAL_POINTS(p) { vr[p] = kv; }                                                               \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
+    const double kv = prog->consts[ra];                                                             \
+    DUAL_POINTS(p) { vr[p] = kv; }                                                                  \
   }
 
 /* Store output rb from register ra: value (first pass only) and this pass's derivative columns.
@@ -71,39 +71,39 @@
 #define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
-    const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                               \
-    DUAL_STORED(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                        \
-    if (b->y != NULL && c0 == 0) {                                                               \
-      double *ys = b->y + (int64_t)rb * b->y_es + p0 * b->y_ps;                                  \
-      const int64_t yps = b->y_ps;                                                               \
-      DUAL_STORED(p) { ys[p * yps] = vr[p]; }                                                    \
-    }                                                                                            \
-    if (kcount > 0) {                                                                            \
-      const int64_t dps = b->d_ps, dcs = b->d_cs;                                                \
-      double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)c0 * dcs + p0 * dps;                  \
-      for (int k = 0; k < kcount; ++k)                                                           \
-        if ((ma >> k) & 1u) {                                                                    \
-          const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                      \
-          DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(tk[p]); }                                  \
-        }                                                                                        \
-      if (dcs == 1 && DUAL_W > 1) { /* transpose through an L1 tile, copy whole rows */          \
-        double *tile = ws->tile;                                                                 \
-        for (int p = 0; p < DUAL_BLK; ++p)                                                       \
-          for (int k = 0; k < kcount; ++k) tile[p * DUAL_WT + k] = 0.0;                          \
-        for (int k = 0; k < kcount; ++k)                                                         \
-          if ((ma >> k) & 1u) {                                                                  \
-            const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                    \
-            DUAL_POINTS(p) { tile[p * DUAL_WT + k] = tk[p]; }                                    \
-          }                                                                                      \
-        for (int p = 0; p < nb; ++p)                                                             \
-          memcpy(ds + p * dps, tile + p * DUAL_WT, (size_t)kcount * sizeof(double));             \
-      } else {                                                                                   \
-        const double *t0 = ma != 0u ? DUAL_TAN(ra, 0) : NULL;                                    \
-        for (int p = 0; p < nb; ++p) /* lanes outside the mask are structural zeros */           \
-          for (int k = 0; k < kcount; ++k)                                                       \
-            ds[p * dps + k * dcs] = ((ma >> k) & 1u) ? t0[k * DUAL_BLK + p] : 0.0;               \
-      }                                                                                          \
-    }                                                                                            \
+    const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                                  \
+    DUAL_STORED(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                           \
+    if (b->y != NULL && c0 == 0) {                                                                  \
+      double *ys = b->y + (int64_t)rb * b->y_es + p0 * b->y_ps;                                     \
+      const int64_t yps = b->y_ps;                                                                  \
+      DUAL_STORED(p) { ys[p * yps] = vr[p]; }                                                       \
+    }                                                                                               \
+    if (kcount > 0) {                                                                               \
+      const int64_t dps = b->d_ps, dcs = b->d_cs;                                                   \
+      double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)c0 * dcs + p0 * dps;                     \
+      for (int k = 0; k < kcount; ++k)                                                              \
+        if ((ma >> k) & 1u) {                                                                       \
+          const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                         \
+          DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(tk[p]); }                                     \
+        }                                                                                           \
+      if (dcs == 1 && DUAL_W > 1) { /* transpose through an L1 tile, copy whole rows */             \
+        double *tile = ws->tile;                                                                    \
+        for (int p = 0; p < DUAL_BLK; ++p)                                                          \
+          for (int k = 0; k < kcount; ++k) tile[p * DUAL_WT + k] = 0.0;                             \
+        for (int k = 0; k < kcount; ++k)                                                            \
+          if ((ma >> k) & 1u) {                                                                     \
+            const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                       \
+            DUAL_POINTS(p) { tile[p * DUAL_WT + k] = tk[p]; }                                       \
+          }                                                                                         \
+        for (int p = 0; p < nb; ++p)                                                                \
+          memcpy(ds + p * dps, tile + p * DUAL_WT, (size_t)kcount * sizeof(double));                \
+      } else {                                                                                      \
+        const double *t0 = ma != 0u ? DUAL_TAN(ra, 0) : NULL;                                       \
+        for (int p = 0; p < nb; ++p) /* lanes outside the mask are structural zeros */              \
+          for (int k = 0; k < kcount; ++k)                                                          \
+            ds[p * dps + k * dcs] = ((ma >> k) & 1u) ? t0[k * DUAL_BLK + p] : 0.0;                  \
+      }                                                                                             \
+    }                                                                                               \
   }
 
 /* Run the whole program on points [p0, p0+nb) for derivative columns [c0, c0+kcount), with the
