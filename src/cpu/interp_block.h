@@ -17,6 +17,7 @@
 #define DUAL_STORED(p) for (int p = 0; p < nb; ++p)
 #define DUAL_VAL(r) (V + (size_t)(r) * (size_t)DUAL_BLK)
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)DUAL_WT + (size_t)(k)) * (size_t)DUAL_BLK)
+#define DUAL_TSTEP DUAL_BLK
 
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
@@ -142,3 +143,4 @@ static void DUAL_BLOCK_FN(DUAL_W, DUAL_BLK)(const dual_job *job, const dual_cpu_
 #undef DUAL_POINTS_OR
 #undef DUAL_VAL
 #undef DUAL_TAN
+#undef DUAL_TSTEP

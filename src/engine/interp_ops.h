@@ -10,9 +10,14 @@
  *                        GPU: the thread's own point)
  *   DUAL_POINTS_OR(p, v) the same loop, OR-reducing the int v over the points
  *   DUAL_VAL(r)          pointer to register r's values, indexed by point
- *   DUAL_TAN(r, k)       pointer to register r's tangent k, indexed by point (r < nact)
+ *   DUAL_TAN(r, k)       pointer to register r's tangent k, indexed by point (r < nact), or
+ *   DUAL_TANP(r, o, m, k) the same for an operand whose lanes (mask m) are stored packed from
+ *                        slot o (the GPU's layout; defaults to DUAL_TAN(r, k))
+ *   DUAL_TSTEP           distance between consecutive lanes' rows of one operand
+ *   DUAL_INPLACE         (optional) whether dst shares a's tangent storage; default dst == ra
  *   and the variables: dst, ra, rb, rc (registers), ma, mb, mc (the operands' lane masks of
- *   this pass, lanes.h), pa/pb/pc (partial scratch rows), st (per-point flag words).
+ *   this pass, lanes.h), pa/pb/pc (partial scratch rows), st (per-point flag words), and for
+ *   DUAL_TANP the slot offsets od, oa, ob, oc.
  * Every op runs two loops: values and partials through its rule (rules.h), then, if the result
  * carries tangents, the propagation of its ops.def "prop" class (DUAL_PROPAGATE()).  The
  * includer declares `int prop_ = DUAL_PROP_NONE, bad_ = 0;` before the switch and runs
@@ -26,16 +31,16 @@
 /* The value loop also ORs into bad_ whether any partial is not finite (DUAL_PROP_LIN) when
  * `partials` >= 1, and stores the partial rows when `partials` == 2 (ops whose propagation reads
  * them: LIN, CHOOSE). */
-#define DUAL_VALUE_LOOP(name, arity, flags, partials)                                                      \
+#define DUAL_VALUE_LOOP(name, arity, flags, partials)                                            \
   {                                                                                              \
-    const double *va_ = DUAL_VAL(ra); /* vr_ == va_ for in-place ADD/SUB: no restrict */       \
+    const double *va_ = DUAL_VAL(ra); /* vr_ == va_ for in-place ADD/SUB: no restrict */         \
     const double *vb_ = DUAL_VAL((arity) > 1 ? rb : ra);                                         \
     const double *vc_ = DUAL_VAL((arity) > 2 ? rc : ra);                                         \
     double *vr_ = DUAL_VAL(dst);                                                                 \
     DUAL_POINTS_OR(p, bad_) {                                                                    \
       double d_[3];                                                                              \
       int f_ = 0;                                                                                \
-      vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0, \
+      vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0,  \
                                 d_, &f_);                                                        \
       if (DUAL_W > 0 && (partials) == 2) {                                                       \
         pa[p] = d_[0];                                                                           \
@@ -51,26 +56,39 @@
 /* Tangent propagation over the lanes of lanes.h: ma, mb, mc are the lane masks of the operands
  * (0 for passive or unused ones).  The lanes of a mask are walked in runs of consecutive bits, so
  * a dense mask is one counted loop.  `ua`, `ub`, `uc` (literal 0/1) say which operands have the
- * lanes of the run; `ta`, `tb`, `tc` are their tangent rows, only formed when used. */
+ * lanes of the run; `ta`, `tb`, `tc` are their tangent rows, only formed when used.  Row pointers
+ * come from DUAL_TANP(register, slot offset, lane mask, lane) at the start of a run and advance
+ * by DUAL_TSTEP per lane: the CPU keeps every lane of a register (offset and mask unused), the
+ * GPU keeps only the lanes of the mask, packed from the offset (engine/plan.h). */
+#ifndef DUAL_TANP
+#define DUAL_TANP(r, o, m, k) DUAL_TAN(r, k)
+#endif
 #define DUAL_LANE_LOOP(mask, ua, ub, uc, expr)                                                   \
   for (uint32_t m_ = (mask); m_ != 0u;) {                                                        \
     const int k0_ = DUAL_CTZ(m_);                                                                \
     const uint32_t run_ = ~(m_ >> k0_);                                                          \
     const int k1_ = run_ == 0u ? 32 : k0_ + DUAL_CTZ(run_);                                      \
     m_ = k1_ >= 32 ? 0u : (m_ & (0xffffffffu << k1_));                                           \
-    for (int k = k0_; k < k1_; ++k) {                                                            \
-      double *tr = DUAL_TAN(dst, k); /* tr == ta for in-place ADD/SUB: no restrict */          \
-      const double *ta = (ua) ? DUAL_TAN(ra, k) : tr;                                            \
-      const double *tb = (ub) ? DUAL_TAN(rb, k) : tr;                                            \
-      const double *tc = (uc) ? DUAL_TAN(rc, k) : tr;                                            \
+    double *tr0_ = DUAL_TANP(dst, od, md_, k0_); /* == ta0_ in place: no restrict */             \
+    const double *ta0_ = (ua) ? DUAL_TANP(ra, oa, ma, k0_) : tr0_;                               \
+    const double *tb0_ = (ub) ? DUAL_TANP(rb, ob, mb, k0_) : tr0_;                               \
+    const double *tc0_ = (uc) ? DUAL_TANP(rc, oc, mc, k0_) : tr0_;                               \
+    for (int j_ = 0; j_ < k1_ - k0_; ++j_) {                                                     \
+      double *tr = tr0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                                     \
+      const double *ta = ta0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
+      const double *tb = tb0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
+      const double *tc = tc0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
       (void)ta, (void)tb, (void)tc;                                                              \
       DUAL_POINTS(p) { tr[p] = (expr); }                                                         \
     }                                                                                            \
   }
 
 /* Every combination of operands present on a lane; E(ua, ub, uc) is the tangent expression.
- * keep_ masks out the lanes only `a` has when dst == a (in-place ADD/SUB: they stay as they are,
- * exactly what E(1, 0, 0) = ta would write). */
+ * keep_ masks out the lanes only `a` has when dst shares a's tangent storage (in-place ADD/SUB,
+ * DUAL_INPLACE: they stay as they are, exactly what E(1, 0, 0) = ta would write). */
+#ifndef DUAL_INPLACE
+#define DUAL_INPLACE (dst == ra)
+#endif
 #define DUAL_LANE_COMBOS(E)                                                                      \
   DUAL_LANE_LOOP(ma & ~mb & ~mc & keep_, 1, 0, 0, E(1, 0, 0))                                    \
   DUAL_LANE_LOOP(~ma & mb & ~mc, 0, 1, 0, E(0, 1, 0))                                            \
@@ -90,10 +108,10 @@
 #define DUAL_TF(d, t) ((d) * (t))
 #define DUAL_TERM(M, u, d, t) ((u) ? M(d, t) : 0.0)
 #define DUAL_LIN_TM(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TM, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, qb[p], tb[p]) +                 \
+  DUAL_TERM(DUAL_TM, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, qb[p], tb[p]) +                  \
       DUAL_TERM(DUAL_TM, uc, qc[p], tc[p])
 #define DUAL_LIN_TF(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TF, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, qb[p], tb[p]) +                 \
+  DUAL_TERM(DUAL_TF, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, qb[p], tb[p]) +                  \
       DUAL_TERM(DUAL_TF, uc, qc[p], tc[p])
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
@@ -122,8 +140,10 @@
  * Loads and stores are the engine's (DUAL_ENGINE_LDX(), ...). */
 #define DUAL_PROPAGATE()                                                                         \
   if (DUAL_W > 0 && (ma | mb | mc) != 0u) {                                                      \
-    const double *qa = pa, *qb = pb, *qc = pc; /* partial rows: scratch, or operand values */   \
-    const uint32_t keep_ = dst == ra ? 0u : 0xffffffffu;                                         \
+    const double *qa = pa, *qb = pb, *qc = pc; /* partial rows: scratch, or operand values */    \
+    const uint32_t keep_ = (DUAL_INPLACE) ? 0u : 0xffffffffu;                                    \
+    const uint32_t md_ = ma | mb | mc; /* the result's lanes */                                  \
+    (void)md_;                                                                                   \
     if (prop_ == DUAL_PROP_MUL) qa = DUAL_VAL(rb), qb = DUAL_VAL(ra);                            \
     switch (prop_) {                                                                             \
     case DUAL_PROP_LIN:                                                                          \
