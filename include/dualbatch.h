@@ -10,8 +10,10 @@
  *
  * Conventions used throughout:
  *   - sizes and strides are int64_t; counts of inputs/outputs are int32_t (no unsigned types);
- *   - "host" pointers are ordinary CPU memory; this release evaluates on the CPU only when built
- *     without CUDA (see dual_context_create);
+ *   - arrays are host (CPU) memory unless a dual_batch says DUAL_MEMORY_DEVICE; a context runs
+ *     on the CPU or on a CUDA GPU (see dual_context_create), with the same results to a stated
+ *     tolerance (README "CPU and GPU");
+ *   - on any error, the contents of output arrays are unspecified;
  *   - destroyers take the address of the handle, accept NULL, and set the handle to NULL.
  */
 #ifndef DUALBATCH_H
@@ -43,7 +45,8 @@ extern "C" {
   X(DUAL_ERR_LIMIT, 8, "a size limit of the bytecode or engine was exceeded")                     \
   X(DUAL_ERR_NO_DEVICE, 9, "the requested device is not available")                               \
   X(DUAL_ERR_UNSUPPORTED, 10, "operation not supported by this build or program")                 \
-  X(DUAL_ERR_INTERNAL, 11, "internal error (please report)")
+  X(DUAL_ERR_INTERNAL, 11, "internal error (please report)")                                     \
+  X(DUAL_ERR_DEVICE, 12, "the GPU reported an error (launch, copy or kernel failure)")
 
 typedef enum dual_status {
 #define DUAL_X_ENUM(name, value, msg) name = value,
@@ -87,14 +90,38 @@ typedef enum dual_device {
 
 /* Create a context.  `device` is a dual_device; the environment variable DUALBATCH_DEVICE
  * (auto|cpu|gpu) overrides it.  Asking for the GPU in a build without CUDA, or on a machine
- * without one, fails with DUAL_ERR_NO_DEVICE (AUTO falls back to the CPU instead).  On failure
- * *ctx is NULL, except for DUAL_ERR_NO_DEVICE where *ctx is a usable CPU context holding the
- * message (so the caller can read it) that must still be destroyed. */
+ * without one (or with a driver older than the CUDA runtime the library was built with), fails
+ * with DUAL_ERR_NO_DEVICE; AUTO takes the CPU instead.  A CPU context never initializes CUDA; AUTO
+ * and GPU query the devices (the first GPU evaluation then creates the context's streams, memory
+ * pool and pinned staging buffers, kept until destroy).  On failure *ctx is NULL, except for
+ * DUAL_ERR_NO_DEVICE where *ctx is a usable CPU context holding the message (so the caller can
+ * read it) that must still be destroyed. */
 int dual_context_create(dual_context **ctx, int device);
 void dual_context_destroy(dual_context **ctx);
 
 /* The device this context evaluates on (DUAL_DEVICE_CPU or DUAL_DEVICE_GPU). */
 int dual_context_device(const dual_context *ctx);
+
+/* The device the last successful evaluation on this context ran on, and a note saying why it
+ * was not the context's device ("" when it was).  An AUTO context whose GPU evaluation fails
+ * (out of device memory, a launch or kernel error) repeats the evaluation on the CPU, returns
+ * its status, and records the GPU's error here. */
+int dual_context_last_device(const dual_context *ctx);
+const char *dual_context_last_note(const dual_context *ctx);
+
+/* Number of CUDA devices the library can use: 0 in a build without CUDA, without a driver, or
+ * without a GPU.  Initializes the CUDA runtime (unlike creating a CPU context). */
+int dual_device_count(void);
+
+/* GPU contexts: the CUDA stream (a cudaStream_t) that evaluations of device-memory batches run
+ * on; NULL (default) = the context's own stream.  Each call still returns only when its results
+ * are complete (it synchronizes that stream). */
+int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
+
+/* GPU contexts: the most device memory, in bytes, the context's pool may hold (0 = default: 90%
+ * of the memory free when the pool is first used).  Host-memory batches larger than the pool are
+ * split into chunks; results do not depend on the chunking. */
+int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes);
 
 /* Number of CPU threads (OpenMP) used by evaluations; 0 (default) = all available cores. */
 int dual_context_set_threads(dual_context *ctx, int threads);
@@ -229,6 +256,13 @@ typedef enum dual_mode {
   DUAL_MODE_GRADIENT = 3  /* m == 1: y, d = grad (d_rs unused) */
 } dual_mode;
 
+/* Where a batch's arrays live.  Host memory works on every device (a GPU context copies it
+ * through pinned staging buffers, in chunks that overlap copies and compute).  Device memory
+ * (pointers from cudaMalloc or managed memory) needs a GPU context and is used in place: nothing
+ * is copied, so data can stay on the GPU between calls.  All arrays of a batch live in the same
+ * memory; the library checks each pointer with CUDA and refuses a mismatch. */
+typedef enum dual_memory { DUAL_MEMORY_HOST = 0, DUAL_MEMORY_DEVICE = 1 } dual_memory;
+
 typedef struct dual_batch {
   int64_t count; /* B, number of points (>= 0) */
   const double *x;
@@ -242,6 +276,7 @@ typedef struct dual_batch {
   double *d;
   int64_t d_ps, d_rs, d_cs; /* derivatives */
   int32_t *status;          /* [count] flag words, contiguous; may be NULL */
+  int32_t memory;           /* dual_memory of every array above; 0 = host */
 } dual_batch;
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);

@@ -3,6 +3,7 @@
  * width, the last-error message, and the status-code strings.
  */
 #include "context.h"
+#include "gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,28 +100,72 @@ int dual_context_create(dual_context **out, int device) {
   dual_context *ctx = (dual_context *)calloc(1, sizeof *ctx);
   if (ctx == NULL) return DUAL_ERR_NO_MEMORY;
   ctx->device = DUAL_DEVICE_CPU;
+  ctx->last_device = DUAL_DEVICE_CPU;
   *out = ctx;
   int bad_env = 0;
   int want = device_from_env(device, &bad_env);
+  ctx->requested = bad_env ? DUAL_DEVICE_CPU : want;
   if (bad_env)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
                      "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu (context uses the CPU)",
                      getenv("DUALBATCH_DEVICE"));
-  if (want == DUAL_DEVICE_GPU)
-    return dual_fail(ctx, DUAL_ERR_NO_DEVICE,
-                     "device 'gpu' requested but this build of dualbatch has no CUDA support "
-                     "(context uses the CPU)");
+  if (want == DUAL_DEVICE_CPU) return DUAL_SUCCESS; /* never touches CUDA */
+  char why[256];
+  if (dual_gpu_count(why, sizeof why) > 0) {
+    ctx->device = DUAL_DEVICE_GPU;
+    ctx->last_device = DUAL_DEVICE_GPU;
+    return DUAL_SUCCESS;
+  }
+  if (want == DUAL_DEVICE_GPU) {
+    ctx->requested = DUAL_DEVICE_CPU;
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "device 'gpu' requested but %s (context uses the CPU)",
+                     why);
+  }
   return DUAL_SUCCESS;
 }
 
 void dual_context_destroy(dual_context **ctx) {
   if (ctx == NULL || *ctx == NULL) return;
+  dual_gpu_release((*ctx)->gpu);
   free((*ctx)->error);
+  free((*ctx)->note);
   free(*ctx);
   *ctx = NULL;
 }
 
 int dual_context_device(const dual_context *ctx) { return ctx ? ctx->device : DUAL_DEVICE_CPU; }
+
+int dual_context_last_device(const dual_context *ctx) {
+  return ctx ? ctx->last_device : DUAL_DEVICE_CPU;
+}
+
+const char *dual_context_last_note(const dual_context *ctx) {
+  return ctx && ctx->note ? ctx->note : "";
+}
+
+void dual_set_note(dual_context *ctx, char *note) {
+  free(ctx->note);
+  ctx->note = note;
+}
+
+int dual_device_count(void) { return dual_gpu_count(NULL, 0); }
+
+int dual_context_set_stream(dual_context *ctx, void *cuda_stream) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (cuda_stream != NULL && ctx->device != DUAL_DEVICE_GPU)
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "a CUDA stream was given to a CPU context");
+  ctx->stream = cuda_stream;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (bytes < 0)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "memory limit %lld is negative (0 = default)",
+                     (long long)bytes);
+  ctx->memory_limit = bytes;
+  return DUAL_SUCCESS;
+}
 
 int dual_context_set_threads(dual_context *ctx, int threads) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
@@ -145,9 +190,7 @@ int64_t dual_build_info(char *buf, int64_t cap) {
 #ifdef _OPENMP
   threads = omp_get_max_threads();
 #endif
-  int n = snprintf(buf, buf && cap > 0 ? (size_t)cap : 0,
-                   "dualbatch %d.%d.%d\nCUDA: off (built without CUDA)\nOpenMP: %s, %d threads\n"
-                   "devices: cpu\n",
+  int n = snprintf(buf, buf && cap > 0 ? (size_t)cap : 0, "dualbatch %d.%d.%d\nOpenMP: %s, %d threads\n",
                    DUAL_VERSION_MAJOR, DUAL_VERSION_MINOR, DUAL_VERSION_PATCH,
 #ifdef _OPENMP
                    "on",
@@ -155,5 +198,8 @@ int64_t dual_build_info(char *buf, int64_t cap) {
                    "off",
 #endif
                    threads);
-  return n < 0 ? 0 : n;
+  if (n < 0) return 0;
+  int64_t used = n < cap ? n : (cap > 0 ? cap - 1 : 0);
+  int64_t more = dual_gpu_describe(buf ? buf + used : NULL, cap > used ? cap - used : 0);
+  return n + more;
 }

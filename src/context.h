@@ -10,11 +10,20 @@
 #include "dualbatch.h"
 
 struct dual_context {
-  int device;  /* DUAL_DEVICE_CPU or DUAL_DEVICE_GPU (resolved, never AUTO) */
-  int threads; /* 0 = all cores */
-  int width;   /* 0 = auto */
-  char *error; /* last error message, heap, NULL = none */
+  int device;           /* DUAL_DEVICE_CPU or DUAL_DEVICE_GPU (resolved, never AUTO) */
+  int requested;        /* what was asked for, after DUALBATCH_DEVICE (AUTO may fall back) */
+  int threads;          /* 0 = all cores */
+  int width;            /* 0 = auto */
+  char *error;          /* last error message, heap, NULL = none */
+  int last_device;      /* where the last successful evaluation ran */
+  char *note;           /* why that was not `device` (heap, NULL = none) */
+  void *stream;         /* caller's cudaStream_t for device-memory batches, NULL = own */
+  int64_t memory_limit; /* GPU pool bytes, 0 = default */
+  struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
 };
+
+/* Replace the context's note (takes ownership of a heap string; NULL clears it). */
+void dual_set_note(dual_context *ctx, char *note);
 
 #if defined(__GNUC__)
 #define DUAL_PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -1,6 +1,7 @@
 /*
  * run.c — the public evaluation entry points: argument and dimension checks (never compiled
- * out), width choice, and dispatch to the engine of the context's device.  The simple calls
+ * out), width choice, and dispatch to the engine of the context's device (an AUTO context
+ * repeats a failed GPU evaluation of host arrays on the CPU and notes why).  The simple calls
  * (dual_eval, dual_jvp, dual_jacobian, dual_gradient) fill a dual_batch and call dual_run.
  */
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "context.h"
 #include "exec.h"
+#include "gpu.h"
 
 static const char *mode_name(int mode) {
   switch (mode) {
@@ -19,9 +21,10 @@ static const char *mode_name(int mode) {
   }
 }
 
-/* Width for a job: the context's forced width, else the one that minimizes
- * passes * (W + 4) — a pass re-evaluates the values, worth about four tangent lanes —
- * preferring the larger width on ties. */
+/* Width for a job: the context's forced width, else on the CPU the one that minimizes
+ * passes * (W + 4) — a pass re-evaluates the values, worth about four tangent lanes — preferring
+ * the larger width on ties; on the GPU the fewest passes (a GPU stores only the lanes a register
+ * uses, engine/plan.h, so a wider pass costs little register file; bench/NOTES.md). */
 static int choose_width(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_EVAL) return 0;
   if (mode == DUAL_MODE_JVP) return 1;
@@ -30,8 +33,9 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
   int best = 1;
   int64_t best_cost = -1;
   for (int w = 1; w <= 32; w *= 2) {
-    int64_t cost = ((n + w - 1) / w) * (w + 4);
-    if (best_cost < 0 || cost <= best_cost) {
+    int64_t passes = (n + w - 1) / w;
+    int64_t cost = ctx->device == DUAL_DEVICE_GPU ? passes : passes * (w + 4);
+    if (best_cost < 0 || cost < best_cost || (cost == best_cost && ctx->device != DUAL_DEVICE_GPU)) {
       best = w;
       best_cost = cost;
     }
@@ -48,6 +52,35 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
   return 1;
 }
 
+/* Run on the context's device; AUTO falls back to the CPU for host arrays. */
+static int dispatch(dual_context *ctx, const dual_job *job) {
+  dual_set_note(ctx, NULL);
+  if (ctx->device != DUAL_DEVICE_GPU) {
+    int st = dual_cpu_run(ctx, job);
+    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
+    return st;
+  }
+  int st = dual_gpu_run(ctx, job);
+  if (st == DUAL_SUCCESS) {
+    ctx->last_device = DUAL_DEVICE_GPU;
+    return st;
+  }
+  if (ctx->requested != DUAL_DEVICE_AUTO || job->b->memory == DUAL_MEMORY_DEVICE ||
+      st == DUAL_ERR_ARGUMENT)
+    return st;
+  char *note = dual_strdup_printf("the GPU failed, so this ran on the CPU: %s",
+                                  dual_context_last_error(ctx));
+  st = dual_cpu_run(ctx, job);
+  if (st != DUAL_SUCCESS) {
+    free(note);
+    return st;
+  }
+  dual_clear_error(ctx);
+  dual_set_note(ctx, note ? note : dual_strdup("the GPU failed, so this ran on the CPU"));
+  ctx->last_device = DUAL_DEVICE_CPU;
+  return st;
+}
+
 #define NEED(cond, ...)                                                                          \
   do {                                                                                           \
     if (!(cond)) return dual_fail(ctx, DUAL_ERR_ARGUMENT, __VA_ARGS__);                          \
@@ -58,6 +91,12 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
   NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_GRADIENT, "dual_run: unknown mode %d", mode);
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
+  NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
+       "%s: unknown memory kind %d (DUAL_MEMORY_HOST or DUAL_MEMORY_DEVICE)", mode_name(mode),
+       (int)b->memory);
+  if (b->memory == DUAL_MEMORY_DEVICE && ctx->device != DUAL_DEVICE_GPU)
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: the batch is in device memory but the context "
+                     "runs on the CPU", mode_name(mode));
   const char *m = mode_name(mode);
   int64_t n = prog->n_in, np = prog->n_par, nout = prog->n_out;
   if (mode == DUAL_MODE_GRADIENT && nout != 1)
@@ -83,7 +122,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.mode = mode;
   job.width = choose_width(ctx, prog, mode);
   job.threads = ctx->threads;
-  return dual_cpu_run(ctx, &job);
+  return dispatch(ctx, &job);
 }
 
 /* Leading-dimension checks of the simple calls. */

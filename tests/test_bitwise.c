@@ -11,68 +11,17 @@
 #include "builder.h"
 #include "dual/ops.h"
 #include "dualbatch.h"
+#include "random_program.h"
 
 static uint64_t rng_state;
-static uint64_t next_u64(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double uniform(double lo, double hi) { return lo + (hi - lo) * (double)(next_u64() >> 11) * 0x1p-53; }
-static int pick(int n) { return (int)(next_u64() % (uint64_t)n); }
+static double uniform(double lo, double hi) { return rp_uniform(&rng_state, lo, hi); }
 
-/* Ops callable by name, from the op table. */
-static int spelled_ops(int *ops) {
-  int n = 0;
-  for (int op = 0; op < DUAL_OP_COUNT; ++op)
-    if (dual_op_table[op].spelling[0] != '\0') ops[n++] = op;
-  return n;
-}
-
-/* A random program: NIN inputs, NPAR params, `len` random ops over earlier values, NOUT outputs
- * taken from the last values.  Every op of the table appears in the pool. */
 #define NIN 7
 #define NPAR 2
 #define NOUT 3
 static dual_program *random_program(dual_context *ctx, int len) {
-  int ops[DUAL_OP_COUNT];
-  int nops = spelled_ops(ops);
-  dual_builder *b = NULL;
-  cr_assert_eq(dual_builder_create(ctx, &b), DUAL_SUCCESS);
-  int32_t *vals = malloc(sizeof(int32_t) * (size_t)(len + NIN + NPAR + 8));
-  int nv = 0;
-  for (int i = 0; i < NIN; ++i) cr_assert_eq(dual_builder_input(b, NULL, &vals[nv++]), 0);
-  for (int i = 0; i < NPAR; ++i) cr_assert_eq(dual_builder_param(b, NULL, &vals[nv++]), 0);
-  cr_assert_eq(dual_builder_constant(b, uniform(-2, 2), &vals[nv++]), 0);
-  for (int i = 0; i < len; ++i) {
-    int op = ops[i < nops ? i : pick(nops)]; /* first pass covers every op once */
-    int ar = dual_op_table[op].arity;
-    int32_t args[3];
-    for (int k = 0; k < ar; ++k) /* an input or parameter half the time, else a recent value */
-      args[k] = pick(2) ? vals[pick(NIN + NPAR)] : vals[nv - 1 - pick(nv < 12 ? nv : 12)];
-    int all_const = 1;
-    for (int k = 0; k < ar; ++k) all_const &= dual_builder_const_value(b, args[k], NULL);
-    if (all_const) args[0] = vals[pick(NIN + NPAR)]; /* folding could leave the domain */
-    int32_t id;
-    int st = dual_builder_apply(b, dual_op_table[op].spelling, ar, args, &id);
-    cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-    vals[nv++] = id;
-  }
-  for (int j = 0; j < NOUT; ++j) { /* each output sums a few values so it sees many ops */
-    int32_t acc = vals[nv - 1 - j], args2[2];
-    for (int k = 0; k < 6; ++k) {
-      args2[0] = acc;
-      args2[1] = vals[NIN + NPAR + 1 + pick(nv - NIN - NPAR - 1)];
-      cr_assert_eq(dual_builder_apply(b, "+", 2, args2, &acc), 0);
-    }
-    cr_assert_eq(dual_builder_output(b, NULL, acc), 0);
-  }
-  dual_program *prog = NULL;
-  int st = dual_builder_finish(b, &prog);
-  cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  dual_builder_destroy(&b);
-  free(vals);
+  dual_program *prog = rp_random_program(ctx, &rng_state, len, NIN, NPAR, NOUT);
+  cr_assert_not_null(prog, "%s", dual_context_last_error(ctx));
   return prog;
 }
 

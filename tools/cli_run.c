@@ -54,6 +54,7 @@ typedef struct cli_stream {
   int64_t written; /* records completed and written */
   cli_progress progress;
   cli_flag_report flags;
+  int noted_fallback; /* the AUTO device's CPU fallback was reported */
 } cli_stream;
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap) {
@@ -316,6 +317,10 @@ static int stream_loop(cli_stream *s, cli_verb verb) {
     }
     if (count == 0) return 0;
     int st = eval_chunk(s, verb, count);
+    if (st == DUAL_SUCCESS && dual_context_last_note(s->ctx)[0] != '\0' && !s->noted_fallback) {
+      cli_warning("%s", dual_context_last_note(s->ctx));
+      s->noted_fallback = 1; /* once per run */
+    }
     if (st != DUAL_SUCCESS) {
       cli_progress_end(&s->progress);
       cli_error("evaluation of records %lld..%lld failed: %s", (long long)s->written + 1,

@@ -1,0 +1,144 @@
+/*
+ * gpu_device.c — device discovery and a context's GPU resources: the device count and
+ * description (dualbatch info), the per-context state (streams, pool limit), the device memory
+ * pool and pinned staging buffers (grown on demand, freed with the context), and the mapping of
+ * CUDA errors to dual_status with a message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gpu_state.h"
+
+int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what) {
+  int status = DUAL_ERR_DEVICE;
+  if (e == cudaErrorMemoryAllocation) status = DUAL_ERR_NO_MEMORY;
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice)
+    status = DUAL_ERR_NO_DEVICE;
+  cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+  return dual_fail(ctx, status, "GPU: %s failed: %s (%s)", what, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
+cudaError_t dual_gpu_injected_fault(const char *where) {
+  const char *f = getenv("DUALBATCH_GPU_FAULT");
+  if (f == NULL || strcmp(f, where) != 0) return cudaSuccess;
+  return strcmp(where, "alloc") == 0 ? cudaErrorMemoryAllocation : cudaErrorLaunchFailure;
+}
+
+int dual_gpu_count(char *why, size_t cap) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count <= 0) {
+    if (why != NULL && cap > 0) {
+      if (e == cudaErrorInsufficientDriver)
+        snprintf(why, cap, "the CUDA driver is missing or older than the runtime (CUDA %d.%d) "
+                 "this library was built with", CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+      else if (e != cudaSuccess && e != cudaErrorNoDevice)
+        snprintf(why, cap, "CUDA reports %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+      else
+        snprintf(why, cap, "no CUDA device was found");
+    }
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+int64_t dual_gpu_describe(char *buf, int64_t cap) {
+  char text[2048];
+  int n = 0, driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  char why[256] = "";
+  int count = dual_gpu_count(why, sizeof why);
+  n += snprintf(text + n, sizeof text - (size_t)n, "CUDA: on (runtime %d.%d, driver %d.%d)\n",
+                runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10);
+  n += snprintf(text + n, sizeof text - (size_t)n, "devices: cpu");
+  for (int d = 0; d < count && n < (int)sizeof text - 200; ++d) {
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) continue;
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  ", gpu%d: %s (sm_%d%d, %d multiprocessors, %.1f GiB)", d, prop.name, prop.major,
+                  prop.minor, prop.multiProcessorCount, (double)prop.totalGlobalMem / (1u << 30));
+  }
+  if (count == 0) n += snprintf(text + n, sizeof text - (size_t)n, " (no GPU: %s)", why);
+  n += snprintf(text + n, sizeof text - (size_t)n, "\n");
+  if (buf != NULL && cap > 0) snprintf(buf, (size_t)cap, "%s", text);
+  return n;
+}
+
+int dual_gpu_state(dual_context *ctx, struct dual_gpu **out) {
+  if (ctx->gpu != NULL) {
+    *out = ctx->gpu;
+    return DUAL_SUCCESS;
+  }
+  struct dual_gpu *g = (struct dual_gpu *)calloc(1, sizeof *g);
+  if (g == NULL) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the GPU state");
+  cudaError_t e = cudaGetDevice(&g->ordinal);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, g->ordinal);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&g->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->ordinal);
+  size_t free_b = 0, total_b = 0;
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+  for (int s = 0; s < DUAL_GPU_STREAMS && e == cudaSuccess; ++s)
+    e = cudaStreamCreateWithFlags(&g->streams[s], cudaStreamNonBlocking);
+  if (e != cudaSuccess) {
+    dual_gpu_release(g);
+    return dual_gpu_fail(ctx, e, "initializing the device");
+  }
+  g->limit = (size_t)(0.9 * (double)free_b);
+  ctx->gpu = g;
+  *out = g;
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, const char *what) {
+  cudaError_t e = dual_gpu_injected_fault("alloc");
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, what);
+  if (buf->size >= bytes) return DUAL_SUCCESS;
+  if (buf->ptr != NULL) cudaFree(buf->ptr);
+  buf->ptr = NULL, buf->size = 0;
+  e = cudaMalloc(&buf->ptr, bytes);
+  if (e != cudaSuccess) {
+    buf->ptr = NULL;
+    return dual_gpu_fail(ctx, e, what);
+  }
+  buf->size = bytes;
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes) {
+  if (g->pinned_size >= bytes) return DUAL_SUCCESS;
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) {
+    if (g->pinned[s] != NULL) cudaFreeHost(g->pinned[s]);
+    g->pinned[s] = NULL;
+  }
+  g->pinned_size = 0;
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) {
+    cudaError_t e = cudaHostAlloc(&g->pinned[s], bytes, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+      g->pinned[s] = NULL;
+      return dual_gpu_fail(ctx, e, "allocating pinned staging buffers");
+    }
+  }
+  g->pinned_size = bytes;
+  return DUAL_SUCCESS;
+}
+
+void dual_gpu_release(struct dual_gpu *g) {
+  if (g == NULL) return;
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) {
+    if (g->streams[s] != NULL) {
+      cudaStreamSynchronize(g->streams[s]);
+      cudaStreamDestroy(g->streams[s]);
+    }
+    if (g->pinned[s] != NULL) cudaFreeHost(g->pinned[s]);
+  }
+  if (g->pool.ptr != NULL) cudaFree(g->pool.ptr);
+  if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
+  free(g->key_code);
+  free(g->key_consts);
+  free(g);
+  cudaGetLastError();
+}

@@ -1,0 +1,56 @@
+/*
+ * gpu_kernel.h — the interface between the GPU engine's host code (gpu_engine.c, C) and the
+ * interpreter kernel (interp_kernel.cu): the kernel's argument block and the launch functions.
+ * Plain C, no CUDA types, so it is included on both sides.
+ */
+#ifndef DUAL_GPU_KERNEL_H
+#define DUAL_GPU_KERNEL_H
+
+#include <stdint.h>
+
+#include "engine/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Everything one launch needs; pointers are device pointers.  Array strides are in elements, as
+ * in dual_batch.  The per-point register file (n_regs values, then n_slots packed tangents, one
+ * double each, point index fastest within a block) is in shared memory, or in global `scratch`
+ * (slab doubles per block) when it does not fit there. */
+typedef struct dual_gpu_args {
+  const dual_plan_instr *plan; /* [passes][n_instr], passes pass0 .. pass0 + passes - 1 */
+  int64_t n_instr, count;
+  int32_t pass0, passes, width, mode, n_in;
+  int32_t n_regs, n_slots;
+  const double *x, *p, *v;
+  int64_t x_ps, x_es, p_ps, p_es, v_ps, v_es;
+  double *y, *d;
+  int64_t y_ps, y_es, d_ps, d_rs, d_cs;
+  int32_t *status;
+  int32_t status_or; /* OR the flags into status (a later group of passes) instead of storing */
+  double *scratch;   /* NULL: shared memory */
+  int64_t slab;
+} dual_gpu_args;
+
+/* Launch geometry chosen for a footprint (doubles per point) and derivative kind. */
+typedef struct dual_gpu_geometry {
+  int threads;       /* per block */
+  int blocks_per_sm; /* resident blocks per multiprocessor */
+  size_t shared;     /* dynamic shared memory per block, bytes (0: register file in global) */
+} dual_gpu_geometry;
+
+/* Choose threads per block and where the register file lives for `footprint` doubles per point
+ * (deriv: tangents present).  Returns a cudaError_t value (0 = success). */
+int dual_gpu_kernel_geometry(int deriv, int64_t footprint, int sm_shared_optin,
+                             dual_gpu_geometry *geo);
+
+/* Launch the interpreter on `stream` (a cudaStream_t) with `blocks` blocks.  Returns the
+ * cudaError_t of the launch (0 = success). */
+int dual_gpu_kernel_launch(const dual_gpu_args *args, const dual_gpu_geometry *geo, int64_t blocks,
+                           void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DUAL_GPU_KERNEL_H */

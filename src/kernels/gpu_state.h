@@ -1,0 +1,64 @@
+/*
+ * gpu_state.h — a context's GPU state (struct dual_gpu) and the helpers the GPU engine's host
+ * files share: CUDA error reporting, the device memory pool, pinned staging buffers.
+ * Host C code over the CUDA runtime API; only the kernels/ files include it.
+ */
+#ifndef DUAL_GPU_STATE_H
+#define DUAL_GPU_STATE_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "gpu.h"
+#include "kernels/gpu_kernel.h"
+
+enum { DUAL_GPU_STREAMS = 2 };
+
+/* A device allocation kept between calls and grown (never per call) when a call needs more. */
+typedef struct dual_gpu_buffer {
+  void *ptr;
+  size_t size;
+} dual_gpu_buffer;
+
+struct dual_gpu {
+  int ordinal;                            /* CUDA device */
+  int sm_count, smem_optin;               /* multiprocessors, shared bytes per block (opt-in) */
+  size_t limit;                           /* pool limit in bytes (resolved) */
+  cudaStream_t streams[DUAL_GPU_STREAMS]; /* the context's own streams */
+  dual_gpu_buffer pool;                   /* device arena: batch chunks and register files */
+  dual_gpu_buffer plan;                   /* device copy of the cached plan */
+  void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
+  size_t pinned_size;
+  /* The cached plan: the program it was built for (a copy of its code and constants, compared
+   * exactly), the job shape and the pass range it covers. */
+  uint32_t *key_code;
+  double *key_consts;
+  int64_t key_n_instr;
+  int32_t key_n_const, key_mode, key_width;
+  int64_t key_pass0, key_passes, key_slots;
+  int key_valid;
+  /* Launch geometry for the last footprint. */
+  int64_t geo_footprint;
+  int geo_deriv, geo_smem;
+  dual_gpu_geometry geo;
+};
+
+/* Record a failed CUDA call `what` as the context's error; returns the status it maps to
+ * (DUAL_ERR_NO_MEMORY, DUAL_ERR_NO_DEVICE or DUAL_ERR_DEVICE). */
+int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what);
+
+/* The context's GPU state, created on first use (device, streams, pool limit). */
+int dual_gpu_state(dual_context *ctx, struct dual_gpu **out);
+
+/* Make buf hold at least `bytes` of device memory (keeping it when large enough). */
+int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, const char *what);
+
+/* Make both pinned staging buffers hold at least `bytes`. */
+int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes);
+
+/* Test hook: the fault named by DUALBATCH_GPU_FAULT ("alloc" or "launch"), else cudaSuccess. */
+cudaError_t dual_gpu_injected_fault(const char *where);
+
+#endif /* DUAL_GPU_STATE_H */

@@ -1,0 +1,145 @@
+/*
+ * interp_point.h — the GPU interpreter for one point: runs every pass of a plan (engine/plan.h)
+ * for point `pt` and returns its status flags.  Valid C11 and CUDA: the kernel
+ * (interp_kernel.cu) calls it from each thread; tests/test_plan.c runs the very same code on the
+ * CPU, one point at a time, and checks it bitwise against the CPU engine, so the packed tangent
+ * layout and the loads/stores below are tested on machines without a GPU.
+ *
+ * Include with DUAL_W defined (0: values only, 1: with tangents); defines
+ * dual_point_run_w<DUAL_W>.  The point's register file is V[r * S] (values) and T[slot * S]
+ * (packed tangents): S is the distance between consecutive registers of one point (the number of
+ * points sharing the storage, point index fastest).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "dual/rules.h"
+#include "dualbatch.h"
+#include "kernels/gpu_kernel.h"
+
+#ifndef DUAL_W
+#error "define DUAL_W (0 or 1) before including interp_point.h"
+#endif
+
+#ifndef DUAL_INTERP_POINT_ONCE
+#define DUAL_INTERP_POINT_ONCE
+#if defined(__CUDA_ARCH__)
+#define DUAL_POINT_FN static __forceinline__ __device__
+#define DUAL_POPC(x) __popc(x)
+#define DUAL_FROM_BITS(lo, hi) __hiloint2double((int)(hi), (int)(lo))
+#else
+#define DUAL_POINT_FN static inline
+#define DUAL_POPC(x) __builtin_popcount(x)
+static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
+  const uint64_t bits = ((uint64_t)hi << 32) | lo;
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+#define DUAL_FROM_BITS(lo, hi) dual_from_bits(lo, hi)
+#endif
+
+/* The interpreter body's interface (engine/interp_ops.h) for one point. */
+#define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
+#define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
+#define DUAL_VAL(r) (V + (size_t)(r) * (size_t)S)
+#define DUAL_TANP(r, o, m, k) (T + ((size_t)(o) + (size_t)DUAL_POPC((m) & ((1u << (k)) - 1u))) * (size_t)S)
+#define DUAL_TSTEP S
+#define DUAL_INPLACE (dst == ra && od == oa)
+#define DUAL_PT_NONFINITE(v) (!(fabs(v) <= DBL_MAX))
+#define DUAL_PT_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
+
+/* x[i] of the point, with the non-finite check, then the tangent seed of this pass (one lane). */
+#define DUAL_ENGINE_LDX()                                                                        \
+  {                                                                                              \
+    const double v_ = A->x[pt * A->x_ps + (int64_t)ra * A->x_es];                                \
+    DUAL_VAL(dst)[0] = v_;                                                                       \
+    st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
+    if (DUAL_W > 0 && ma != 0u) {                                                                \
+      double s_ = 1.0;                                                                           \
+      if (A->mode == DUAL_MODE_JVP) {                                                            \
+        s_ = A->v[pt * A->v_ps + (int64_t)ra * A->v_es];                                         \
+        st[0] |= DUAL_PT_NONFINITE(s_) ? DUAL_PT_BAD_INPUT : 0;                                  \
+      }                                                                                          \
+      DUAL_TANP(dst, od, md, DUAL_CTZ(ma))[0] = s_;                                              \
+    }                                                                                            \
+  }
+
+#define DUAL_ENGINE_LDP()                                                                        \
+  {                                                                                              \
+    const double v_ = A->p[pt * A->p_ps + (int64_t)ra * A->p_es];                                \
+    DUAL_VAL(dst)[0] = v_;                                                                       \
+    st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
+  }
+
+#define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = DUAL_FROM_BITS(oa, ob);
+
+/* Output rb from register ra: the value on the first pass, then this pass's derivative columns
+ * (lanes outside the mask are structural zeros). */
+#define DUAL_ENGINE_OUT()                                                                        \
+  {                                                                                              \
+    const double v_ = DUAL_VAL(ra)[0];                                                           \
+    st[0] |= DUAL_PT_FLAGS(v_);                                                                  \
+    if (A->y != NULL && c0 == 0) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;                \
+    if (DUAL_W > 0 && kcount > 0) {                                                              \
+      double *ds_ = A->d + pt * A->d_ps + (int64_t)rb * A->d_rs + (int64_t)c0 * A->d_cs;         \
+      const double *t0_ = T + (size_t)oa * (size_t)S;                                            \
+      int slot_ = 0;                                                                             \
+      for (int k = 0; k < kcount; ++k) {                                                         \
+        double t_ = 0.0;                                                                         \
+        if ((ma >> k) & 1u) {                                                                    \
+          t_ = t0_[(size_t)slot_ * (size_t)S];                                                   \
+          ++slot_;                                                                               \
+          st[0] |= DUAL_PT_FLAGS(t_);                                                            \
+        }                                                                                        \
+        ds_[k * A->d_cs] = t_;                                                                   \
+      }                                                                                          \
+    }                                                                                            \
+  }
+#endif /* DUAL_INTERP_POINT_ONCE */
+
+#define DUAL_POINT_RUN2(w) dual_point_run_w##w
+#define DUAL_POINT_RUN(w) DUAL_POINT_RUN2(w)
+
+DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, double *T, int64_t S,
+                                           int64_t pt) {
+  int st[1] = {0};
+  (void)T;
+  for (int32_t pass = 0; pass < A->passes; ++pass) {
+    const int32_t c0 = (A->pass0 + pass) * A->width;
+    int kcount = 0;
+    if (A->mode == DUAL_MODE_JVP) kcount = 1;
+    if (A->mode == DUAL_MODE_JACOBIAN || A->mode == DUAL_MODE_GRADIENT)
+      kcount = A->n_in - c0 < A->width ? A->n_in - c0 : A->width;
+    (void)kcount;
+    const dual_plan_instr *q = A->plan + (int64_t)pass * A->n_instr;
+    for (int64_t t = 0; t < A->n_instr; ++t, ++q) {
+#if defined(__CUDA_ARCH__) /* one record, three 16-byte loads through the read-only cache */
+      const uint4 *q4 = (const uint4 *)q;
+      const uint4 w4 = __ldg(q4), m4 = __ldg(q4 + 1), o4 = __ldg(q4 + 2);
+      const uint32_t op_dst = w4.x, ra = w4.y, rb = w4.z, rc = w4.w;
+      const uint32_t ma = m4.x, mb = m4.y, mc = m4.z, md = m4.w;
+      const uint32_t oa = o4.x, ob = o4.y, oc = o4.z, od = o4.w;
+#else
+      const uint32_t op_dst = q->op_dst, ra = q->a, rb = q->b, rc = q->c;
+      const uint32_t ma = q->ma, mb = q->mb, mc = q->mc, md = q->md;
+      const uint32_t oa = q->oa, ob = q->ob, oc = q->oc, od = q->od;
+#endif
+      const int op = (int)(op_dst >> DUAL_DST_BITS);
+      const uint32_t dst = op_dst & ((1u << DUAL_DST_BITS) - 1u);
+      double pa[1] = {0.0}, pb[1] = {0.0}, pc[1] = {0.0};
+      int prop_ = DUAL_PROP_NONE, bad_ = 0;
+      (void)rc, (void)mb, (void)mc, (void)md, (void)oc, (void)pa, (void)pb, (void)pc;
+      switch (op) {
+#include "engine/interp_ops.h"
+      default:
+        break;
+      }
+      DUAL_PROPAGATE()
+    }
+  }
+  return st[0] & (DUAL_W > 0 ? ~0 : ~DUAL_PT_SINGULAR); /* eval: no derivative, no singularity */
+}

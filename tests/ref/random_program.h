@@ -1,0 +1,23 @@
+/*
+ * random_program.h — random dualbatch programs for the cross-checking tests (bitwise, plan, GPU):
+ * every op of the table at least once, then random ops over earlier values, with a splitmix64
+ * stream so a seed names a program.
+ */
+#ifndef DUAL_TEST_RANDOM_PROGRAM_H
+#define DUAL_TEST_RANDOM_PROGRAM_H
+
+#include <stdint.h>
+
+#include "dualbatch.h"
+
+uint64_t rp_next(uint64_t *state);                     /* splitmix64 */
+double rp_uniform(uint64_t *state, double lo, double hi); /* [lo, hi) */
+int rp_pick(uint64_t *state, int n);                   /* 0 .. n-1 */
+
+/* A program with nin inputs, npar parameters, `len` random ops (the first pass covers every op
+ * callable by name) and nout outputs, each summing a few values.  NULL on a library error (the
+ * context's last error says which). */
+dual_program *rp_random_program(dual_context *ctx, uint64_t *state, int len, int nin, int npar,
+                                int nout);
+
+#endif /* DUAL_TEST_RANDOM_PROGRAM_H */
