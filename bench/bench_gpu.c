@@ -1,0 +1,330 @@
+/*
+ * bench_gpu.c — dualbatch_bench_gpu: the GPU half of BENCHMARKS.md.  For ba and kin it generates
+ * the points (bench_points.c), writes them and this library's results for the first points into
+ * a directory for the Python peers (bench/peers/jax_peer.py, torch_peer.py), and times Jacobian
+ * calls at each batch size: device-resident (arrays from cudaMalloc, DUAL_MEMORY_DEVICE) and with
+ * host arrays (the library stages them).  It also prints each workload's roofline from the
+ * bytecode: FLOPs per point counted over the lane masks the engine actually runs, bytes per point
+ * of the device-resident I/O.  Output: tab-separated ROW / ROOF / META lines that
+ * bench/gpu_table.py turns into the tables.  Run through bench/run_gpu.sh.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_points.h"
+#include "dualbatch.h"
+#include "engine/plan.h"
+#include "program.h"
+
+#ifndef DUAL_SOURCE_DIR
+#define DUAL_SOURCE_DIR "."
+#endif
+
+enum { REF_POINTS = 1024, MAX_BATCHES = 8, MAX_WIDTHS = 8 };
+
+/* H200 ceilings measured for BENCHMARKS.md: FP64 FMA rate and device copy bandwidth. */
+#define PEAK_FP64 33.3e12
+#define PEAK_BYTES 4.14e12
+
+typedef struct workload {
+  const char *name;
+  int32_t n, p, m;
+} workload;
+
+static const workload WORKLOADS[] = {{"ba", 15, 2, 2}, {"kin", 32, 0, 32}};
+
+typedef struct options {
+  int run[2];
+  double batches[MAX_BATCHES];
+  int num_batches;
+  int widths[MAX_WIDTHS]; /* forced widths measured at the width-study batch */
+  int num_widths;
+  double width_batch;
+  int reps;
+  const char *dir;
+  int host; /* also time host-array calls */
+} options;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+#define CUDA_OK(call)                                                                            \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "bench_gpu: %s failed: %s\n", #call, cudaGetErrorString(e_));            \
+      exit(2);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+static void *xmalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (p == NULL) {
+    fprintf(stderr, "bench_gpu: out of host memory (%zu bytes)\n", bytes);
+    exit(2);
+  }
+  return p;
+}
+
+static void write_file(const char *dir, const char *name, const void *data, size_t bytes) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (f == NULL || fwrite(data, 1, bytes, f) != bytes || fclose(f) != 0) {
+    fprintf(stderr, "bench_gpu: cannot write %s\n", path);
+    exit(2);
+  }
+}
+
+/* FLOPs per point of a Jacobian over the plan's lane masks: one per value op (a transcendental
+ * counts one, so this is a lower bound), one per partial of a LIN op, and per lane of the result
+ * the multiply-adds of its propagation class. */
+static double flops_per_point(const dual_program *prog, int width) {
+  const int64_t passes = (prog->n_in + width - 1) / width;
+  dual_plan_instr *recs = xmalloc(sizeof *recs * (size_t)(passes * prog->n_instr));
+  int64_t slots = 0;
+  if (dual_plan_build(prog, DUAL_MODE_JACOBIAN, width, 0, passes, recs, &slots) != 0) exit(2);
+  double flops = 0.0;
+  for (int64_t i = 0; i < passes * prog->n_instr; ++i) {
+    const dual_plan_instr *q = &recs[i];
+    const dual_op_info *info = &dual_op_table[q->op_dst >> DUAL_DST_BITS];
+    if (info->prop == DUAL_PROP_LOAD || info->prop == DUAL_PROP_OUT) continue;
+    flops += 1.0;
+    const uint32_t masks[3] = {q->ma, q->mb, q->mc};
+    for (int k = 0; k < 32; ++k) {
+      if (!((q->md >> k) & 1u)) continue;
+      int terms = 0;
+      for (int j = 0; j < 3; ++j) terms += (masks[j] >> k) & 1u;
+      if (info->prop == DUAL_PROP_LIN || info->prop == DUAL_PROP_MUL) flops += 2.0 * terms - 1.0;
+      else if (info->prop == DUAL_PROP_ADD || info->prop == DUAL_PROP_SUB) flops += terms - 1.0;
+    }
+    if (info->prop == DUAL_PROP_LIN) flops += info->arity;
+  }
+  free(recs);
+  return flops;
+}
+
+/* Median seconds per call of dual_run over `reps` calls after two warm-up calls. */
+static double time_calls(dual_context *ctx, const dual_program *prog, const dual_batch *b, int reps) {
+  double t[101];
+  if (reps > 101) reps = 101;
+  for (int i = -2; i < reps; ++i) {
+    double t0 = now();
+    int st = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, b);
+    double t1 = now();
+    if (st != DUAL_SUCCESS) {
+      fprintf(stderr, "bench_gpu: dual_run failed: %s\n", dual_context_last_error(ctx));
+      return -1.0;
+    }
+    if (i >= 0) t[i] = t1 - t0;
+  }
+  qsort(t, (size_t)reps, sizeof(double), cmp_double);
+  return t[reps / 2];
+}
+
+static void row(const char *wl, int64_t B, const char *tool, const char *access, double sec) {
+  if (sec < 0) printf("ROW\t%s\t%lld\t%s\t%s\t-\terror\t-\n", wl, (long long)B, tool, access);
+  else
+    printf("ROW\t%s\t%lld\t%s\t%s\t%.6g\t%.6g\t-\n", wl, (long long)B, tool, access, sec,
+           (double)B / sec);
+  fflush(stdout);
+}
+
+static void run_workload(const options *o, const workload *w, dual_context *ctx) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
+  dual_program *prog = NULL;
+  if (dual_program_compile_file(ctx, path, &prog) != 0) {
+    fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
+    exit(2);
+  }
+  const int64_t n = w->n, np = w->p, m = w->m;
+  int64_t bmax = 0;
+  for (int i = 0; i < o->num_batches; ++i)
+    if ((int64_t)o->batches[i] > bmax) bmax = (int64_t)o->batches[i];
+  if ((int64_t)o->width_batch > bmax) bmax = (int64_t)o->width_batch;
+  /* the largest batch that fits on the device with the library's own needs beside it */
+  size_t free_b = 0, total_b = 0;
+  CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+  const size_t per_point = sizeof(double) * (size_t)(n + np + m + m * n) + 4;
+  int64_t fit = (int64_t)((double)free_b * 0.8 / (double)per_point);
+  if (bmax > fit) {
+    fprintf(stderr, "bench_gpu: %s: batches above %lld points do not fit on the device; skipped\n",
+            w->name, (long long)fit);
+    bmax = fit;
+  }
+  double *x = xmalloc(sizeof(double) * (size_t)(bmax * n));
+  double *p = xmalloc(sizeof(double) * (size_t)(bmax * (np ? np : 1)));
+  if (strcmp(w->name, "ba") == 0) bench_points_ba(bmax, 1, x, p);
+  else bench_points_kin(bmax, 2, x);
+  if (o->dir != NULL) {
+    char name[64];
+    snprintf(name, sizeof name, "%s_x.f64", w->name);
+    write_file(o->dir, name, x, sizeof(double) * (size_t)(bmax * n));
+    if (np > 0) {
+      snprintf(name, sizeof name, "%s_feat.f64", w->name);
+      write_file(o->dir, name, p, sizeof(double) * (size_t)(bmax * np));
+    }
+  }
+  double *dx, *dp = NULL, *dy, *dJ;
+  int32_t *ds;
+  CUDA_OK(cudaMalloc((void **)&dx, sizeof(double) * (size_t)(bmax * n)));
+  if (np > 0) CUDA_OK(cudaMalloc((void **)&dp, sizeof(double) * (size_t)(bmax * np)));
+  CUDA_OK(cudaMalloc((void **)&dy, sizeof(double) * (size_t)(bmax * m)));
+  CUDA_OK(cudaMalloc((void **)&dJ, sizeof(double) * (size_t)(bmax * m * n)));
+  CUDA_OK(cudaMalloc((void **)&ds, sizeof(int32_t) * (size_t)bmax));
+  CUDA_OK(cudaMemcpy(dx, x, sizeof(double) * (size_t)(bmax * n), cudaMemcpyHostToDevice));
+  if (np > 0) CUDA_OK(cudaMemcpy(dp, p, sizeof(double) * (size_t)(bmax * np), cudaMemcpyHostToDevice));
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.memory = DUAL_MEMORY_DEVICE;
+  b.x = dx, b.x_ps = n, b.x_es = 1;
+  b.p = dp, b.p_ps = np, b.p_es = 1;
+  b.y = dy, b.y_ps = m, b.y_es = 1;
+  b.d = dJ, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
+  b.status = ds;
+  /* reference results of the first points for the peers' agreement check */
+  const int64_t kref = bmax < REF_POINTS ? bmax : REF_POINTS;
+  b.count = kref;
+  if (dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) != 0) {
+    fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
+    exit(2);
+  }
+  if (o->dir != NULL) {
+    double *ref = xmalloc(sizeof(double) * (size_t)(kref * (m + m * n)));
+    double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
+    CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < kref; ++i) {
+      memcpy(ref + i * (m + m * n), yy + i * m, sizeof(double) * (size_t)m);
+      memcpy(ref + i * (m + m * n) + m, jj + i * m * n, sizeof(double) * (size_t)(m * n));
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s_ref.f64", w->name);
+    write_file(o->dir, name, ref, sizeof(double) * (size_t)(kref * (m + m * n)));
+    free(ref), free(yy), free(jj);
+  }
+  /* roofline */
+  const int width = n <= 16 ? 16 : 32;
+  const double flops = flops_per_point(prog, width);
+  const double bytes = (double)per_point;
+  const double r_compute = PEAK_FP64 / flops, r_memory = PEAK_BYTES / bytes;
+  printf("ROOF\t%s\t%.0f\t%.0f\t%.6g\t%s\n", w->name, flops, bytes,
+         r_compute < r_memory ? r_compute : r_memory, r_compute < r_memory ? "compute" : "memory");
+  for (int i = 0; i < o->num_batches; ++i) {
+    const int64_t B = (int64_t)o->batches[i];
+    if (B > bmax) continue;
+    b.count = B;
+    row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, &b, o->reps));
+  }
+  /* width study: the same call with each forced width */
+  if (o->num_widths > 0 && (int64_t)o->width_batch <= bmax) {
+    b.count = (int64_t)o->width_batch;
+    for (int i = 0; i < o->num_widths; ++i) {
+      char tool[32];
+      snprintf(tool, sizeof tool, "dualbatch-w%d", o->widths[i]);
+      dual_context_set_width(ctx, o->widths[i]);
+      row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+    }
+    dual_context_set_width(ctx, 0);
+    setenv("DUALBATCH_GPU_REGFILE", "global", 1); /* register files in global memory instead */
+    row(w->name, b.count, "dualbatch-globalrf", "device", time_calls(ctx, prog, &b, o->reps));
+    unsetenv("DUALBATCH_GPU_REGFILE");
+  }
+  cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(ds);
+  if (o->host) { /* host arrays: the library copies in and out through its pinned staging */
+    for (int i = 0; i < o->num_batches; ++i) {
+      const int64_t B = (int64_t)o->batches[i];
+      if (B > bmax || (double)B * (double)per_point > 40e9) continue; /* host RAM */
+      double *y = xmalloc(sizeof(double) * (size_t)(B * m)), *J = xmalloc(sizeof(double) * (size_t)(B * m * n));
+      int32_t *st = xmalloc(sizeof(int32_t) * (size_t)B);
+      dual_batch h = b;
+      h.memory = DUAL_MEMORY_HOST, h.count = B;
+      h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.status = st;
+      row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, &h, o->reps < 5 ? o->reps : 5));
+      free(y), free(J), free(st);
+    }
+  }
+  free(x), free(p);
+  dual_program_destroy(&prog);
+}
+
+static int parse_list(const char *s, double *out, int cap) {
+  int k = 0;
+  char *copy = strdup(s), *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t && k < cap; t = strtok_r(NULL, ",", &save))
+    out[k++] = strtod(t, NULL);
+  free(copy);
+  return k;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  memset(&o, 0, sizeof o);
+  o.run[0] = o.run[1] = 1;
+  o.num_batches = parse_list("1e4,1e5,1e6,1e7", o.batches, MAX_BATCHES);
+  o.reps = 20;
+  o.host = 1;
+  o.width_batch = 1e6;
+  const char *commit = "unknown";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(a, "--workload") == 0 && v) {
+      o.run[0] = strcmp(v, "ba") == 0, o.run[1] = strcmp(v, "kin") == 0, ++i;
+    } else if (strcmp(a, "--batches") == 0 && v) {
+      o.num_batches = parse_list(v, o.batches, MAX_BATCHES), ++i;
+    } else if (strcmp(a, "--widths") == 0 && v) {
+      double ws[MAX_WIDTHS];
+      o.num_widths = parse_list(v, ws, MAX_WIDTHS), ++i;
+      for (int k = 0; k < o.num_widths; ++k) o.widths[k] = (int)ws[k];
+    } else if (strcmp(a, "--width-batch") == 0 && v) {
+      o.width_batch = strtod(v, NULL), ++i;
+    } else if (strcmp(a, "--reps") == 0 && v) {
+      o.reps = atoi(v), ++i;
+    } else if (strcmp(a, "--dir") == 0 && v) {
+      o.dir = v, ++i;
+    } else if (strcmp(a, "--commit") == 0 && v) {
+      commit = v, ++i;
+    } else if (strcmp(a, "--no-host") == 0) {
+      o.host = 0;
+    } else {
+      fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin] [--batches 1e4,...] "
+              "[--widths 8,16,32] [--width-batch B] [--reps N] [--dir DIR] [--commit SHA] [--no-host]\n");
+      return 2;
+    }
+  }
+  if (o.reps < 1) o.reps = 1;
+  dual_context *ctx = NULL;
+  if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS) {
+    fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
+    return 2;
+  }
+  struct cudaDeviceProp prop;
+  CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+  char date[64];
+  time_t t = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&t));
+  printf("META\tmachine\t%s (%d SMs, %.0f GiB), %s\n", prop.name, prop.multiProcessorCount,
+         (double)prop.totalGlobalMem / (1u << 30), "FP64, median of timed calls after warm-up");
+  printf("META\tdate\t%s\n", date);
+  printf("META\tcommit\t%s\n", commit);
+  for (int k = 0; k < 2; ++k)
+    if (o.run[k]) run_workload(&o, &WORKLOADS[k], ctx);
+  dual_context_destroy(&ctx);
+  return 0;
+}

@@ -1,0 +1,122 @@
+# gpu_table.py — Markdown tables of the GPU benchmark: dualbatch (device and host arrays) against
+# the JAX and PyTorch peers, one table per workload, with the roofline fraction of dualbatch.
+#
+#   python3 bench/gpu_table.py FILE...
+#
+# Reads tab-separated lines from the C benchmark and the peers (bench/peers/*_peer.py):
+#   ROW  <workload> <B> <tool> <access> <seconds_per_call> <points_per_s> <max_rel_diff>
+#   ROOF <workload> <flops_per_point> <bytes_per_point> <roofline_points_per_s> <compute|memory>
+#   META <key> <value>
+# and ignores every other line.  A later ROW for the same (workload, B, tool, access) replaces an
+# earlier one.  Exits nonzero when no ROW line was found.
+import sys
+
+DASH = "—"
+COLUMNS = ["B", "dualbatch device (pts/s)", "dualbatch host-arrays (pts/s)", "JAX (pts/s)",
+           "PyTorch (pts/s)", "dualbatch / JAX", "dualbatch / PyTorch",
+           "ms per call (dualbatch / JAX)", "roofline fraction", "max rel diff (JAX, PyTorch)"]
+
+
+def number(s):
+    try:
+        return float(s)
+    except ValueError:
+        return None  # "oom", "error", "-"
+
+
+def read(paths):
+    rows, roofs, meta = {}, {}, []
+    for path in paths:
+        with open(path) as fh:
+            for line in fh:
+                f = line.rstrip("\n").split("\t")
+                if f[0] == "ROW" and len(f) >= 8:
+                    wl, b, tool, access, sec, pps, diff = f[1:8]
+                    rows[wl, int(float(b)), tool, access] = (number(sec), pps, number(diff))
+                elif f[0] == "ROOF" and len(f) >= 6:
+                    roofs[f[1]] = f[2:6]
+                elif f[0] == "META" and len(f) >= 3:
+                    meta.append((f[1], "\t".join(f[2:])))
+    return rows, roofs, meta
+
+
+def g3(v):
+    """%.3g with a short exponent: 2.62e8, 9.5e5, 412."""
+    m, _, e = ("%.3g" % v).partition("e")
+    return m + ("e%d" % int(e) if e else "")
+
+
+def batch(b):
+    """1e6 for powers of ten, the plain integer otherwise."""
+    e = len(str(b)) - 1
+    return "1e%d" % e if b == 10 ** e and e >= 3 else str(b)
+
+
+def table(wl, rows, roof):
+    def get(b, tool, access="device"):
+        return rows.get((wl, b, tool, access))
+
+    def pps(r):  # the points/s cell: a number, or "oom"/"error" as the tool reported it
+        if r is None:
+            return DASH
+        v = number(r[1])
+        return g3(v) if v is not None else r[1]
+
+    def rate(r):
+        return None if r is None else number(r[1])
+
+    def ratio(a, b):
+        return g3(a / b) + "×" if a and b else DASH
+
+    def ms(r):
+        return g3(r[0] * 1e3) if r and r[0] is not None else DASH
+
+    def diff(r):
+        return "%.1e" % r[2] if r and r[2] is not None else DASH
+
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS))
+    for b in sorted({k[1] for k in rows if k[0] == wl}):
+        ours, host = get(b, "dualbatch"), get(b, "dualbatch", "host")
+        jax, torch = get(b, "jax"), get(b, "pytorch")
+        frac = DASH
+        if roof and rate(ours) and number(roof[2]):
+            frac = "%.1f%%" % (100 * rate(ours) / number(roof[2]))
+        cells = [batch(b), pps(ours), pps(host), pps(jax), pps(torch),
+                 ratio(rate(ours), rate(jax)), ratio(rate(ours), rate(torch)),
+                 "%s / %s" % (ms(ours), ms(jax)), frac, "%s, %s" % (diff(jax), diff(torch))]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    others = sorted({(k[2], k[3]) for k in rows if k[0] == wl}
+                    - {("dualbatch", "device"), ("dualbatch", "host"), ("jax", "device"),
+                       ("pytorch", "device")})
+    for tool, access in others:  # e.g. pytorch-compile
+        cells = ["B = %s: %s pts/s" % (batch(k[1]), pps(r)) for k, r in sorted(rows.items())
+                 if k[0] == wl and k[2:] == (tool, access)]
+        print("%s (%s): %s.  " % (tool, access, "; ".join(cells)))
+    if roof:
+        flops, nbytes, roof_pps, bound = roof
+        print("Roofline: %s flop/point, %s bytes/point, %s bound: %s points/s."
+              % (flops, nbytes, bound, g3(number(roof_pps) or 0)))
+    else:
+        print("Roofline: no ROOF line for %s." % wl)
+    print()
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: python3 bench/gpu_table.py FILE...")
+    rows, roofs, meta = read(sys.argv[1:])
+    if not rows:
+        sys.exit("gpu_table.py: no ROW lines in " + " ".join(sys.argv[1:]))
+    for key, value in meta:
+        print("- %s: %s" % (key, value))
+    if meta:
+        print()
+    for wl in dict.fromkeys(k[0] for k in rows):  # workloads in order of first appearance
+        print("### %s\n" % wl)
+        table(wl, rows, roofs.get(wl))
+
+
+if __name__ == "__main__":
+    main()

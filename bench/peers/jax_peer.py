@@ -1,0 +1,194 @@
+# jax_peer.py — the JAX peer of the GPU benchmark: per-point values and FP64 Jacobians of the
+# ba and kin workloads (BENCHMARKS.md "Workloads") with jit(vmap(jacfwd(f))), timed on one device.
+#
+#   python3 bench/peers/jax_peer.py --dir DIR [--workloads ba,kin] [--batches 1e4,1e5,1e6,1e7]
+#                                   [--reps 20] [--device gpu|cpu] [--kin-form loop|stoich]
+#
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64) and our
+# library's results for the first K points (ba_ref.f64, kin_ref.f64).  Prints an INFO line, then
+# per (workload, B) one tab-separated line
+#   ROW <workload> <B> jax device <seconds_per_call> <points_per_s> <max_rel_diff>
+# (median of --reps calls after compile + 2 warm-up calls).  Diagnostics go to stderr.
+# kin is traced either reaction by reaction (--kin-form loop, the default: one elementwise graph
+# that XLA fuses) or as gathers and a product with the 32x64 stoichiometric matrix (stoich).
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+# Let one big batch use most of the GPU (JAX's default pool is 75% of it); the caller may override.
+os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+
+def ba(x, feat):
+    """Reprojection residual r[2] of one observation, x = (cam[11], X[3], w): programs/ba.db."""
+    rot, C, f, u, k1, k2 = x[0:3], x[3:6], x[6], x[7:9], x[9], x[10]
+    X, w = x[11:14], x[14]
+    d = X - C
+    theta2 = jnp.sum(rot * rot)
+    big = theta2 > 0
+    theta = jnp.sqrt(jnp.where(big, theta2, 1.0))  # the unused branch stays finite at theta2 = 0
+    ct, st = jnp.cos(theta), jnp.sin(theta)
+    a = rot * (1 / theta)  # unit axis
+    t = jnp.sum(a * d) * (1 - ct)
+    rodrigues = d * ct + jnp.cross(a, d) * st + a * t
+    first_order = d + jnp.cross(rot, d)
+    xc = jnp.where(big, rodrigues, first_order)
+    p = xc[0:2] / xc[2]
+    s = p[0] * p[0] + p[1] * p[1]
+    L = 1 + k1 * s + k2 * s * s
+    return w * (p * L * f + u - feat)
+
+
+# kin: reaction r consumes A[r] and B[r], makes 2 of C[r], at rate K[r] exp(-E[r] x31) x_A x_B.
+R = np.arange(64)
+A, B, C = R % 32, (7 * R + 3) % 32, (13 * R + 5) % 32
+K, E = 1 + 0.01 * R, 0.1 * (R % 5)
+S = np.zeros((32, 64))  # stoichiometric matrix: f = -0.1 x + S @ rate
+np.add.at(S, (A, R), -1.0)
+np.add.at(S, (B, R), -1.0)
+np.add.at(S, (C, R), 2.0)
+
+
+def kin_loop(x):
+    """Mass-action kinetics f[32], unrolled at trace time into one elementwise graph (fusible)."""
+    f = [-0.1 * x[i] for i in range(32)]
+    for r in range(64):
+        rate = K[r] * jnp.exp(-E[r] * x[31]) * x[A[r]] * x[B[r]]
+        f[A[r]] = f[A[r]] - rate
+        f[B[r]] = f[B[r]] - rate
+        f[C[r]] = f[C[r]] + 2 * rate
+    return jnp.stack(f)
+
+
+def kin_stoich(x):
+    """The same kinetics as gathers and one product with the constant stoichiometric matrix."""
+    rate = K * jnp.exp(-E * x[31]) * x[A] * x[B]
+    return -0.1 * x + S @ rate
+
+
+def values_and_jacobian(f):
+    """x -> (f(x), df/dx) in one forward-mode pass: the value rides along as jacfwd's aux output."""
+    def pair(*a):
+        y = f(*a)
+        return y, y
+
+    jac = jax.jacfwd(pair, has_aux=True)
+
+    def g(*a):
+        J, y = jac(*a)
+        return y, J
+
+    return g
+
+
+# workload -> (input columns n, parameter columns, outputs m)
+SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32)}
+
+
+def read_points(d, name, cols, count=None):
+    """The first count rows (all without count) of a raw little-endian float64 [rows][cols] file."""
+    data = np.fromfile(os.path.join(d, name), "<f8", -1 if count is None else count * cols)
+    return data.reshape(-1, cols)
+
+
+def load_refs(d, wl, n, m):
+    """Our library's results for the first K points: m values, then J [m][n], per point."""
+    name = wl + "_ref.f64"
+    return read_points(d, name, m + m * n) if os.path.exists(os.path.join(d, name)) else None
+
+
+def max_rel_diff(vals, jac, ref, n, m):
+    """Max over points of the values' and each Jacobian row's max |peer - ref| / max |ref|."""
+    rv, rj = ref[:, :m], ref[:, m:].reshape(-1, m, n)
+    dv = np.abs(vals - rv).max(axis=1) / np.maximum(np.abs(rv).max(axis=1), 1e-300)
+    dj = np.abs(jac - rj).max(axis=2) / np.maximum(np.abs(rj).max(axis=2), 1e-300)
+    return float(np.max([dv.max(), dj.max()]))
+
+
+def measure(fn, args, reps, k):
+    """Median seconds per call, and the first k points' (values, Jacobian) on the host."""
+    out = jax.block_until_ready(fn(*args))  # compile and first call
+    first = [np.asarray(o[:k]) for o in out]
+    del out  # at most one result alive: kin's Jacobian at B = 1e7 is 82 GB
+    for _ in range(2):
+        jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+        del out
+    return statistics.median(times), first
+
+
+def run_one(wl, b, args, device, ref):
+    n, p, m = SHAPES[wl]
+    host = [read_points(args.dir, wl + "_x.f64", n, b)]
+    if p:
+        host.append(read_points(args.dir, wl + "_feat.f64", p, b))
+    f = ba if wl == "ba" else (kin_loop if args.kin_form == "loop" else kin_stoich)
+    fn = jax.jit(jax.vmap(values_and_jacobian(f)))
+    xs = [jax.device_put(h, device) for h in host]
+    del host
+    k = 0 if ref is None else min(len(ref), b)
+    sec, (vals, jac) = measure(fn, xs, args.reps, k)
+    diff = max_rel_diff(vals, jac, ref[:k], n, m) if k else None
+    return sec, diff
+
+
+def row(wl, b, sec, pps, diff):
+    num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
+    print("ROW\t%s\t%d\tjax\tdevice\t%s\t%s\t%s" % (wl, b, num(sec), num(pps), num(diff)),
+          flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="JAX peer of the dualbatch GPU benchmark")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--workloads", default="ba,kin")
+    ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
+    ap.add_argument("--kin-form", choices=["loop", "stoich"], default="loop")
+    args = ap.parse_args()
+
+    device = jax.devices(args.device)[0]
+    print("INFO\tjax\tjax %s, %s (%s), kin form %s"
+          % (jax.__version__, device.device_kind, device.platform, args.kin_form), flush=True)
+    batches = [int(float(s)) for s in args.batches.split(",")]
+    for wl in args.workloads.split(","):
+        n, p, m = SHAPES[wl]
+        names = [wl + "_x.f64"] + ([wl + "_feat.f64"] if p else [])
+        if not all(os.path.exists(os.path.join(args.dir, nm)) for nm in names):
+            print("jax_peer: %s: input files missing in %s, skipped" % (wl, args.dir),
+                  file=sys.stderr)
+            continue
+        bmax = os.path.getsize(os.path.join(args.dir, names[0])) // (8 * n)
+        ref = load_refs(args.dir, wl, n, m)
+        for b in batches:
+            if b > bmax:
+                print("jax_peer: %s: B = %d > %d points in %s, skipped" % (wl, b, bmax, args.dir),
+                      file=sys.stderr)
+                continue
+            try:
+                sec, diff = run_one(wl, b, args, device, ref)
+                row(wl, b, sec, b / sec, diff)
+            except Exception as e:  # noqa: BLE001 — one failed size must not end the run
+                msg = str(e)
+                oom = "RESOURCE_EXHAUSTED" in msg or "out of memory" in msg.lower()
+                print("jax_peer: %s B = %d: %s" % (wl, b, msg.splitlines()[0] if msg else repr(e)),
+                      file=sys.stderr)
+                row(wl, b, None, "oom" if oom else "error", None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+# torch_peer.py — the PyTorch peer of the GPU benchmark: per-point values and FP64 Jacobians of
+# the ba and kin workloads (BENCHMARKS.md "Workloads") with torch.func.vmap(torch.func.jacfwd(f)).
+#
+#   python3 bench/peers/torch_peer.py --dir DIR [--workloads ba,kin] [--batches 1e4,1e5,1e6,1e7]
+#                                     [--reps 20] [--device gpu|cpu] [--kin-form stoich|loop]
+#                                     [--compile]
+#
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64) and our
+# library's results for the first K points (ba_ref.f64, kin_ref.f64).  Prints an INFO line, then
+# per (workload, B) one tab-separated line
+#   ROW <workload> <B> pytorch device <seconds_per_call> <points_per_s> <max_rel_diff>
+# (median of --reps calls after 3 warm-up calls); --compile adds rows for tool "pytorch-compile"
+# (the same function through torch.compile).  Diagnostics go to stderr.  kin is written with
+# gathers and a product with the 32x64 stoichiometric matrix (--kin-form stoich, the default: a
+# dozen kernels per call in eager mode) or reaction by reaction (loop: about a thousand kernels).
+import argparse
+import gc
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+from torch.func import jacfwd, vmap
+
+
+def ba(x, feat):
+    """Reprojection residual r[2] of one observation, x = (cam[11], X[3], w): programs/ba.db."""
+    rot, C, f, u, k1, k2 = x[0:3], x[3:6], x[6], x[7:9], x[9], x[10]
+    X, w = x[11:14], x[14]
+    d = X - C
+    theta2 = torch.sum(rot * rot)
+    big = theta2 > 0
+    theta = torch.sqrt(torch.where(big, theta2, torch.ones_like(theta2)))  # finite at theta2 = 0
+    ct, st = torch.cos(theta), torch.sin(theta)
+    a = rot * (1 / theta)  # unit axis
+    t = torch.sum(a * d) * (1 - ct)
+    rodrigues = d * ct + torch.linalg.cross(a, d) * st + a * t
+    first_order = d + torch.linalg.cross(rot, d)
+    xc = torch.where(big, rodrigues, first_order)
+    p = xc[0:2] / xc[2]
+    s = p[0] * p[0] + p[1] * p[1]
+    L = 1 + k1 * s + k2 * s * s
+    return w * (p * L * f + u - feat)
+
+
+# kin: reaction r consumes A[r] and B[r], makes 2 of C[r], at rate K[r] exp(-E[r] x31) x_A x_B.
+R = np.arange(64)
+A, B, C = R % 32, (7 * R + 3) % 32, (13 * R + 5) % 32
+K, E = 1 + 0.01 * R, 0.1 * (R % 5)
+S = np.zeros((32, 64))  # stoichiometric matrix: f = -0.1 x + S @ rate
+np.add.at(S, (A, R), -1.0)
+np.add.at(S, (B, R), -1.0)
+np.add.at(S, (C, R), 2.0)
+
+
+def kin_stoich(device):
+    """Mass-action kinetics f[32] as gathers and one product with the stoichiometric matrix."""
+    a, b, k, e, s = (torch.as_tensor(v, device=device) for v in (A, B, K, E, S))
+
+    def f(x):
+        rate = k * torch.exp(-e * x[31]) * x[a] * x[b]
+        return -0.1 * x + s @ rate
+
+    return f
+
+
+def kin_loop(device):
+    """The same kinetics reaction by reaction, as programs/kin.db (eager: one kernel per op)."""
+    def f(x):
+        y = [-0.1 * x[i] for i in range(32)]
+        for r in range(64):
+            a, b, c = int(A[r]), int(B[r]), int(C[r])
+            rate = float(K[r]) * torch.exp(-float(E[r]) * x[31]) * x[a] * x[b]
+            y[a] = y[a] - rate
+            y[b] = y[b] - rate
+            y[c] = y[c] + 2 * rate
+        return torch.stack(y)
+
+    return f
+
+
+def values_and_jacobian(f):
+    """x -> (f(x), df/dx) in one forward-mode pass: the value rides along as jacfwd's aux output."""
+    def pair(*a):
+        y = f(*a)
+        return y, y
+
+    jac = jacfwd(pair, has_aux=True)
+
+    def g(*a):
+        J, y = jac(*a)
+        return y, J
+
+    return g
+
+
+# workload -> (input columns n, parameter columns, outputs m)
+SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32)}
+
+
+def read_points(d, name, cols, count=None):
+    """The first count rows (all without count) of a raw little-endian float64 [rows][cols] file."""
+    data = np.fromfile(os.path.join(d, name), "<f8", -1 if count is None else count * cols)
+    return data.reshape(-1, cols)
+
+
+def load_refs(d, wl, n, m):
+    """Our library's results for the first K points: m values, then J [m][n], per point."""
+    name = wl + "_ref.f64"
+    return read_points(d, name, m + m * n) if os.path.exists(os.path.join(d, name)) else None
+
+
+def max_rel_diff(vals, jac, ref, n, m):
+    """Max over points of the values' and each Jacobian row's max |peer - ref| / max |ref|."""
+    rv, rj = ref[:, :m], ref[:, m:].reshape(-1, m, n)
+    dv = np.abs(vals - rv).max(axis=1) / np.maximum(np.abs(rv).max(axis=1), 1e-300)
+    dj = np.abs(jac - rj).max(axis=2) / np.maximum(np.abs(rj).max(axis=2), 1e-300)
+    return float(np.max([dv.max(), dj.max()]))
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(fn, args, reps, k, device):
+    """Median seconds per call, and the first k points' (values, Jacobian) on the host."""
+    out = fn(*args)  # first call (compiles under --compile)
+    first = [o[:k].cpu().numpy() for o in out]
+    del out  # at most one result alive: kin's Jacobian at B = 1e7 is 82 GB
+    for _ in range(2):
+        fn(*args)
+    sync(device)
+    times = []
+    for _ in range(reps):
+        sync(device)
+        t0 = time.perf_counter()
+        out = fn(*args)
+        sync(device)
+        times.append(time.perf_counter() - t0)
+        del out
+    return statistics.median(times), first
+
+
+def run_one(wl, b, args, device, ref, compiled):
+    n, p, m = SHAPES[wl]
+    host = [read_points(args.dir, wl + "_x.f64", n, b)]
+    if p:
+        host.append(read_points(args.dir, wl + "_feat.f64", p, b))
+    if wl == "ba":
+        f = ba
+    else:
+        f = (kin_loop if args.kin_form == "loop" else kin_stoich)(device)
+    fn = vmap(values_and_jacobian(f))
+    if compiled:
+        fn = torch.compile(fn, dynamic=False)
+    xs = [torch.from_numpy(h).to(device) for h in host]
+    del host
+    k = 0 if ref is None else min(len(ref), b)
+    sec, (vals, jac) = measure(fn, xs, args.reps, k, device)
+    diff = max_rel_diff(vals, jac, ref[:k], n, m) if k else None
+    return sec, diff
+
+
+def row(wl, b, tool, sec, pps, diff):
+    num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
+    print("ROW\t%s\t%d\t%s\tdevice\t%s\t%s\t%s" % (wl, b, tool, num(sec), num(pps), num(diff)),
+          flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="PyTorch peer of the dualbatch GPU benchmark")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--workloads", default="ba,kin")
+    ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
+    ap.add_argument("--kin-form", choices=["stoich", "loop"], default="stoich")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time torch.compile of the same function (tool pytorch-compile)")
+    args = ap.parse_args()
+
+    device = torch.device("cuda" if args.device == "gpu" else "cpu")
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    print("INFO\tpytorch\ttorch %s, %s (%s), kin form %s" % (torch.__version__, name, device.type,
+                                                            args.kin_form), flush=True)
+    batches = [int(float(s)) for s in args.batches.split(",")]
+    tools = [("pytorch", False)] + ([("pytorch-compile", True)] if args.compile else [])
+    for wl in args.workloads.split(","):
+        n, p, m = SHAPES[wl]
+        names = [wl + "_x.f64"] + ([wl + "_feat.f64"] if p else [])
+        if not all(os.path.exists(os.path.join(args.dir, nm)) for nm in names):
+            print("torch_peer: %s: input files missing in %s, skipped" % (wl, args.dir),
+                  file=sys.stderr)
+            continue
+        bmax = os.path.getsize(os.path.join(args.dir, names[0])) // (8 * n)
+        ref = load_refs(args.dir, wl, n, m)
+        for b in batches:
+            if b > bmax:
+                print("torch_peer: %s: B = %d > %d points in %s, skipped" % (wl, b, bmax, args.dir),
+                      file=sys.stderr)
+                continue
+            for tool, compiled in tools:
+                try:
+                    sec, diff = run_one(wl, b, args, device, ref, compiled)
+                    row(wl, b, tool, sec, b / sec, diff)
+                except Exception as e:  # noqa: BLE001 — one failed size must not end the run
+                    msg = str(e)
+                    oom = "out of memory" in msg.lower()
+                    print("torch_peer: %s B = %d %s: %s" % (wl, b, tool, msg.splitlines()[0] if msg
+                                                            else repr(e)), file=sys.stderr)
+                    row(wl, b, tool, None, "oom" if oom else "error", None)
+                gc.collect()
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
