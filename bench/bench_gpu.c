@@ -46,6 +46,8 @@ typedef struct options {
   int num_batches;
   int widths[MAX_WIDTHS]; /* forced widths measured at the width-study batch */
   int num_widths;
+  int groups[MAX_WIDTHS]; /* threads per point measured at the study batch */
+  int num_groups;
   double width_batch;
   int reps;
   const char *dir;
@@ -232,19 +234,33 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = B;
     row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, &b, o->reps));
   }
-  /* width study: the same call with each forced width */
+  /* width study: the same call with each forced width, register files in global memory (the
+   * default) and in shared memory (when a block fits) */
   if (o->num_widths > 0 && (int64_t)o->width_batch <= bmax) {
     b.count = (int64_t)o->width_batch;
-    for (int i = 0; i < o->num_widths; ++i) {
-      char tool[32];
-      snprintf(tool, sizeof tool, "dualbatch-w%d", o->widths[i]);
-      dual_context_set_width(ctx, o->widths[i]);
-      row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+    for (int rf = 0; rf < 2; ++rf) {
+      if (rf == 1) setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
+      for (int i = 0; i < o->num_widths; ++i) {
+        char tool[48];
+        snprintf(tool, sizeof tool, "dualbatch-w%d%s", o->widths[i], rf ? "-sharedrf" : "");
+        dual_context_set_width(ctx, o->widths[i]);
+        row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+      }
+      unsetenv("DUALBATCH_GPU_REGFILE");
     }
     dual_context_set_width(ctx, 0);
-    setenv("DUALBATCH_GPU_REGFILE", "global", 1); /* register files in global memory instead */
-    row(w->name, b.count, "dualbatch-globalrf", "device", time_calls(ctx, prog, &b, o->reps));
-    unsetenv("DUALBATCH_GPU_REGFILE");
+    for (int rf = 0; rf < 2; ++rf) { /* threads per point, at the default width */
+      if (rf == 1) setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
+      for (int i = 0; i < o->num_groups; ++i) {
+        char tool[48], val[16];
+        snprintf(tool, sizeof tool, "dualbatch-g%d%s", o->groups[i], rf ? "-sharedrf" : "");
+        snprintf(val, sizeof val, "%d", o->groups[i]);
+        setenv("DUALBATCH_GPU_GROUP", val, 1);
+        row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+      }
+      unsetenv("DUALBATCH_GPU_GROUP");
+      unsetenv("DUALBATCH_GPU_REGFILE");
+    }
   }
   cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(ds);
   if (o->host) { /* host arrays: the library copies in and out through its pinned staging */
@@ -292,6 +308,10 @@ int main(int argc, char **argv) {
       double ws[MAX_WIDTHS];
       o.num_widths = parse_list(v, ws, MAX_WIDTHS), ++i;
       for (int k = 0; k < o.num_widths; ++k) o.widths[k] = (int)ws[k];
+    } else if (strcmp(a, "--groups") == 0 && v) {
+      double gs[MAX_WIDTHS];
+      o.num_groups = parse_list(v, gs, MAX_WIDTHS), ++i;
+      for (int k = 0; k < o.num_groups; ++k) o.groups[k] = (int)gs[k];
     } else if (strcmp(a, "--width-batch") == 0 && v) {
       o.width_batch = strtod(v, NULL), ++i;
     } else if (strcmp(a, "--reps") == 0 && v) {
@@ -304,7 +324,7 @@ int main(int argc, char **argv) {
       o.host = 0;
     } else {
       fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin] [--batches 1e4,...] "
-              "[--widths 8,16,32] [--width-batch B] [--reps N] [--dir DIR] [--commit SHA] [--no-host]\n");
+              "[--widths 8,16,32] [--groups 1,4] [--width-batch B] [--reps N] [--dir DIR] [--commit SHA] [--no-host]\n");
       return 2;
     }
   }

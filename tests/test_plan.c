@@ -31,7 +31,7 @@
 #define NPAR 2
 #define NOUT 3
 #define B 37
-#define S 3 /* points sharing one register file: slots of a point are S doubles apart */
+#define SHARE 3u /* points sharing one register file: a point's tangent slots are SHARE apart */
 
 static int64_t passes_of(const dual_program *prog, int mode, int width) {
   if (mode != DUAL_MODE_JACOBIAN && mode != DUAL_MODE_GRADIENT) return 1;
@@ -74,9 +74,10 @@ static void check_slots(const dual_program *prog, const dual_plan_instr *recs, i
   free(def);
 }
 
-/* Run `mode` at `width` through the plan and the per-point interpreter; compare with the CPU
- * engine's results (y, d, status) bitwise (NaN payloads aside). */
-static void check_mode(dual_context *ctx, const dual_program *prog, int mode, int width,
+/* Run `mode` at `width` through the plan and the per-point interpreter, each point by a group of
+ * `group` emulated threads run one after the other (each its own values, the point's tangents
+ * shared); compare with the CPU engine's results (y, d, status) bitwise (NaN payloads aside). */
+static void check_mode(dual_context *ctx, const dual_program *prog, int mode, int width, int group,
                        const double *x, const double *p, const double *v) {
   const int64_t n = prog->n_in, np = prog->n_par, m = prog->n_out;
   const int64_t nd = mode == DUAL_MODE_JACOBIAN ? m * n : (mode == DUAL_MODE_JVP ? m : 0);
@@ -109,13 +110,19 @@ static void check_mode(dual_context *ctx, const dual_program *prog, int mode, in
   a.n_regs = prog->n_regs, a.n_slots = (int32_t)n_slots;
   a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1, a.v = v, a.v_ps = n, a.v_es = 1;
   a.y = y1, a.y_ps = m, a.y_es = 1, a.d = d1, a.d_ps = nd, a.d_rs = b.d_rs, a.d_cs = b.d_cs;
-  const int64_t foot = prog->n_regs + n_slots;
-  double *rf = malloc(sizeof(double) * (size_t)(foot * S + 1));
+  const uint32_t G = w > 0 ? (uint32_t)group : 1u, S = SHARE * G;
+  const size_t nv = (size_t)prog->n_regs * S, nt = (size_t)n_slots * SHARE;
+  double *vals = malloc(sizeof(double) * (nv + 1)), *tans = malloc(sizeof(double) * (nt + 1));
   for (int64_t pt = 0; pt < B; ++pt) {
-    double *R = rf + pt % S; /* the point's column of a register file shared by S points */
-    for (int64_t i = 0; i < foot * S; ++i) rf[i] = NAN; /* stale slots would show */
-    s1[pt] = w > 0 ? dual_point_run_w1(&a, R, R + prog->n_regs * S, S, pt)
-                   : dual_point_run_w0(&a, R, R + prog->n_regs * S, S, pt);
+    for (size_t i = 0; i < nv; ++i) vals[i] = NAN; /* stale registers would show */
+    for (size_t i = 0; i < nt; ++i) tans[i] = NAN;
+    const uint32_t col = (uint32_t)(pt % SHARE);
+    s1[pt] = 0;
+    for (uint32_t lane = 0; lane < G; ++lane) {
+      double *V = vals + col * G + lane, *T = tans + col;
+      s1[pt] |= w > 0 ? dual_point_run_w1(&a, V, T, S, SHARE, pt, lane, G)
+                      : dual_point_run_w0(&a, V, T, S, SHARE, pt, 0u, 1u);
+    }
   }
   for (int64_t i = 0; i < B * m; ++i)
     cr_assert(memcmp(&y0[i], &y1[i], 8) == 0 || (isnan(y0[i]) && isnan(y1[i])),
@@ -124,7 +131,7 @@ static void check_mode(dual_context *ctx, const dual_program *prog, int mode, in
     cr_assert(memcmp(&d0[i], &d1[i], 8) == 0 || (isnan(d0[i]) && isnan(d1[i])),
               "mode %d width %d derivative %lld: %.17g vs %.17g", mode, w, (long long)i, d0[i], d1[i]);
   cr_assert(memcmp(s0, s1, sizeof s0) == 0, "mode %d width %d: status differs", mode, w);
-  free(rf), free(recs), free(y0), free(y1), free(d0), free(d1);
+  free(vals), free(tans), free(recs), free(y0), free(y1), free(d0), free(d1);
 }
 
 static void check_program(dual_context *ctx, const dual_program *prog, uint64_t *rng) {
@@ -134,9 +141,10 @@ static void check_program(dual_context *ctx, const dual_program *prog, uint64_t 
   for (int64_t i = 0; i < B * n; ++i) x[i] = rp_uniform(rng, -1.5, 1.5), v[i] = rp_uniform(rng, -1, 1);
   for (int64_t i = 0; i < B * np; ++i) p[i] = rp_uniform(rng, -1.5, 1.5);
   if (B * n > 11) x[5] = 0.0, x[11] = 1.0; /* kinks and singular points */
-  check_mode(ctx, prog, DUAL_MODE_EVAL, 0, x, p, v);
-  check_mode(ctx, prog, DUAL_MODE_JVP, 1, x, p, v);
-  for (int w = 1; w <= 32; w *= 2) check_mode(ctx, prog, DUAL_MODE_JACOBIAN, w, x, p, v);
+  check_mode(ctx, prog, DUAL_MODE_EVAL, 0, 1, x, p, v);
+  check_mode(ctx, prog, DUAL_MODE_JVP, 1, 1, x, p, v);
+  for (int w = 1; w <= 32; w *= 2)
+    for (int g = 1; g <= 8; g *= 2) check_mode(ctx, prog, DUAL_MODE_JACOBIAN, w, g, x, p, v);
   free(x), free(p), free(v);
 }
 

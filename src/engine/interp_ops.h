@@ -15,6 +15,7 @@
  *                        slot o (the GPU's layout; defaults to DUAL_TAN(r, k))
  *   DUAL_TSTEP           distance between consecutive lanes' rows of one operand
  *   DUAL_INPLACE         (optional) whether dst shares a's tangent storage; default dst == ra
+ *   DUAL_LANE_FIRST(k0), DUAL_LANE_STEP (optional) the lanes of a run this instance computes
  *   and the variables: dst, ra, rb, rc (registers), ma, mb, mc (the operands' lane masks of
  *   this pass, lanes.h), pa/pb/pc (partial scratch rows), st (per-point flag words), and for
  *   DUAL_TANP the slot offsets od, oa, ob, oc.
@@ -63,6 +64,12 @@
 #ifndef DUAL_TANP
 #define DUAL_TANP(r, o, m, k) DUAL_TAN(r, k)
 #endif
+/* An engine that splits a pass's lanes over several threads walks only its own lanes of a run:
+ * the first one (relative to the run's start k0) and the step.  Default: every lane. */
+#ifndef DUAL_LANE_FIRST
+#define DUAL_LANE_FIRST(k0) 0
+#define DUAL_LANE_STEP 1
+#endif
 #define DUAL_LANE_LOOP(mask, ua, ub, uc, expr)                                                   \
   for (uint32_t m_ = (mask); m_ != 0u;) {                                                        \
     const int k0_ = DUAL_CTZ(m_);                                                                \
@@ -73,7 +80,7 @@
     const double *ta0_ = (ua) ? DUAL_TANP(ra, oa, ma, k0_) : tr0_;                               \
     const double *tb0_ = (ub) ? DUAL_TANP(rb, ob, mb, k0_) : tr0_;                               \
     const double *tc0_ = (uc) ? DUAL_TANP(rc, oc, mc, k0_) : tr0_;                               \
-    for (int j_ = 0; j_ < k1_ - k0_; ++j_) {                                                     \
+    for (int j_ = DUAL_LANE_FIRST(k0_); j_ < k1_ - k0_; j_ += DUAL_LANE_STEP) {                  \
       double *tr = tr0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                                     \
       const double *ta = ta0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
       const double *tb = tb0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \

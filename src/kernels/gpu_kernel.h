@@ -15,14 +15,15 @@ extern "C" {
 #endif
 
 /* Everything one launch needs; pointers are device pointers.  Array strides are in elements, as
- * in dual_batch.  The per-point register file (n_regs values, then n_slots packed tangents, one
- * double each, point index fastest within a block) is in shared memory, or in global `scratch`
- * (slab doubles per block) when it does not fit there. */
+ * in dual_batch.  Each point is run by a group of `group` threads (interp_point.h).  A block's
+ * register files — the values of each thread ([n_regs][threads]), then the packed tangents of
+ * each point ([n_slots][tstride], tstride >= points per block, padded against bank conflicts) —
+ * are in shared memory, or in global `scratch` (slab doubles per block) when they do not fit. */
 typedef struct dual_gpu_args {
   const dual_plan_instr *plan; /* [passes][n_instr], passes pass0 .. pass0 + passes - 1 */
   int64_t n_instr, count;
   int32_t pass0, passes, width, mode, n_in;
-  int32_t n_regs, n_slots;
+  int32_t n_regs, n_slots, group, tstride;
   const double *x, *p, *v;
   int64_t x_ps, x_es, p_ps, p_es, v_ps, v_es;
   double *y, *d;
@@ -33,17 +34,22 @@ typedef struct dual_gpu_args {
   int64_t slab;
 } dual_gpu_args;
 
-/* Launch geometry chosen for a footprint (doubles per point) and derivative kind. */
+/* Launch geometry for a program shape. */
 typedef struct dual_gpu_geometry {
   int threads;       /* per block */
+  int group;         /* threads per point */
+  int tstride;       /* tangent row length (points per block, padded) */
+  int64_t slab;      /* doubles of register file per block */
   int blocks_per_sm; /* resident blocks per multiprocessor */
   size_t shared;     /* dynamic shared memory per block, bytes (0: register file in global) */
 } dual_gpu_geometry;
 
-/* Choose threads per block and where the register file lives for `footprint` doubles per point
- * (deriv: tangents present).  Returns a cudaError_t value (0 = success). */
-int dual_gpu_kernel_geometry(int deriv, int64_t footprint, int sm_shared_optin,
-                             dual_gpu_geometry *geo);
+/* Choose threads per block and where the register files live for n_regs values per thread and
+ * n_slots tangents per point with `group` threads per point (deriv: tangents present), the
+ * arrangement with the most resident threads per multiprocessor.  sm_shared_optin = 0 keeps the
+ * register files in global memory.  Returns a cudaError_t value (0 = success). */
+int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
+                             int sm_shared_optin, dual_gpu_geometry *geo);
 
 /* Launch the interpreter on `stream` (a cudaStream_t) with `blocks` blocks.  Returns the
  * cudaError_t of the launch (0 = success). */

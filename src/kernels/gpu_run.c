@@ -112,20 +112,38 @@ static int prepare_plan(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   return DUAL_SUCCESS;
 }
 
-/* Benchmark knob: DUALBATCH_GPU_REGFILE=global keeps register files in global memory even when
- * they fit in shared memory (bench/NOTES.md compares the two). */
-static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int deriv, int64_t footprint) {
+/* Threads per point (lanes split over a group; at most the width).  Measured on the H200
+ * (bench/NOTES.md): one thread per point is fastest for ba, two for kin by 20%; the per-thread
+ * interpretation cost grows with the group, so 1 is the default. */
+static int group_for(int width) {
+  int g = 1;
+  const char *env = getenv("DUALBATCH_GPU_GROUP"); /* benchmark knob */
+  if (env != NULL && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8 ||
+                      atoi(env) == 16))
+    g = atoi(env);
+  while (g > 1 && g > width) g /= 2;
+  return g;
+}
+
+/* Register files live in global memory (L1/L2-cached slabs): more resident threads than shared
+ * memory allows, which measured 1.5-3x faster for ba and kin (bench/NOTES.md).  Benchmark knob:
+ * DUALBATCH_GPU_REGFILE=shared puts them in shared memory when a block fits. */
+static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int width, int64_t n_regs,
+                            int64_t slots) {
   const char *rf = getenv("DUALBATCH_GPU_REGFILE");
-  const int smem = rf != NULL && strcmp(rf, "global") == 0 ? 0 : g->smem_optin;
-  if (g->geo.threads > 0 && g->geo_footprint == footprint && g->geo_deriv == deriv &&
-      g->geo_smem == smem)
+  const int smem = rf != NULL && strcmp(rf, "shared") == 0 ? g->smem_optin : 0;
+  const int deriv = width > 0, group = deriv ? group_for(width) : 1;
+  if (g->geo.threads > 0 && g->geo_regs == n_regs && g->geo_slots == slots &&
+      g->geo_deriv == deriv && g->geo_smem == smem && g->geo.group == group)
     return DUAL_SUCCESS;
-  cudaError_t e = (cudaError_t)dual_gpu_kernel_geometry(deriv, footprint, smem, &g->geo);
-  if (e != cudaSuccess) {
+  cudaError_t e =
+      (cudaError_t)dual_gpu_kernel_geometry(deriv, n_regs, slots, group, smem, &g->geo);
+  if (e != cudaSuccess || g->geo.threads == 0) {
     g->geo.threads = 0;
+    if (e == cudaSuccess) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: no launch geometry");
     return dual_gpu_fail(ctx, e, "configuring the interpreter kernel");
   }
-  g->geo_footprint = footprint, g->geo_deriv = deriv, g->geo_smem = smem;
+  g->geo_regs = n_regs, g->geo_slots = slots, g->geo_deriv = deriv, g->geo_smem = smem;
   return DUAL_SUCCESS;
 }
 
@@ -142,8 +160,8 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
                   void *stream) {
   dual_gpu_args a = ls->args;
   a.scratch = g->geo.shared > 0 ? NULL : scratch;
-  const int64_t tb = g->geo.threads;
-  int64_t blocks = (a.count + tb - 1) / tb;
+  const int64_t per_block = g->geo.threads / g->geo.group;
+  int64_t blocks = (a.count + per_block - 1) / per_block;
   if (blocks > ls->max_blocks) blocks = ls->max_blocks;
   cudaError_t e = dual_gpu_injected_fault("launch");
   if (e == cudaSuccess) e = (cudaError_t)dual_gpu_kernel_launch(&a, &g->geo, blocks, stream);
@@ -151,11 +169,13 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
 }
 
 /* Resident blocks and the per-stream global register file for the geometry, within `room` bytes. */
-static int size_scratch(dual_context *ctx, struct dual_gpu *g, int64_t footprint, size_t room,
-                        int streams, launch_setup *ls) {
+static int size_scratch(dual_context *ctx, struct dual_gpu *g, size_t room, int streams,
+                        launch_setup *ls) {
   ls->max_blocks = (int64_t)g->sm_count * g->geo.blocks_per_sm;
   ls->scratch_size = 0;
-  ls->args.slab = (int64_t)g->geo.threads * footprint;
+  ls->args.slab = g->geo.slab;
+  ls->args.group = g->geo.group;
+  ls->args.tstride = g->geo.tstride;
   if (g->geo.shared > 0) return DUAL_SUCCESS;
   const size_t per_block = align_up((size_t)ls->args.slab * sizeof(double));
   int64_t fit = (int64_t)(room / 2 / ((size_t)streams * per_block)); /* half the room at most */
@@ -345,13 +365,16 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   int64_t group = passes; /* passes per plan upload: all, unless the plan is a large part of memory */
   if ((size_t)passes * per_pass > limit / 4) group = (int64_t)(limit / 4 / (per_pass ? per_pass : 1));
   if (group < 1) group = 1;
-  const int deriv = job->width > 0;
   for (int64_t pass0 = 0; pass0 < passes && st == DUAL_SUCCESS; pass0 += group) {
     const int64_t npass = passes - pass0 < group ? passes - pass0 : group;
     int64_t slots = 0;
     st = prepare_plan(ctx, g, job, pass0, npass, &slots);
-    const int64_t footprint = prog->n_regs + slots;
-    if (st == DUAL_SUCCESS) st = prepare_geometry(ctx, g, deriv, footprint);
+    const int64_t footprint = prog->n_regs + slots; /* doubles per point and thread, at most */
+    if (st == DUAL_SUCCESS && footprint * 256 * 17 / 16 >= ((int64_t)1 << 31))
+      st = dual_fail(ctx, DUAL_ERR_LIMIT,
+                     "GPU: a point's register file of %lld doubles exceeds the GPU engine's %d",
+                     (long long)footprint, (1 << 23) - 1);
+    if (st == DUAL_SUCCESS) st = prepare_geometry(ctx, g, job->width, prog->n_regs, slots);
     if (st != DUAL_SUCCESS) break;
     launch_setup ls;
     memset(&ls, 0, sizeof ls);
@@ -365,7 +388,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     a->status_or = !host && pass0 > 0;
     result_part part = {pass0 == 0, pass0 * job->width, (pass0 + npass) * job->width};
     if (job->mode != DUAL_MODE_JACOBIAN && job->mode != DUAL_MODE_GRADIENT) part.c_lo = 0, part.c_hi = 1;
-    st = size_scratch(ctx, g, footprint, room, host ? DUAL_GPU_STREAMS : 1, &ls);
+    st = size_scratch(ctx, g, room, host ? DUAL_GPU_STREAMS : 1, &ls);
     if (st != DUAL_SUCCESS) break;
     st = host ? run_host(ctx, g, job, &ls, room, &part) : run_device(ctx, g, job, &ls);
   }

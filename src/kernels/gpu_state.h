@@ -39,8 +39,8 @@ struct dual_gpu {
   int32_t key_n_const, key_mode, key_width;
   int64_t key_pass0, key_passes, key_slots;
   int key_valid;
-  /* Launch geometry for the last footprint. */
-  int64_t geo_footprint;
+  /* Launch geometry for the last program shape. */
+  int64_t geo_regs, geo_slots;
   int geo_deriv, geo_smem;
   dual_gpu_geometry geo;
 };

@@ -3,18 +3,19 @@
 // One thread per point.  The program arrives as a plan (engine/plan.h): per pass and
 // instruction, the bytecode words, the lane masks and the packed tangent slots; every thread of a
 // warp reads the same record, so the opcode stream is warp-uniform and `switch` dispatch never
-// diverges.  A point's register file — n_regs values and n_slots packed tangents — lives in
-// shared memory when a block of points fits there (layout [slot][thread]: a warp's accesses are
-// consecutive doubles, conflict-free), otherwise in a global slab per block with the same layout
-// (coalesced, L1/L2-cached).  The op cases, rules and propagation are the CPU's:
-// engine/interp_ops.h and dual/rules.h, through the per-point interpreter of interp_point.h
-// (which tests/test_plan.c also runs on the CPU).
+// diverges.  A point's register file — n_regs values and n_slots packed tangents — lives in a
+// global slab per block (layout [slot][thread]: a warp's accesses are consecutive doubles,
+// coalesced, L1/L2-cached), or in shared memory with the same layout (DUALBATCH_GPU_REGFILE=
+// shared; fewer resident threads, measured slower: bench/NOTES.md).  The op cases, rules and
+// propagation are the CPU's: engine/interp_ops.h and dual/rules.h, through the per-point
+// interpreter of interp_point.h (which tests/test_plan.c also runs on the CPU).
 //
 // Instantiated for values only / with tangents, and shared / global register files.  The width
 // is a runtime parameter: the tangent loops walk runs of the lane masks, whose bounds are
 // runtime values in every instance, so a compile-time width would change nothing but the binary
 // size.  Compiled with --fmad=false so that a*b+c rounds as on the CPU (-ffp-contract=off).
 #include <stdint.h>
+#include <string.h>
 
 #define DUAL_W 0
 #include "kernels/interp_point.h"
@@ -25,19 +26,24 @@
 
 #define DUAL_GPU_MAX_THREADS 256
 
-// Each thread runs its points (grid-stride) through every pass; the register file of the block's
-// threads is [slot][thread] in shared memory or in this block's global slab.
+// Each group of A.group threads runs one point (grid-stride over points) through every pass; the
+// group ORs its status words together (each thread saw its own lanes' flags).
 template <int DERIV, int SHARED>
 __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, 2) dual_gpu_interp(const dual_gpu_args A) {
   extern __shared__ double dual_smem[];
-  const int64_t S = blockDim.x;
-  double *R = (SHARED ? dual_smem : A.scratch + (size_t)blockIdx.x * (size_t)A.slab) + threadIdx.x;
-  double *V = R;
-  double *T = R + (size_t)A.n_regs * (size_t)S;
-  const int64_t stride = (int64_t)gridDim.x * S;
-  for (int64_t pt = (int64_t)blockIdx.x * S + threadIdx.x; pt < A.count; pt += stride) {
-    const int st = DERIV ? dual_point_run_w1(&A, V, T, S, pt) : dual_point_run_w0(&A, V, T, S, pt);
-    if (A.status != NULL) { // the OR over passes; a later group of passes adds to the first
+  const uint32_t G = DERIV ? (uint32_t)A.group : 1u, S = blockDim.x, ST = (uint32_t)A.tstride;
+  const uint32_t lane = threadIdx.x & (G - 1u), col = threadIdx.x / G, per_block = S / G;
+  double *R = SHARED ? dual_smem : A.scratch + (size_t)blockIdx.x * (size_t)A.slab;
+  double *V = R + threadIdx.x;
+  double *T = R + (size_t)A.n_regs * S + col;
+  const uint32_t warp_lane = threadIdx.x & 31u;
+  const unsigned group_mask = G >= 32u ? 0xffffffffu : ((1u << G) - 1u) << (warp_lane & ~(G - 1u));
+  const int64_t stride = (int64_t)gridDim.x * per_block;
+  for (int64_t pt = (int64_t)blockIdx.x * per_block + col; pt < A.count; pt += stride) {
+    int st = DERIV ? dual_point_run_w1(&A, V, T, S, ST, pt, lane, G)
+                   : dual_point_run_w0(&A, V, T, S, ST, pt, 0u, 1u);
+    for (uint32_t off = 1; off < G; off <<= 1) st |= __shfl_xor_sync(group_mask, st, off);
+    if (A.status != NULL && lane == 0) { // the OR over passes; a later group of passes adds to the first
       if (!A.status_or) A.status[pt] = st;
       else A.status[pt] |= st;
     }
@@ -51,38 +57,47 @@ static dual_gpu_kernel_fn kernel_for(int deriv, int shared) {
   return shared ? dual_gpu_interp<0, 1> : dual_gpu_interp<0, 0>;
 }
 
-extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t footprint, int sm_shared_optin,
-                                        dual_gpu_geometry *geo) {
+// Tangent rows of a block: points per block, padded so that the G threads of a point (reading
+// consecutive slots, i.e. rows) and the points of a warp fall in distinct shared-memory banks.
+static int padded_tstride(int per_block, int group) {
+  const int want = group >= 4 ? (32 / group) % 16 : 0; // row shift that spreads a warp's accesses
+  return per_block + ((want - per_block % 16) % 16 + 16) % 16;
+}
+
+extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
+                                        int sm_shared_optin, dual_gpu_geometry *geo) {
   static const int candidates[] = {256, 128, 64, 32};
   int best_resident = 0;
-  geo->threads = 0, geo->blocks_per_sm = 0, geo->shared = 0;
-  const size_t per_point = (size_t)(footprint > 0 ? footprint : 1) * sizeof(double);
-  for (int i = 0; i < 4; ++i) {
-    const int tb = candidates[i];
-    const size_t smem = (size_t)tb * per_point;
-    if (smem > (size_t)sm_shared_optin) continue;
-    dual_gpu_kernel_fn fn = kernel_for(deriv, 1);
-    cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         sm_shared_optin);
+  memset(geo, 0, sizeof *geo);
+  if (!deriv) group = 1;
+  for (int pass = 0; pass < 2 && best_resident == 0; ++pass) {
+    const int shared = pass == 0; // shared memory if some block fits, else global slabs
+    if (shared && sm_shared_optin <= 0) continue;
+    dual_gpu_kernel_fn fn = kernel_for(deriv, shared);
+    cudaError_t e = shared ? cudaFuncSetAttribute((const void *)fn,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  sm_shared_optin)
+                           : cudaFuncSetAttribute((const void *)fn,
+                                                  cudaFuncAttributePreferredSharedMemoryCarveout, 0);
     if (e != cudaSuccess) return (int)e;
-    int blocks = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, tb, smem);
-    if (e != cudaSuccess) return (int)e;
-    if (blocks * tb > best_resident) {
-      best_resident = blocks * tb;
-      geo->threads = tb, geo->blocks_per_sm = blocks, geo->shared = smem;
+    for (int i = 0; i < 4; ++i) {
+      const int tb = candidates[i];
+      if (tb < group) continue;
+      const int ts = padded_tstride(tb / group, group);
+      const int64_t slab = n_regs * tb + n_slots * ts;
+      const size_t bytes = (size_t)slab * sizeof(double);
+      if (shared && bytes > (size_t)sm_shared_optin) continue;
+      int blocks = 0;
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, tb, shared ? bytes : 0);
+      if (e != cudaSuccess) return (int)e;
+      if (!shared && tb != 128) continue; // global slabs: 128 threads, occupancy by registers
+      if (blocks * tb > best_resident) {
+        best_resident = blocks * tb;
+        geo->threads = tb, geo->group = group, geo->tstride = ts, geo->slab = slab;
+        geo->blocks_per_sm = blocks > 0 ? blocks : 1, geo->shared = shared ? bytes : 0;
+      }
     }
   }
-  if (best_resident > 0) return 0;
-  // The register file of 32 points does not fit in shared memory: global slabs, L1 preferred.
-  dual_gpu_kernel_fn fn = kernel_for(deriv, 0);
-  cudaError_t e = cudaFuncSetAttribute((const void *)fn,
-                                       cudaFuncAttributePreferredSharedMemoryCarveout, 0);
-  if (e != cudaSuccess) return (int)e;
-  int blocks = 0;
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, 128, 0);
-  if (e != cudaSuccess) return (int)e;
-  geo->threads = 128, geo->blocks_per_sm = blocks > 0 ? blocks : 1, geo->shared = 0;
   return 0;
 }
 

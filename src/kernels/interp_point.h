@@ -6,9 +6,12 @@
  * layout and the loads/stores below are tested on machines without a GPU.
  *
  * Include with DUAL_W defined (0: values only, 1: with tangents); defines
- * dual_point_run_w<DUAL_W>.  The point's register file is V[r * S] (values) and T[slot * S]
- * (packed tangents): S is the distance between consecutive registers of one point (the number of
- * points sharing the storage, point index fastest).
+ * dual_point_run_w<DUAL_W>.  A point's lanes may be split over a group of G threads (G a power
+ * of two): thread `lane` of the group computes the lanes k with k mod G == lane, plus all values
+ * (each thread keeps its own copy, so the threads never wait for each other).  Lanes never mix in
+ * forward mode, so every tangent slot is written and read by one thread only.  Storage: the
+ * thread's values at V[r * S], the point's packed tangents at T[slot * ST] (S, ST: the distances
+ * between consecutive registers, i.e. how many threads / points share the storage).
  */
 #include <float.h>
 #include <math.h>
@@ -45,9 +48,13 @@ static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
 /* The interpreter body's interface (engine/interp_ops.h) for one point. */
 #define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
-#define DUAL_VAL(r) (V + (size_t)(r) * (size_t)S)
-#define DUAL_TANP(r, o, m, k) (T + ((size_t)(o) + (size_t)DUAL_POPC((m) & ((1u << (k)) - 1u))) * (size_t)S)
-#define DUAL_TSTEP S
+/* 32-bit index arithmetic: a point's register file spans fewer than 2^31 doubles (gpu_run.c) */
+#define DUAL_VAL(r) (V + (uint32_t)(r) * S)
+#define DUAL_TANP(r, o, m, k) (T + ((uint32_t)(o) + (uint32_t)DUAL_POPC((m) & ((1u << (k)) - 1u))) * ST)
+#define DUAL_TSTEP ST
+#define DUAL_LANE_FIRST(k0) ((int)((lane - (uint32_t)(k0)) & (G - 1u)))
+#define DUAL_LANE_STEP ((int)G)
+#define DUAL_OWNS(k) (((uint32_t)(k) & (G - 1u)) == lane)
 #define DUAL_INPLACE (dst == ra && od == oa)
 #define DUAL_PT_NONFINITE(v) (!(fabs(v) <= DBL_MAX))
 #define DUAL_PT_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
@@ -58,7 +65,7 @@ static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
     const double v_ = A->x[pt * A->x_ps + (int64_t)ra * A->x_es];                                \
     DUAL_VAL(dst)[0] = v_;                                                                       \
     st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
-    if (DUAL_W > 0 && ma != 0u) {                                                                \
+    if (DUAL_W > 0 && ma != 0u && DUAL_OWNS(DUAL_CTZ(ma))) {                                    \
       double s_ = 1.0;                                                                           \
       if (A->mode == DUAL_MODE_JVP) {                                                            \
         s_ = A->v[pt * A->v_ps + (int64_t)ra * A->v_es];                                         \
@@ -83,16 +90,14 @@ static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
   {                                                                                              \
     const double v_ = DUAL_VAL(ra)[0];                                                           \
     st[0] |= DUAL_PT_FLAGS(v_);                                                                  \
-    if (A->y != NULL && c0 == 0) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;                \
+    if (A->y != NULL && c0 == 0 && lane == 0) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;   \
     if (DUAL_W > 0 && kcount > 0) {                                                              \
       double *ds_ = A->d + pt * A->d_ps + (int64_t)rb * A->d_rs + (int64_t)c0 * A->d_cs;         \
-      const double *t0_ = T + (size_t)oa * (size_t)S;                                            \
-      int slot_ = 0;                                                                             \
-      for (int k = 0; k < kcount; ++k) {                                                         \
+      const double *t0_ = T + oa * ST;                                                           \
+      for (int k = (int)lane; k < kcount; k += (int)G) {                                         \
         double t_ = 0.0;                                                                         \
         if ((ma >> k) & 1u) {                                                                    \
-          t_ = t0_[(size_t)slot_ * (size_t)S];                                                   \
-          ++slot_;                                                                               \
+          t_ = t0_[(uint32_t)DUAL_POPC(ma & ((1u << k) - 1u)) * ST];                             \
           st[0] |= DUAL_PT_FLAGS(t_);                                                            \
         }                                                                                        \
         ds_[k * A->d_cs] = t_;                                                                   \
@@ -104,10 +109,10 @@ static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
 #define DUAL_POINT_RUN2(w) dual_point_run_w##w
 #define DUAL_POINT_RUN(w) DUAL_POINT_RUN2(w)
 
-DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, double *T, int64_t S,
-                                           int64_t pt) {
+DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, double *T, uint32_t S,
+                                           uint32_t ST, int64_t pt, uint32_t lane, uint32_t G) {
   int st[1] = {0};
-  (void)T;
+  (void)T, (void)ST, (void)lane, (void)G;
   for (int32_t pass = 0; pass < A->passes; ++pass) {
     const int32_t c0 = (A->pass0 + pass) * A->width;
     int kcount = 0;
