@@ -24,8 +24,11 @@ if [ "${DUAL_SKIP_BUILD:-0}" != 1 ]; then
     exit 2
   fi
 fi
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+changes"; fi
+commit="${DUAL_COMMIT:-}" # a copy of the tree without .git (the lent GPU machine) names it here
+if [ -z "$commit" ]; then
+  commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+changes"; fi
+fi
 
 build-gpu/bench/dualbatch_bench_gpu --dir "$points" --commit "$commit" "$@" | tee "$raw"
 status=${PIPESTATUS[0]}
