@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from peer_common import A, B, C, E, K, S, SHAPES, batches_to_run, max_rel_diff, read_inputs, row
+
 # Let one big batch use most of the GPU (JAX's default pool is 75% of it); the caller may override.
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
 
@@ -48,14 +50,6 @@ def ba(x, feat):
     return w * (p * L * f + u - feat)
 
 
-# kin: reaction r consumes A[r] and B[r], makes 2 of C[r], at rate K[r] exp(-E[r] x31) x_A x_B.
-R = np.arange(64)
-A, B, C = R % 32, (7 * R + 3) % 32, (13 * R + 5) % 32
-K, E = 1 + 0.01 * R, 0.1 * (R % 5)
-S = np.zeros((32, 64))  # stoichiometric matrix: f = -0.1 x + S @ rate
-np.add.at(S, (A, R), -1.0)
-np.add.at(S, (B, R), -1.0)
-np.add.at(S, (C, R), 2.0)
 
 
 def kin_loop(x):
@@ -90,28 +84,6 @@ def values_and_jacobian(f):
     return g
 
 
-# workload -> (input columns n, parameter columns, outputs m)
-SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32)}
-
-
-def read_points(d, name, cols, count=None):
-    """The first count rows (all without count) of a raw little-endian float64 [rows][cols] file."""
-    data = np.fromfile(os.path.join(d, name), "<f8", -1 if count is None else count * cols)
-    return data.reshape(-1, cols)
-
-
-def load_refs(d, wl, n, m):
-    """Our library's results for the first K points: m values, then J [m][n], per point."""
-    name = wl + "_ref.f64"
-    return read_points(d, name, m + m * n) if os.path.exists(os.path.join(d, name)) else None
-
-
-def max_rel_diff(vals, jac, ref, n, m):
-    """Max over points of the values' and each Jacobian row's max |peer - ref| / max |ref|."""
-    rv, rj = ref[:, :m], ref[:, m:].reshape(-1, m, n)
-    dv = np.abs(vals - rv).max(axis=1) / np.maximum(np.abs(rv).max(axis=1), 1e-300)
-    dj = np.abs(jac - rj).max(axis=2) / np.maximum(np.abs(rj).max(axis=2), 1e-300)
-    return float(np.max([dv.max(), dj.max()]))
 
 
 def measure(fn, args, reps, k):
@@ -131,10 +103,8 @@ def measure(fn, args, reps, k):
 
 
 def run_one(wl, b, args, device, ref):
-    n, p, m = SHAPES[wl]
-    host = [read_points(args.dir, wl + "_x.f64", n, b)]
-    if p:
-        host.append(read_points(args.dir, wl + "_feat.f64", p, b))
+    n, _, m = SHAPES[wl]
+    host = read_inputs(args.dir, wl, b)
     f = ba if wl == "ba" else (kin_loop if args.kin_form == "loop" else kin_stoich)
     fn = jax.jit(jax.vmap(values_and_jacobian(f)))
     xs = [jax.device_put(h, device) for h in host]
@@ -145,10 +115,6 @@ def run_one(wl, b, args, device, ref):
     return sec, diff
 
 
-def row(wl, b, sec, pps, diff):
-    num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
-    print("ROW\t%s\t%d\tjax\tdevice\t%s\t%s\t%s" % (wl, b, num(sec), num(pps), num(diff)),
-          flush=True)
 
 
 def main():
@@ -166,29 +132,20 @@ def main():
           % (jax.__version__, device.device_kind, device.platform, args.kin_form), flush=True)
     batches = [int(float(s)) for s in args.batches.split(",")]
     for wl in args.workloads.split(","):
-        n, p, m = SHAPES[wl]
-        names = [wl + "_x.f64"] + ([wl + "_feat.f64"] if p else [])
-        if not all(os.path.exists(os.path.join(args.dir, nm)) for nm in names):
-            print("jax_peer: %s: input files missing in %s, skipped" % (wl, args.dir),
-                  file=sys.stderr)
+        todo = batches_to_run(args.dir, wl, batches, "jax_peer")
+        if todo is None:
             continue
-        bmax = os.path.getsize(os.path.join(args.dir, names[0])) // (8 * n)
-        ref = load_refs(args.dir, wl, n, m)
-        for b in batches:
-            if b > bmax:
-                print("jax_peer: %s: B = %d > %d points in %s, skipped" % (wl, b, bmax, args.dir),
-                      file=sys.stderr)
-                continue
+        ref, sizes = todo
+        for b in sizes:
             try:
                 sec, diff = run_one(wl, b, args, device, ref)
-                row(wl, b, sec, b / sec, diff)
+                row(wl, b, "jax", sec, b / sec, diff)
             except Exception as e:  # noqa: BLE001 — one failed size must not end the run
                 msg = str(e)
                 oom = "RESOURCE_EXHAUSTED" in msg or "out of memory" in msg.lower()
                 print("jax_peer: %s B = %d: %s" % (wl, b, msg.splitlines()[0] if msg else repr(e)),
                       file=sys.stderr)
-                row(wl, b, None, "oom" if oom else "error", None)
-
+                row(wl, b, "jax", None, "oom" if oom else "error", None)
 
 if __name__ == "__main__":
     main()

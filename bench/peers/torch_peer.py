@@ -15,14 +15,14 @@
 # dozen kernels per call in eager mode) or reaction by reaction (loop: about a thousand kernels).
 import argparse
 import gc
-import os
 import statistics
 import sys
 import time
 
-import numpy as np
 import torch
 from torch.func import jacfwd, vmap
+
+from peer_common import A, B, C, E, K, S, SHAPES, batches_to_run, max_rel_diff, read_inputs, row
 
 
 def ba(x, feat):
@@ -45,14 +45,6 @@ def ba(x, feat):
     return w * (p * L * f + u - feat)
 
 
-# kin: reaction r consumes A[r] and B[r], makes 2 of C[r], at rate K[r] exp(-E[r] x31) x_A x_B.
-R = np.arange(64)
-A, B, C = R % 32, (7 * R + 3) % 32, (13 * R + 5) % 32
-K, E = 1 + 0.01 * R, 0.1 * (R % 5)
-S = np.zeros((32, 64))  # stoichiometric matrix: f = -0.1 x + S @ rate
-np.add.at(S, (A, R), -1.0)
-np.add.at(S, (B, R), -1.0)
-np.add.at(S, (C, R), 2.0)
 
 
 def kin_stoich(device):
@@ -96,28 +88,6 @@ def values_and_jacobian(f):
     return g
 
 
-# workload -> (input columns n, parameter columns, outputs m)
-SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32)}
-
-
-def read_points(d, name, cols, count=None):
-    """The first count rows (all without count) of a raw little-endian float64 [rows][cols] file."""
-    data = np.fromfile(os.path.join(d, name), "<f8", -1 if count is None else count * cols)
-    return data.reshape(-1, cols)
-
-
-def load_refs(d, wl, n, m):
-    """Our library's results for the first K points: m values, then J [m][n], per point."""
-    name = wl + "_ref.f64"
-    return read_points(d, name, m + m * n) if os.path.exists(os.path.join(d, name)) else None
-
-
-def max_rel_diff(vals, jac, ref, n, m):
-    """Max over points of the values' and each Jacobian row's max |peer - ref| / max |ref|."""
-    rv, rj = ref[:, :m], ref[:, m:].reshape(-1, m, n)
-    dv = np.abs(vals - rv).max(axis=1) / np.maximum(np.abs(rv).max(axis=1), 1e-300)
-    dj = np.abs(jac - rj).max(axis=2) / np.maximum(np.abs(rj).max(axis=2), 1e-300)
-    return float(np.max([dv.max(), dj.max()]))
 
 
 def sync(device):
@@ -145,10 +115,8 @@ def measure(fn, args, reps, k, device):
 
 
 def run_one(wl, b, args, device, ref, compiled):
-    n, p, m = SHAPES[wl]
-    host = [read_points(args.dir, wl + "_x.f64", n, b)]
-    if p:
-        host.append(read_points(args.dir, wl + "_feat.f64", p, b))
+    n, _, m = SHAPES[wl]
+    host = read_inputs(args.dir, wl, b)
     if wl == "ba":
         f = ba
     else:
@@ -164,10 +132,6 @@ def run_one(wl, b, args, device, ref, compiled):
     return sec, diff
 
 
-def row(wl, b, tool, sec, pps, diff):
-    num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
-    print("ROW\t%s\t%d\t%s\tdevice\t%s\t%s\t%s" % (wl, b, tool, num(sec), num(pps), num(diff)),
-          flush=True)
 
 
 def main():
@@ -189,19 +153,11 @@ def main():
     batches = [int(float(s)) for s in args.batches.split(",")]
     tools = [("pytorch", False)] + ([("pytorch-compile", True)] if args.compile else [])
     for wl in args.workloads.split(","):
-        n, p, m = SHAPES[wl]
-        names = [wl + "_x.f64"] + ([wl + "_feat.f64"] if p else [])
-        if not all(os.path.exists(os.path.join(args.dir, nm)) for nm in names):
-            print("torch_peer: %s: input files missing in %s, skipped" % (wl, args.dir),
-                  file=sys.stderr)
+        todo = batches_to_run(args.dir, wl, batches, "torch_peer")
+        if todo is None:
             continue
-        bmax = os.path.getsize(os.path.join(args.dir, names[0])) // (8 * n)
-        ref = load_refs(args.dir, wl, n, m)
-        for b in batches:
-            if b > bmax:
-                print("torch_peer: %s: B = %d > %d points in %s, skipped" % (wl, b, bmax, args.dir),
-                      file=sys.stderr)
-                continue
+        ref, sizes = todo
+        for b in sizes:
             for tool, compiled in tools:
                 try:
                     sec, diff = run_one(wl, b, args, device, ref, compiled)
