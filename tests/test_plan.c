@@ -55,7 +55,7 @@ static void check_slots(const dual_program *prog, const dual_plan_instr *recs, i
       for (int i = 0; i < 3 && op != DUAL_OP_LDX; ++i) /* LDX: `ma` is the seed, not an operand */
         for (int k = 0; k < 32; ++k)
           if ((masks[i] >> k) & 1u) {
-            int64_t slot = offs[i] + __builtin_popcount(masks[i] & ((1u << k) - 1u));
+            int64_t slot = offs[i] + DUAL_POPC(masks[i] & ((1u << k) - 1u));
             cr_assert_lt(slot, n_slots, "instruction %lld reads slot %lld of %lld", (long long)t,
                          (long long)slot, (long long)n_slots);
             cr_assert_eq(owner[slot], def[regs[i]],
@@ -66,7 +66,7 @@ static void check_slots(const dual_program *prog, const dual_plan_instr *recs, i
           }
       if (dual_op_table[op].prop == DUAL_PROP_OUT || (int32_t)dst >= prog->n_active) continue;
       for (int k = 0; k < 32; ++k)
-        if ((q->md >> k) & 1u) owner[q->od + __builtin_popcount(q->md & ((1u << k) - 1u))] = t;
+        if ((q->md >> k) & 1u) owner[q->od + DUAL_POPC(q->md & ((1u << k) - 1u))] = t;
       def[dst] = t;
     }
   }
@@ -161,16 +161,21 @@ Test(plan, random_programs_match_cpu_engine) {
   dual_context_destroy(&ctx);
 }
 
+static dual_program *load(dual_context *ctx, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, name);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0, "%s", dual_context_last_error(ctx));
+  return prog;
+}
+
 Test(plan, benchmark_functions_match_cpu_engine) {
   static const char *files[] = {"ba", "kin", "hess"};
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
   uint64_t rng = 99;
   for (int f = 0; f < 3; ++f) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, files[f]);
-    dual_program *prog = NULL;
-    cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0, "%s", dual_context_last_error(ctx));
+    dual_program *prog = load(ctx, files[f]);
     check_program(ctx, prog, &rng);
     dual_program_destroy(&prog);
   }
@@ -181,10 +186,7 @@ Test(plan, benchmark_functions_match_cpu_engine) {
 Test(plan, packed_slots_are_fewer_than_dense) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
-  char path[512];
-  snprintf(path, sizeof path, "%s/bench/programs/kin.db", DUAL_SOURCE_DIR);
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0);
+  dual_program *prog = load(ctx, "kin");
   dual_plan_instr *recs = malloc(sizeof *recs * (size_t)prog->n_instr);
   int64_t n_slots = 0;
   cr_assert_eq(dual_plan_build(prog, DUAL_MODE_JACOBIAN, 32, 0, 1, recs, &n_slots), 0);

@@ -39,4 +39,18 @@ DUAL_INLINE int dual_ctz_portable(unsigned x) {
 #define DUAL_CTZ(x) dual_ctz_portable(x)
 #endif
 
+/* Number of set bits of a 32-bit word. */
+#if defined(__CUDA_ARCH__)
+#define DUAL_POPC(x) __popc(x)
+#elif defined(__GNUC__) || defined(__clang__)
+#define DUAL_POPC(x) __builtin_popcount(x)
+#else
+DUAL_INLINE int dual_popc_portable(unsigned x) {
+  int n = 0;
+  for (; x; x &= x - 1u) ++n;
+  return n;
+}
+#define DUAL_POPC(x) dual_popc_portable(x)
+#endif
+
 #endif /* DUAL_PORTABLE_H */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dual/portable.h"
 #include "lanes.h"
 
 enum { DIES_A = 1, DIES_B = 2, DIES_C = 4 };
@@ -66,12 +67,6 @@ static void last_uses(const dual_program *prog, uint8_t *live, uint8_t *dies) {
   }
 }
 
-static uint32_t popcount32(uint32_t m) {
-  uint32_t c = 0;
-  for (; m; m &= m - 1) ++c;
-  return c;
-}
-
 /* Slots of one pass (lanes already in recs[].ma/mb/mc). */
 static int assign_slots(const dual_program *prog, const uint8_t *dies, dual_plan_instr *recs,
                         uint32_t *off, uint32_t *cnt, slot_pool *sp) {
@@ -93,7 +88,7 @@ static int assign_slots(const dual_program *prog, const uint8_t *dies, dual_plan
     q->od = 0;
     int reused = 0;
     if (dual_op_table[op].prop != DUAL_PROP_OUT && dst < prog->n_active) {
-      const uint32_t need = popcount32(q->md);
+      const uint32_t need = (uint32_t)DUAL_POPC(q->md);
       /* In place (dst == a, a dies here) when the lanes are the same: the block carries over. */
       if (need > 0 && dst == r[0] && (dies[t] & DIES_A) && rcnt[0] == need && q->ma == q->md) {
         q->od = roff[0];

@@ -31,11 +31,9 @@
 #define DUAL_INTERP_POINT_ONCE
 #if defined(__CUDA_ARCH__)
 #define DUAL_POINT_FN static __forceinline__ __device__
-#define DUAL_POPC(x) __popc(x)
 #define DUAL_FROM_BITS(lo, hi) __hiloint2double((int)(hi), (int)(lo))
 #else
 #define DUAL_POINT_FN static inline
-#define DUAL_POPC(x) __builtin_popcount(x)
 static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
   const uint64_t bits = ((uint64_t)hi << 32) | lo;
   double d;
