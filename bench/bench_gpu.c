@@ -234,33 +234,29 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = B;
     row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, &b, o->reps));
   }
-  /* width study: the same call with each forced width, register files in global memory (the
-   * default) and in shared memory (when a block fits) */
-  if (o->num_widths > 0 && (int64_t)o->width_batch <= bmax) {
+  /* study at one batch size: each forced width, then each number of threads per point, with
+   * register files in global memory (the default) and in shared memory (when a block fits) */
+  if ((o->num_widths > 0 || o->num_groups > 0) && (int64_t)o->width_batch <= bmax) {
     b.count = (int64_t)o->width_batch;
     for (int rf = 0; rf < 2; ++rf) {
+      const char *suffix = rf ? "-sharedrf" : "";
       if (rf == 1) setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
+      char tool[48], val[16];
       for (int i = 0; i < o->num_widths; ++i) {
-        char tool[48];
-        snprintf(tool, sizeof tool, "dualbatch-w%d%s", o->widths[i], rf ? "-sharedrf" : "");
+        snprintf(tool, sizeof tool, "dualbatch-w%d%s", o->widths[i], suffix);
         dual_context_set_width(ctx, o->widths[i]);
         row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
       }
-      unsetenv("DUALBATCH_GPU_REGFILE");
-    }
-    dual_context_set_width(ctx, 0);
-    for (int rf = 0; rf < 2; ++rf) { /* threads per point, at the default width */
-      if (rf == 1) setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
+      dual_context_set_width(ctx, 0);
       for (int i = 0; i < o->num_groups; ++i) {
-        char tool[48], val[16];
-        snprintf(tool, sizeof tool, "dualbatch-g%d%s", o->groups[i], rf ? "-sharedrf" : "");
+        snprintf(tool, sizeof tool, "dualbatch-g%d%s", o->groups[i], suffix);
         snprintf(val, sizeof val, "%d", o->groups[i]);
         setenv("DUALBATCH_GPU_GROUP", val, 1);
         row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
       }
       unsetenv("DUALBATCH_GPU_GROUP");
-      unsetenv("DUALBATCH_GPU_REGFILE");
     }
+    unsetenv("DUALBATCH_GPU_REGFILE");
   }
   cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(ds);
   if (o->host) { /* host arrays: the library copies in and out through its pinned staging */

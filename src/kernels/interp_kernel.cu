@@ -82,7 +82,7 @@ extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slo
     if (e != cudaSuccess) return (int)e;
     for (int i = 0; i < 4; ++i) {
       const int tb = candidates[i];
-      if (tb < group) continue;
+      if (tb < group || (!shared && tb != 128)) continue; // global slabs: 128 threads per block
       const int ts = padded_tstride(tb / group, group);
       const int64_t slab = n_regs * tb + n_slots * ts;
       const size_t bytes = (size_t)slab * sizeof(double);
@@ -90,7 +90,6 @@ extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slo
       int blocks = 0;
       e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, fn, tb, shared ? bytes : 0);
       if (e != cudaSuccess) return (int)e;
-      if (!shared && tb != 128) continue; // global slabs: 128 threads, occupancy by registers
       if (blocks * tb > best_resident) {
         best_resident = blocks * tb;
         geo->threads = tb, geo->group = group, geo->tstride = ts, geo->slab = slab;
