@@ -80,12 +80,13 @@
     const double *ta0_ = (ua) ? DUAL_TANP(ra, oa, ma, k0_) : tr0_;                               \
     const double *tb0_ = (ub) ? DUAL_TANP(rb, ob, mb, k0_) : tr0_;                               \
     const double *tc0_ = (uc) ? DUAL_TANP(rc, oc, mc, k0_) : tr0_;                               \
-    for (int j_ = DUAL_LANE_FIRST(k0_); j_ < k1_ - k0_; j_ += DUAL_LANE_STEP) {                  \
-      double *tr = tr0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                                     \
-      const double *ta = ta0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
-      const double *tb = tb0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
-      const double *tc = tc0_ + (size_t)j_ * (size_t)(DUAL_TSTEP);                               \
-      (void)ta, (void)tb, (void)tc;                                                              \
+    /* rows advance by pointer increments (the GPU compiler kept a 64-bit multiply per row) */   \
+    const int j0_ = DUAL_LANE_FIRST(k0_);                                                        \
+    const size_t step_ = (size_t)(DUAL_LANE_STEP) * (size_t)(DUAL_TSTEP);                        \
+    double *tr = tr0_ + (size_t)j0_ * (size_t)(DUAL_TSTEP);                                      \
+    const double *ta = ta0_ + (tr - tr0_), *tb = tb0_ + (tr - tr0_), *tc = tc0_ + (tr - tr0_);   \
+    for (int j_ = j0_; j_ < k1_ - k0_;                                                           \
+         j_ += DUAL_LANE_STEP, tr += step_, ta += step_, tb += step_, tc += step_) {             \
       DUAL_POINTS(p) { tr[p] = (expr); }                                                         \
     }                                                                                            \
   }
@@ -113,13 +114,16 @@
  * and the choice never changes a result. */
 #define DUAL_TM(d, t) (((t) == 0.0 && DUAL_NONFINITE(d)) ? 0.0 : (d) * (t))
 #define DUAL_TF(d, t) ((d) * (t))
-#define DUAL_TERM(M, u, d, t) ((u) ? M(d, t) : 0.0)
-#define DUAL_LIN_TM(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TM, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TM, ub, qb[p], tb[p]) +                  \
-      DUAL_TERM(DUAL_TM, uc, qc[p], tc[p])
-#define DUAL_LIN_TF(ua, ub, uc)                                                                  \
-  DUAL_TERM(DUAL_TF, ua, qa[p], ta[p]) + DUAL_TERM(DUAL_TF, ub, qb[p], tb[p]) +                  \
-      DUAL_TERM(DUAL_TF, uc, qc[p], tc[p])
+/* The terms of the operands present on the lane, summed left to right.  An absent operand adds
+ * nothing (not even + 0.0, which would cost an add per lane and turn a -0 tangent into +0):
+ * DUAL_TERM_0 is empty and the sum starts from -0.0, the exact additive identity. */
+#define DUAL_TERM_0(M, d, t)
+#define DUAL_TERM_1(M, d, t) +M(d, t)
+#define DUAL_LIN_SUM(M, ua, ub, uc)                                                              \
+  (-0.0 DUAL_TERM_##ua(M, qa[p], ta[p]) DUAL_TERM_##ub(M, qb[p], tb[p])                          \
+       DUAL_TERM_##uc(M, qc[p], tc[p]))
+#define DUAL_LIN_TM(ua, ub, uc) DUAL_LIN_SUM(DUAL_TM, ua, ub, uc)
+#define DUAL_LIN_TF(ua, ub, uc) DUAL_LIN_SUM(DUAL_TF, ua, ub, uc)
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
     if (bad_) {                                                                                  \
@@ -145,6 +149,10 @@
  * DUAL_PROPAGATE, which the includer runs after the switch — the tangent loops exist once per
  * prop class, not once per op (smaller code, and a compile time of seconds instead of minutes).
  * Loads and stores are the engine's (DUAL_ENGINE_LDX(), ...). */
+/* An engine may copy the partial rows into locals here (the GPU: one point, registers). */
+#ifndef DUAL_PARTIALS_LOCAL
+#define DUAL_PARTIALS_LOCAL()
+#endif
 #define DUAL_PROPAGATE()                                                                         \
   if (DUAL_W > 0 && (ma | mb | mc) != 0u) {                                                      \
     const double *qa = pa, *qb = pb, *qc = pc; /* partial rows: scratch, or operand values */    \
@@ -152,6 +160,7 @@
     const uint32_t md_ = ma | mb | mc; /* the result's lanes */                                  \
     (void)md_;                                                                                   \
     if (prop_ == DUAL_PROP_MUL) qa = DUAL_VAL(rb), qb = DUAL_VAL(ra);                            \
+    DUAL_PARTIALS_LOCAL()                                                                        \
     switch (prop_) {                                                                             \
     case DUAL_PROP_LIN:                                                                          \
     case DUAL_PROP_MUL: DUAL_PROP_LIN() break;                                                   \

@@ -50,6 +50,11 @@ static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
 #define DUAL_VAL(r) (V + (uint32_t)(r) * S)
 #define DUAL_TANP(r, o, m, k) (T + ((uint32_t)(o) + (uint32_t)DUAL_POPC((m) & ((1u << (k)) - 1u))) * ST)
 #define DUAL_TSTEP ST
+/* The op's partials, read once into registers: the lane loops would otherwise reload them from
+ * memory on every lane (they may alias the stores) and keep the scratch rows on the stack. */
+#define DUAL_PARTIALS_LOCAL()                                                                    \
+  const double qa1_[1] = {qa[0]}, qb1_[1] = {qb[0]}, qc1_[1] = {qc[0]};                          \
+  qa = qa1_, qb = qb1_, qc = qc1_;
 #define DUAL_LANE_FIRST(k0) ((int)((lane - (uint32_t)(k0)) & (G - 1u)))
 #define DUAL_LANE_STEP ((int)G)
 #define DUAL_OWNS(k) (((uint32_t)(k) & (G - 1u)) == lane)
