@@ -113,11 +113,13 @@ static int prepare_plan(dual_context *ctx, struct dual_gpu *g, const dual_job *j
 }
 
 /* Threads per point (lanes split over a group; at most the width).  Measured on the H200
- * (bench/NOTES.md): one thread per point is fastest for ba, two for kin by 20%; the per-thread
- * interpretation cost grows with the group, so 1 is the default. */
+ * (bench/NOTES.md, B = 1e4 ... 1e6): each thread of a group repeats the interpretation, so one
+ * thread per point is fastest for ba (W = 16) at every batch size; kin (W = 32, sparse lanes)
+ * runs 1.1-1.7x faster with two.  Rule: two threads per point at W >= 32.
+ * Benchmark knob: DUALBATCH_GPU_GROUP=n forces n. */
 static int group_for(int width) {
-  int g = 1;
-  const char *env = getenv("DUALBATCH_GPU_GROUP"); /* benchmark knob */
+  int g = width >= 32 ? 2 : 1;
+  const char *env = getenv("DUALBATCH_GPU_GROUP");
   if (env != NULL && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8 ||
                       atoi(env) == 16))
     g = atoi(env);
