@@ -51,7 +51,8 @@ typedef struct options {
   double width_batch;
   int reps;
   const char *dir;
-  int host; /* also time host-array calls */
+  int host;                 /* also time host-array calls */
+  double link_h2d, link_d2h; /* measured pinned copy bandwidth, bytes/s */
 } options;
 
 static double now(void) {
@@ -147,6 +148,28 @@ static void row(const char *wl, int64_t B, const char *tool, const char *access,
   fflush(stdout);
 }
 
+/* Pinned host <-> device copy bandwidth (bytes/s, best of 3 copies of 256 MiB each way): the
+ * ceiling of host-array calls, which move every input and output over this link. */
+static void measure_link(double *h2d, double *d2h) {
+  const size_t bytes = (size_t)256 << 20;
+  void *host = NULL, *dev = NULL;
+  CUDA_OK(cudaMallocHost(&host, bytes));
+  CUDA_OK(cudaMalloc(&dev, bytes));
+  memset(host, 1, bytes);
+  *h2d = *d2h = 0.0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t0 = now();
+    CUDA_OK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+    double t1 = now();
+    CUDA_OK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+    double t2 = now();
+    if ((double)bytes / (t1 - t0) > *h2d) *h2d = (double)bytes / (t1 - t0);
+    if ((double)bytes / (t2 - t1) > *d2h) *d2h = (double)bytes / (t2 - t1);
+  }
+  CUDA_OK(cudaFree(dev));
+  CUDA_OK(cudaFreeHost(host));
+}
+
 static void run_workload(const options *o, const workload *w, dual_context *ctx) {
   char path[1024];
   snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
@@ -228,6 +251,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   const double r_compute = PEAK_FP64 / flops, r_memory = PEAK_BYTES / bytes;
   printf("ROOF\t%s\t%.0f\t%.0f\t%.6g\t%s\n", w->name, flops, bytes,
          r_compute < r_memory ? r_compute : r_memory, r_compute < r_memory ? "compute" : "memory");
+  /* host-array bound: inputs over the link to the device, outputs back (both directions run at
+   * once on the two copy engines, so the slower direction bounds the rate) */
+  const double in_b = sizeof(double) * (double)(n + np), out_b = sizeof(double) * (double)(m + m * n) + 4;
+  const double t_in = in_b / o->link_h2d, t_out = out_b / o->link_d2h;
+  printf("LINK\t%s\t%.0f\t%.0f\t%.3g\t%.3g\t%.6g\n", w->name, in_b, out_b, o->link_h2d, o->link_d2h,
+         1.0 / (t_in > t_out ? t_in : t_out));
   for (int i = 0; i < o->num_batches; ++i) {
     const int64_t B = (int64_t)o->batches[i];
     if (B > bmax) continue;
@@ -339,6 +368,9 @@ int main(int argc, char **argv) {
          (double)prop.totalGlobalMem / (1u << 30), "FP64, median of timed calls after warm-up");
   printf("META\tdate\t%s\n", date);
   printf("META\tcommit\t%s\n", commit);
+  measure_link(&o.link_h2d, &o.link_d2h);
+  printf("META\tlink\tpinned copies: host to device %.1f GB/s, device to host %.1f GB/s\n",
+         o.link_h2d / 1e9, o.link_d2h / 1e9);
   for (int k = 0; k < 2; ++k)
     if (o.run[k]) run_workload(&o, &WORKLOADS[k], ctx);
   dual_context_destroy(&ctx);

@@ -6,6 +6,7 @@
 # Reads tab-separated lines from the C benchmark and the peers (bench/peers/*_peer.py):
 #   ROW  <workload> <B> <tool> <access> <seconds_per_call> <points_per_s> <max_rel_diff>
 #   ROOF <workload> <flops_per_point> <bytes_per_point> <roofline_points_per_s> <compute|memory>
+#   LINK <workload> <in_bytes> <out_bytes> <h2d_bytes_per_s> <d2h_bytes_per_s> <points_per_s>
 #   META <key> <value>
 # and ignores every other line.  A later ROW for the same (workload, B, tool, access) replaces an
 # earlier one.  Exits nonzero when no ROW line was found.
@@ -35,6 +36,8 @@ def read(paths):
                     rows[wl, int(float(b)), tool, access] = (number(sec), pps, number(diff))
                 elif f[0] == "ROOF" and len(f) >= 6:
                     roofs[f[1]] = f[2:6]
+                elif f[0] == "LINK" and len(f) >= 7:
+                    roofs[f[1] + "/link"] = f[2:7]
                 elif f[0] == "META" and len(f) >= 3:
                     meta.append((f[1], "\t".join(f[2:])))
     return rows, roofs, meta
@@ -52,7 +55,7 @@ def batch(b):
     return "1e%d" % e if b == 10 ** e and e >= 3 else str(b)
 
 
-def table(wl, rows, roof):
+def table(wl, rows, roof, link=None):
     def get(b, tool, access="device"):
         return rows.get((wl, b, tool, access))
 
@@ -100,6 +103,15 @@ def table(wl, rows, roof):
               % (flops, nbytes, bound, g3(number(roof_pps) or 0)))
     else:
         print("Roofline: no ROOF line for %s." % wl)
+    if link:
+        in_b, out_b, _, _, link_pps = link
+        host = [number(r[1]) for k, r in rows.items() if k[0] == wl and k[2:] == ("dualbatch", "host")]
+        best = max([h for h in host if h], default=None)
+        print("Host arrays move %s bytes in and %s bytes out per point over the link measured "
+              "above: at most %s points/s%s."
+              % (in_b, out_b, g3(number(link_pps) or 0),
+                 "; the best host-array call reached %.0f%% of that" % (100 * best / number(link_pps))
+                 if best and number(link_pps) else ""))
     print()
 
 
@@ -115,7 +127,7 @@ def main():
         print()
     for wl in dict.fromkeys(k[0] for k in rows):  # workloads in order of first appearance
         print("### %s\n" % wl)
-        table(wl, rows, roofs.get(wl))
+        table(wl, rows, roofs.get(wl), roofs.get(wl + "/link"))
 
 
 if __name__ == "__main__":
