@@ -8,6 +8,8 @@
  * result is then sum_i d[i] * t_i (prop.h), so a derivative rule lives in exactly one place and
  * is shared by the CPU interpreter, the CUDA kernel and the compile-time constant folder.
  * Kink conventions (DESIGN.md): derivatives at kinks take the documented side; see ops.def.
+ * Transcendental functions are the library's own (fn.h, dual_*), never libm's or CUDA's, so the
+ * rules round identically on every engine; sqrt, fma, floor, ceil and fabs are exact in IEEE 754.
  */
 #ifndef DUAL_RULES_H
 #define DUAL_RULES_H
@@ -15,6 +17,7 @@
 #include <math.h>
 
 #include "dualbatch.h"
+#include "fn.h"
 #include "portable.h"
 
 #define DUAL_LN2 0.693147180559945309417232121458176568
@@ -51,9 +54,9 @@ DUAL_RULE(SQUARE) { DUAL_UNUSED3; DUAL_D(2.0 * a, 0, 0); return a * a; }
  * right-side limit 0 at a == 0 with b > 0, NaN otherwise (undefined for a negative base). */
 DUAL_RULE(POW) {
   DUAL_UNUSED3;
-  double r = pow(a, b);
-  double da = (b == 0.0) ? 0.0 : b * pow(a, b - 1.0);
-  double db = (a > 0.0) ? r * log(a) : ((a == 0.0 && b > 0.0) ? 0.0 : NAN);
+  double r = dual_pow(a, b);
+  double da = (b == 0.0) ? 0.0 : b * dual_pow(a, b - 1.0);
+  double db = (a > 0.0) ? r * dual_log(a) : ((a == 0.0 && b > 0.0) ? 0.0 : NAN);
   *flags |= (a < 0.0 && b != floor(b) && b == b) ? DUAL_PT_DOMAIN : 0;
   *flags |= (a == 0.0 && b < 1.0 && b != 0.0) ? DUAL_PT_SINGULAR : 0;
   DUAL_D(da, db, 0);
@@ -71,40 +74,40 @@ DUAL_RULE(SQRT) {
 }
 DUAL_RULE(CBRT) {
   DUAL_UNUSED3;
-  double r = cbrt(a);
+  double r = dual_cbrt(a);
   *flags |= (a == 0.0) ? DUAL_PT_SINGULAR : 0;
   DUAL_D(1.0 / (3.0 * r * r), 0, 0);
   return r;
 }
-DUAL_RULE(EXP) { DUAL_UNUSED3; double r = exp(a); DUAL_D(r, 0, 0); return r; }
-DUAL_RULE(EXP2) { DUAL_UNUSED3; double r = exp2(a); DUAL_D(DUAL_LN2 * r, 0, 0); return r; }
-DUAL_RULE(EXPM1) { DUAL_UNUSED3; DUAL_D(exp(a), 0, 0); return expm1(a); }
+DUAL_RULE(EXP) { DUAL_UNUSED3; double r = dual_exp(a); DUAL_D(r, 0, 0); return r; }
+DUAL_RULE(EXP2) { DUAL_UNUSED3; double r = dual_exp2(a); DUAL_D(DUAL_LN2 * r, 0, 0); return r; }
+DUAL_RULE(EXPM1) { DUAL_UNUSED3; DUAL_D(dual_exp(a), 0, 0); return dual_expm1(a); }
 
 #define DUAL_LOG_FLAGS(x, lo)                                                                    \
   (*flags |= ((x) < (lo)) ? DUAL_PT_DOMAIN : (((x) == (lo)) ? DUAL_PT_SINGULAR : 0))
-DUAL_RULE(LOG) { DUAL_UNUSED3; DUAL_LOG_FLAGS(a, 0.0); DUAL_D(1.0 / a, 0, 0); return log(a); }
+DUAL_RULE(LOG) { DUAL_UNUSED3; DUAL_LOG_FLAGS(a, 0.0); DUAL_D(1.0 / a, 0, 0); return dual_log(a); }
 DUAL_RULE(LOG2) {
   DUAL_UNUSED3;
   DUAL_LOG_FLAGS(a, 0.0);
   DUAL_D(1.0 / (a * DUAL_LN2), 0, 0);
-  return log2(a);
+  return dual_log2(a);
 }
 DUAL_RULE(LOG10) {
   DUAL_UNUSED3;
   DUAL_LOG_FLAGS(a, 0.0);
   DUAL_D(1.0 / (a * DUAL_LN10), 0, 0);
-  return log10(a);
+  return dual_log10(a);
 }
 DUAL_RULE(LOG1P) {
   DUAL_UNUSED3;
   DUAL_LOG_FLAGS(a, -1.0);
   DUAL_D(1.0 / (1.0 + a), 0, 0);
-  return log1p(a);
+  return dual_log1p(a);
 }
 /* hypot: slope 0 at the origin (the kink convention of abs, which hypot(a, 0) equals). */
 DUAL_RULE(HYPOT) {
   DUAL_UNUSED3;
-  double r = hypot(a, b);
+  double r = dual_hypot(a, b);
   if (r == 0.0) {
     DUAL_D(0, 0, 0);
   } else {
@@ -114,9 +117,21 @@ DUAL_RULE(HYPOT) {
 }
 
 /* --- trigonometric and hyperbolic --------------------------------------------------------------- */
-DUAL_RULE(SIN) { DUAL_UNUSED3; DUAL_D(cos(a), 0, 0); return sin(a); }
-DUAL_RULE(COS) { DUAL_UNUSED3; DUAL_D(-sin(a), 0, 0); return cos(a); }
-DUAL_RULE(TAN) { DUAL_UNUSED3; double r = tan(a); DUAL_D(1.0 + r * r, 0, 0); return r; }
+DUAL_RULE(SIN) {
+  DUAL_UNUSED3;
+  double s, co;
+  dual_sincos(a, &s, &co);
+  DUAL_D(co, 0, 0);
+  return s;
+}
+DUAL_RULE(COS) {
+  DUAL_UNUSED3;
+  double s, co;
+  dual_sincos(a, &s, &co);
+  DUAL_D(-s, 0, 0);
+  return co;
+}
+DUAL_RULE(TAN) { DUAL_UNUSED3; double r = dual_tan(a); DUAL_D(1.0 + r * r, 0, 0); return r; }
 /* 1 - a*a written as (1-a)(1+a): exact near |a| = 1 where the slope is largest. */
 #define DUAL_UNIT_FLAGS(x)                                                                       \
   (*flags |= (fabs(x) > 1.0) ? DUAL_PT_DOMAIN : ((fabs(x) == 1.0) ? DUAL_PT_SINGULAR : 0))
@@ -124,45 +139,45 @@ DUAL_RULE(ASIN) {
   DUAL_UNUSED3;
   DUAL_UNIT_FLAGS(a);
   DUAL_D(1.0 / sqrt((1.0 - a) * (1.0 + a)), 0, 0);
-  return asin(a);
+  return dual_asin(a);
 }
 DUAL_RULE(ACOS) {
   DUAL_UNUSED3;
   DUAL_UNIT_FLAGS(a);
   DUAL_D(-1.0 / sqrt((1.0 - a) * (1.0 + a)), 0, 0);
-  return acos(a);
+  return dual_acos(a);
 }
-DUAL_RULE(ATAN) { DUAL_UNUSED3; DUAL_D(1.0 / (1.0 + a * a), 0, 0); return atan(a); }
+DUAL_RULE(ATAN) { DUAL_UNUSED3; DUAL_D(1.0 / (1.0 + a * a), 0, 0); return dual_atan(a); }
 /* atan2(a, b) = angle of the point (x = b, y = a); singular at the origin. */
 DUAL_RULE(ATAN2) {
   DUAL_UNUSED3;
-  double h = hypot(a, b);
+  double h = dual_hypot(a, b);
   *flags |= (h == 0.0) ? DUAL_PT_SINGULAR : 0;
   DUAL_D((b / h) / h, (-a / h) / h, 0);
-  return atan2(a, b);
+  return dual_atan2(a, b);
 }
-DUAL_RULE(SINH) { DUAL_UNUSED3; DUAL_D(cosh(a), 0, 0); return sinh(a); }
-DUAL_RULE(COSH) { DUAL_UNUSED3; DUAL_D(sinh(a), 0, 0); return cosh(a); }
+DUAL_RULE(SINH) { DUAL_UNUSED3; DUAL_D(dual_cosh(a), 0, 0); return dual_sinh(a); }
+DUAL_RULE(COSH) { DUAL_UNUSED3; DUAL_D(dual_sinh(a), 0, 0); return dual_cosh(a); }
 /* tanh' = 1 - r^2 cancels for |a| > 1 (0 instead of 5e-17 at a = 19); 4e/(1+e)^2 with
  * e = exp(-2|a|) is accurate to a few ulp everywhere and underflows gracefully. */
 DUAL_RULE(TANH) {
   DUAL_UNUSED3;
-  double e = exp(-2.0 * fabs(a));
+  double e = dual_exp(-2.0 * fabs(a));
   DUAL_D(4.0 * e / ((1.0 + e) * (1.0 + e)), 0, 0);
-  return tanh(a);
+  return dual_tanh(a);
 }
-DUAL_RULE(ASINH) { DUAL_UNUSED3; DUAL_D(1.0 / hypot(a, 1.0), 0, 0); return asinh(a); }
+DUAL_RULE(ASINH) { DUAL_UNUSED3; DUAL_D(1.0 / dual_hypot(a, 1.0), 0, 0); return dual_asinh(a); }
 DUAL_RULE(ACOSH) {
   DUAL_UNUSED3;
   *flags |= (a < 1.0) ? DUAL_PT_DOMAIN : ((a == 1.0) ? DUAL_PT_SINGULAR : 0);
   DUAL_D(1.0 / (sqrt(a - 1.0) * sqrt(a + 1.0)), 0, 0);
-  return acosh(a);
+  return dual_acosh(a);
 }
 DUAL_RULE(ATANH) {
   DUAL_UNUSED3;
   DUAL_UNIT_FLAGS(a);
   DUAL_D(1.0 / ((1.0 - a) * (1.0 + a)), 0, 0);
-  return atanh(a);
+  return dual_atanh(a);
 }
 
 /* --- special functions and activations ---------------------------------------------------------- */
@@ -170,14 +185,14 @@ DUAL_RULE(ATANH) {
  * exp(-hi - lo) = exp(-hi) (1 - lo) to the last ulp, where lo is tiny. */
 DUAL_INLINE double dual_exp_neg_square(double a) {
   double hi = a * a, lo = fma(a, a, -hi);
-  return exp(-hi) * (1.0 - lo);
+  return dual_exp(-hi) * (1.0 - lo);
 }
-DUAL_RULE(ERF) { DUAL_UNUSED3; DUAL_D(DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return erf(a); }
-DUAL_RULE(ERFC) { DUAL_UNUSED3; DUAL_D(-DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return erfc(a); }
+DUAL_RULE(ERF) { DUAL_UNUSED3; DUAL_D(DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return dual_erf(a); }
+DUAL_RULE(ERFC) { DUAL_UNUSED3; DUAL_D(-DUAL_2_SQRTPI * dual_exp_neg_square(a), 0, 0); return dual_erfc(a); }
 /* Logistic function, evaluated without overflow on both sides. */
 DUAL_INLINE double dual_sigmoid(double a) {
-  if (a >= 0.0) return 1.0 / (1.0 + exp(-a));
-  double e = exp(a);
+  if (a >= 0.0) return 1.0 / (1.0 + dual_exp(-a));
+  double e = dual_exp(a);
   return e / (1.0 + e);
 }
 DUAL_RULE(SIGMOID) {
@@ -189,7 +204,7 @@ DUAL_RULE(SIGMOID) {
 DUAL_RULE(SOFTPLUS) {
   DUAL_UNUSED3;
   DUAL_D(dual_sigmoid(a), 0, 0);
-  return (a > 0.0) ? a + log1p(exp(-a)) : log1p(exp(a));
+  return (a > 0.0) ? a + dual_log1p(dual_exp(-a)) : dual_log1p(dual_exp(a));
 }
 DUAL_RULE(RELU) { DUAL_UNUSED3; DUAL_D((a > 0.0) ? 1.0 : 0.0, 0, 0); return (a > 0.0) ? a : ((a != a) ? a : 0.0); }
 DUAL_RULE(ABS) {

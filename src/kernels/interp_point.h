@@ -34,13 +34,13 @@
 #define DUAL_FROM_BITS(lo, hi) __hiloint2double((int)(hi), (int)(lo))
 #else
 #define DUAL_POINT_FN static inline
-static inline double dual_from_bits(uint32_t lo, uint32_t hi) {
+static inline double dual_from_words(uint32_t lo, uint32_t hi) {
   const uint64_t bits = ((uint64_t)hi << 32) | lo;
   double d;
   memcpy(&d, &bits, sizeof d);
   return d;
 }
-#define DUAL_FROM_BITS(lo, hi) dual_from_bits(lo, hi)
+#define DUAL_FROM_BITS(lo, hi) dual_from_words(lo, hi)
 #endif
 
 /* The interpreter body's interface (engine/interp_ops.h) for one point. */

@@ -1,0 +1,70 @@
+/*
+ * fn_bits.h — bit access and exact scaling for the library's own elementary functions (fn_*.h).
+ * The fn_*.h headers implement every transcendental op with +, -, *, /, sqrt, fma, floor and bit
+ * manipulation only, all correctly rounded or exact in IEEE 754 on the CPU (-ffp-contract=off)
+ * and on the GPU (--fmad=false), so the two engines return bitwise-identical values and partials.
+ * Valid C11 and CUDA; included by the fn_*.h headers only.
+ */
+#ifndef DUAL_FN_BITS_H
+#define DUAL_FN_BITS_H
+
+#include <math.h>
+#include <stdint.h>
+#if !defined(__CUDA_ARCH__)
+#include <string.h>
+#endif
+
+#include "portable.h"
+
+DUAL_INLINE uint64_t dual_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  return (uint64_t)__double_as_longlong(x);
+#else
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+DUAL_INLINE double dual_from_bits(uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double((long long)u);
+#else
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+/* The high 32 bits (sign, exponent, top 20 mantissa bits), as fdlibm-style range tests use. */
+DUAL_INLINE uint32_t dual_high_word(double x) { return (uint32_t)(dual_bits(x) >> 32); }
+
+/* 2^k for k in [-1022, 1023] (a normal number), exactly. */
+DUAL_INLINE double dual_pow2i(int k) { return dual_from_bits((uint64_t)(k + 1023) << 52); }
+
+/* x * 2^k, exactly when the result is normal, rounded once when it is subnormal, +-inf on
+ * overflow; for k in [-2100, 2100].  Up to three exact steps keep every partial product normal
+ * except the last. */
+DUAL_INLINE double dual_scale2(double x, int k) {
+  if (k > 1023) {
+    x *= 0x1p1023;
+    k -= 1023;
+    if (k > 1023) {
+      x *= 0x1p1023;
+      k -= 1023;
+      if (k > 1023) k = 1023;
+    }
+  } else if (k < -1022) {
+    /* scale by 2^-1022 * 2^53 so the intermediate stays normal, finish with one rounding */
+    x *= 0x1p-969;
+    k += 969;
+    if (k < -1022) {
+      x *= 0x1p-969;
+      k += 969;
+      if (k < -1022) k = -1022;
+    }
+  }
+  return x * dual_pow2i(k);
+}
+
+#endif /* DUAL_FN_BITS_H */
