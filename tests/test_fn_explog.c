@@ -41,18 +41,7 @@
 
 static uint64_t rng_state;
 
-static uint64_t splitmix64(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static double from_bits(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
+static uint64_t splitmix64(void) { return ref_next(&rng_state); }
 
 /* uniform in [0, 1) */
 static double u01(void) { return (double)(splitmix64() >> 11) * 0x1p-53; }
@@ -65,7 +54,7 @@ static double rand_sign(double x) { return (splitmix64() & 1) ? -x : x; }
 static double rand_binade(int emin, int emax) {
   int e = rand_int(emin, emax);
   uint64_t mant = splitmix64() >> 12;
-  if (e >= -1022) return ldexp(from_bits(0x3ff0000000000000ull | mant), e);
+  if (e >= -1022) return ldexp(ref_from_bits(0x3ff0000000000000ull | mant), e);
   return ldexp(1.0 + (double)(mant >> (-1022 - e)) * 0x1p-52, e); /* fewer bits, exact */
 }
 
@@ -74,14 +63,14 @@ static double rand_positive(void) {
   uint64_t u;
   do u = splitmix64() >> 1;
   while (u == 0 || u >= 0x7ff0000000000000ull);
-  return from_bits(u);
+  return ref_from_bits(u);
 }
 
 /* x moved by up to n ulps */
 static double nudge(double x, int n) {
   uint64_t u;
   memcpy(&u, &x, sizeof u);
-  return from_bits(u + (uint64_t)(int64_t)rand_int(-n, n));
+  return ref_from_bits(u + (uint64_t)(int64_t)rand_int(-n, n));
 }
 
 /* ---- error bookkeeping ---- */

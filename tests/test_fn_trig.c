@@ -34,30 +34,15 @@
 
 /* --- splitmix64 ----------------------------------------------------------------------------- */
 static uint64_t rng;
-static uint64_t next_u64(void) {
-  uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+static uint64_t next_u64(void) { return ref_next(&rng); }
 static double u01(void) { return (double)(next_u64() >> 11) * 0x1p-53; }
 static double uniform(double lo, double hi) { return lo + (hi - lo) * u01(); }
 static int below(int n) { return (int)(next_u64() % (uint64_t)n); }
-static double from_bits(uint64_t u) {
-  double x;
-  memcpy(&x, &u, sizeof x);
-  return x;
-}
-static uint64_t to_bits(double x) {
-  uint64_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
 /* Any finite double, exponent field uniform: every binade equally often, subnormals included. */
 static double any_binade(void) {
   uint64_t u = next_u64();
   uint64_t ef = (u >> 52) % 2047; /* 0 .. 2046 */
-  return from_bits((u & 0x800FFFFFFFFFFFFFULL) | (ef << 52));
+  return ref_from_bits((u & 0x800FFFFFFFFFFFFFULL) | (ef << 52));
 }
 /* |x| in [2^lo, 2^hi), random sign, random significand. */
 static double binades(int lo, int hi) {
@@ -66,9 +51,9 @@ static double binades(int lo, int hi) {
 }
 /* x moved by k ulps (as integers: crosses binades; x finite, result stays finite). */
 static double ulps_away(double x, int k) {
-  uint64_t u = to_bits(fabs(x)) + (uint64_t)(int64_t)k;
-  if (to_bits(from_bits(u)) >> 52 >= 0x7FF) u = to_bits(DBL_MAX);
-  double y = from_bits(u);
+  uint64_t u = ref_to_bits(fabs(x)) + (uint64_t)(int64_t)k;
+  if (ref_to_bits(ref_from_bits(u)) >> 52 >= 0x7FF) u = ref_to_bits(DBL_MAX);
+  double y = ref_from_bits(u);
   return signbit(x) ? -y : y;
 }
 
@@ -271,7 +256,7 @@ Test(fn_trig, sincos_equals_sin_and_cos) {
     double x = trig_arg(), s, c;
     dual_sincos(x, &s, &c);
     double s1 = dual_sin(x), c1 = dual_cos(x);
-    cr_assert(to_bits(s) == to_bits(s1) && to_bits(c) == to_bits(c1),
+    cr_assert(ref_to_bits(s) == ref_to_bits(s1) && ref_to_bits(c) == ref_to_bits(c1),
               "sincos(%a) = (%a, %a), sin/cos = (%a, %a)", x, s, c, s1, c1);
   }
   const double sp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -DBL_MAX};
@@ -279,8 +264,8 @@ Test(fn_trig, sincos_equals_sin_and_cos) {
     double s, c;
     dual_sincos(sp[i], &s, &c);
     double s1 = dual_sin(sp[i]), c1 = dual_cos(sp[i]);
-    cr_assert((to_bits(s) == to_bits(s1) || (isnan(s) && isnan(s1))) &&
-              (to_bits(c) == to_bits(c1) || (isnan(c) && isnan(c1))));
+    cr_assert((ref_to_bits(s) == ref_to_bits(s1) || (isnan(s) && isnan(s1))) &&
+              (ref_to_bits(c) == ref_to_bits(c1) || (isnan(c) && isnan(c1))));
   }
 }
 
@@ -387,7 +372,7 @@ Test(fn_atrig, atan2_random) {
 
 /* --- C99 Annex F special values -------------------------------------------------------------- */
 static int same(double got, double want) {
-  return (isnan(got) && isnan(want)) || to_bits(got) == to_bits(want);
+  return (isnan(got) && isnan(want)) || ref_to_bits(got) == ref_to_bits(want);
 }
 
 #define PI_D 0x1.921fb54442d18p1     /* pi rounded to nearest */

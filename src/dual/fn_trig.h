@@ -181,6 +181,30 @@ DUAL_INLINE void dual_trig_sq(double rh, double *hh, double *hl, double *z, doub
   *zl = ((h * h - q) + 2.0 * h * l) + l * l;
 }
 
+/* The two big terms of an odd kernel, rh + c0 rh^3 = s + e exactly plus the small error terms
+ * ve (of rh^3 = v + ve) and ae (of c0 v, Dekker's product with c0 = c0h + c0l, 26 + 26 bits),
+ * for |c0 rh^2| < 1 (Fast2Sum).  (hh, hl, z, zl) come from dual_trig_sq(rh). */
+typedef struct dual_trig_cube {
+  double v, ve, ae, s, e;
+} dual_trig_cube;
+DUAL_INLINE dual_trig_cube dual_trig_cube_term(double rh, double hh, double hl, double z,
+                                               double zl, double c0, double c0h, double c0l) {
+  dual_trig_cube c;
+  c.v = z * rh; /* rh^3 = v + ve */
+  double cz = 0x1.0000002p27 * z;
+  double zh = cz - (cz - z);
+  double zt = z - zh;
+  c.ve = ((((zh * hh - c.v) + zh * hl) + zt * hh) + zt * hl) + zl * rh;
+  double a = c.v * c0; /* c0 v = a + ae */
+  double cv = 0x1.0000002p27 * c.v;
+  double vh = cv - (cv - c.v);
+  double vt = c.v - vh;
+  c.ae = (((vh * c0h - a) + vh * c0l) + vt * c0h) + vt * c0l;
+  c.s = rh + a; /* rh + a = s + e (Fast2Sum, |a| < |rh|) */
+  c.e = a - (c.s - rh);
+  return c;
+}
+
 /* sin(rh + rl) for |rh| <= pi/4 + 2^-30, |rl| <= ulp(rh).  The big terms rh + S0 rh^3 are
  * summed exactly (rh^3 as a double-double, S0 rh^3 by Dekker's product), so the error is the
  * final rounding plus ~2^-60 relative. */
@@ -194,23 +218,9 @@ DUAL_INLINE double dual_trig_sin_k(double rh, double rl) {
   dual_trig_sq(rh, &hh, &hl, &z, &zl);
   double z2 = z * z;
   double p = (S1 + z * S2) + z2 * ((S3 + z * S4) + z2 * (S5 + z * S6));
-  /* rh^3 = v + ve */
-  double v = z * rh;
-  double cz = 0x1.0000002p27 * z;
-  double zh = cz - (cz - z);
-  double zt = z - zh;
-  double ve = ((((zh * hh - v) + zh * hl) + zt * hh) + zt * hl) + zl * rh;
-  /* S0 v = a + ae */
-  double a = v * S0;
-  double cv = 0x1.0000002p27 * v;
-  double vh = cv - (cv - v);
-  double vt = v - vh;
-  double ae = (((vh * S0H - a) + vh * S0L) + vt * S0H) + vt * S0L;
-  /* rh + a = s + e (Fast2Sum, |a| < |rh|) */
-  double s = rh + a;
-  double e = a - (s - rh);
+  const dual_trig_cube c = dual_trig_cube_term(rh, hh, hl, z, zl, S0, S0H, S0L);
   /* sin(rh + rl) = rh + rh^3 (S0 + z p) + rl (1 - rh^2/2) + O(2^-60 |rh|) */
-  return s + (e + ((ae + ve * S0) + (v * (z * p) + (rl - (0.5 * z) * rl))));
+  return c.s + (c.e + ((c.ae + c.ve * S0) + (c.v * (z * p) + (rl - (0.5 * z) * rl))));
 }
 
 /* cos(rh + rl) for |rh| <= pi/4 + 2^-30, |rl| <= ulp(rh). */
@@ -276,21 +286,10 @@ DUAL_INLINE double dual_trig_tan_k(double rh, double rl, int odd) {
   double z4 = z2 * z2;
   double q = ((T1 + z * T2) + z2 * (T3 + z * T4)) +
              z4 * (((T5 + z * T6) + z2 * (T7 + z * T8)) + z4 * ((T9 + z * T10) + z2 * T11));
-  /* rh^3 = v + ve; T0 v = a + ae; rh + a = s + e */
-  double v = z * rh;
-  double cz = 0x1.0000002p27 * z;
-  double zh = cz - (cz - z);
-  double zt = z - zh;
-  double ve = ((((zh * hh - v) + zh * hl) + zt * hh) + zt * hl) + zl * rh;
-  double a = v * T0;
-  double cv = 0x1.0000002p27 * v;
-  double vh = cv - (cv - v);
-  double vt = v - vh;
-  double ae = (((vh * T0H - a) + vh * T0L) + vt * T0H) + vt * T0L;
-  double s = rh + a;
-  double e = a - (s - rh);
+  const dual_trig_cube c = dual_trig_cube_term(rh, hh, hl, z, zl, T0, T0H, T0L);
+  const double s = c.s;
   /* tan(rh + rl) = rh + rh^3 (T0 + z q(z)) + rl sec^2(rh), sec^2 = 1 + z + 2/3 z^2 + O(z^3) */
-  double rest = e + ((ae + ve * T0) + (z * (v * q) + (rl + (z + 0x1.5555555555555p-1 * z2) * rl)));
+  double rest = c.e + ((c.ae + c.ve * T0) + (z * (c.v * q) + (rl + (z + 0x1.5555555555555p-1 * z2) * rl)));
   double wh = s + rest;
   if (!big && !odd) return wh;
   double wl = rest - (wh - s);

@@ -2,18 +2,14 @@
  * random_program.c — see random_program.h.
  */
 #include "random_program.h"
+#include "ulp_ref.h"
 
 #include <stdlib.h>
 
 #include "builder.h"
 #include "dual/ops.h"
 
-uint64_t rp_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t rp_next(uint64_t *state) { return ref_next(state); }
 
 double rp_uniform(uint64_t *state, double lo, double hi) {
   return lo + (hi - lo) * (double)(rp_next(state) >> 11) * 0x1p-53;
