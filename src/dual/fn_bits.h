@@ -16,6 +16,18 @@
 
 #include "portable.h"
 
+/* The public functions (dual_exp, dual_sin, ...): inlined into the GPU kernel, called out of line
+ * on the CPU.  Inlined into the CPU engine's vectorized block loops they cost kin 8% (the loops
+ * then carry every branch of the function for all points; bench/NOTES.md).  Out of line or not,
+ * the arithmetic and its rounding are the same. */
+#if defined(__CUDACC__)
+#define DUAL_FN DUAL_INLINE
+#elif defined(__GNUC__) || defined(__clang__)
+#define DUAL_FN static __attribute__((noinline, unused))
+#else
+#define DUAL_FN static inline
+#endif
+
 DUAL_INLINE uint64_t dual_bits(double x) {
 #if defined(__CUDA_ARCH__)
   return (uint64_t)__double_as_longlong(x);

@@ -176,7 +176,7 @@ DUAL_INLINE double dual_exp_dd(double x, double xl) {
   return dual_el_exp_reduced(x, xl, 1);
 }
 
-DUAL_INLINE double dual_exp(double x) {
+DUAL_FN double dual_exp(double x) {
   if (!(fabs(x) <= 708.0)) {
     if (x != x) return x + x;
     if (x > 709.8) return dual_el_inf();
@@ -185,7 +185,7 @@ DUAL_INLINE double dual_exp(double x) {
   return dual_el_exp_reduced(x, 0.0, 0);
 }
 
-DUAL_INLINE double dual_exp2(double x) {
+DUAL_FN double dual_exp2(double x) {
   if (!(fabs(x) <= 1020.0)) {
     if (x != x) return x + x;
     if (x >= 1024.0) return dual_el_inf();
@@ -203,7 +203,7 @@ DUAL_INLINE double dual_exp2(double x) {
   return dual_el_ldexp(e.hi, e.lo, (int)kd);
 }
 
-DUAL_INLINE double dual_expm1(double x) {
+DUAL_FN double dual_expm1(double x) {
   double ax = fabs(x);
   if (!(ax <= 708.0)) {
     if (x != x) return x + x;

@@ -86,7 +86,7 @@ DUAL_INLINE double dual_hyp_log_huge(double a) {
   return s.hi + (s.lo + (l.lo + DUAL_EL_LN2L));
 }
 
-DUAL_INLINE double dual_sinh(double x) {
+DUAL_FN double dual_sinh(double x) {
   const double P0 = 0x1.5555555555556p-3, P1 = 0x1.111111111101ep-7;
   const double P2 = 0x1.a01a01a037269p-13, P3 = 0x1.71de3a3b06beep-19;
   const double P4 = 0x1.ae646ff5099dep-26, P5 = 0x1.6116f4a10f2dbp-33;
@@ -102,7 +102,7 @@ DUAL_INLINE double dual_sinh(double x) {
   return copysign(r, x);
 }
 
-DUAL_INLINE double dual_cosh(double x) {
+DUAL_FN double dual_cosh(double x) {
   const double P0 = 0x1.55555555554b7p-5, P1 = 0x1.6c16c16c280f1p-10;
   const double P2 = 0x1.a01a0189abeadp-16, P3 = 0x1.27e509ab477afp-22;
   const double P4 = 0x1.1ee41db4bf91cp-29, P5 = 0x1.99ebd39b39487p-37;
@@ -120,7 +120,7 @@ DUAL_INLINE double dual_cosh(double x) {
   return dual_hyp_half_exp(a);
 }
 
-DUAL_INLINE double dual_tanh(double x) {
+DUAL_FN double dual_tanh(double x) {
   const double P0 = -0x1.5555555555555p-2, P1 = -0x1.4f947ad0df213p-6;
   const double P2 = -0x1.a028d857ed698p-13;
   const double Q1 = 0x1.d88570a0c36a2p-2, Q2 = 0x1.7d3dfb8723d74p-6;
@@ -158,7 +158,7 @@ DUAL_INLINE double dual_tanh(double x) {
   return copysign(r, x);
 }
 
-DUAL_INLINE double dual_asinh(double x) {
+DUAL_FN double dual_asinh(double x) {
   const double P0 = -0x1.5555555555554p-3, P1 = -0x1.5fc0016708373p-2;
   const double P2 = -0x1.e6b7fa7c45db3p-3, P3 = -0x1.0101abcd7f219p-4;
   const double P4 = -0x1.4950b8719fc7ap-8, P5 = -0x1.42740d5eb409dp-16;
@@ -196,7 +196,7 @@ DUAL_INLINE double dual_asinh(double x) {
   return copysign(r, x);
 }
 
-DUAL_INLINE double dual_acosh(double x) {
+DUAL_FN double dual_acosh(double x) {
   const double P0 = -0x1.5555555555553p-4, P1 = -0x1.5eea7f0aea071p-4;
   const double P2 = -0x1.e419512ac270bp-6, P3 = -0x1.fd3b3a5163f89p-9;
   const double P4 = -0x1.44848b9e8efa6p-13, P5 = -0x1.3ab1fc6f8397fp-22;
@@ -235,7 +235,7 @@ DUAL_INLINE double dual_acosh(double x) {
   return x + x; /* +inf, NaN */
 }
 
-DUAL_INLINE double dual_atanh(double x) {
+DUAL_FN double dual_atanh(double x) {
   const double P0 = 0x1.5555555555557p-2, P1 = -0x1.2e032e8f59a45p-1;
   const double P2 = 0x1.422dca6862767p-2, P3 = -0x1.8e22847a89b34p-5;
   const double P4 = 0x1.349ed4b253506p-12;

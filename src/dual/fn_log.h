@@ -197,7 +197,7 @@ DUAL_INLINE int dual_el_not_pos_normal(double x) {
   return dual_bits(x) - 0x0010000000000000ull >= 0x7fe0000000000000ull;
 }
 
-DUAL_INLINE double dual_log(double x) {
+DUAL_FN double dual_log(double x) {
   int kadj = 0;
   if (dual_el_not_pos_normal(x)) {
     if (!(x > 0.0 && x < dual_el_inf())) return dual_el_log_special(x);
@@ -208,7 +208,7 @@ DUAL_INLINE double dual_log(double x) {
   return l.hi + l.lo;
 }
 
-DUAL_INLINE double dual_log2(double x) {
+DUAL_FN double dual_log2(double x) {
   int kadj = 0;
   if (dual_el_not_pos_normal(x)) {
     if (!(x > 0.0 && x < dual_el_inf())) return dual_el_log_special(x);
@@ -219,7 +219,7 @@ DUAL_INLINE double dual_log2(double x) {
   return l.hi + l.lo;
 }
 
-DUAL_INLINE double dual_log10(double x) {
+DUAL_FN double dual_log10(double x) {
   int kadj = 0;
   if (dual_el_not_pos_normal(x)) {
     if (!(x > 0.0 && x < dual_el_inf())) return dual_el_log_special(x);
@@ -230,7 +230,7 @@ DUAL_INLINE double dual_log10(double x) {
   return l.hi + l.lo;
 }
 
-DUAL_INLINE double dual_log1p(double x) {
+DUAL_FN double dual_log1p(double x) {
   if (!(x > -1.0 && x < 0x1p60)) {
     if (x != x) return x + x;
     if (x == -1.0) return -dual_el_inf();

@@ -38,7 +38,7 @@ DUAL_INLINE int dual_el_parity(double b) {
   return (mb & ((1ull << fb) - 1u)) ? 0 : 2 - (int)((mb >> fb) & 1u);
 }
 
-DUAL_INLINE double dual_pow(double a, double b) {
+DUAL_FN double dual_pow(double a, double b) {
   double sign = 1.0;
   int kadj = 0;
   /* one test for the common case: a positive normal, b finite and nonzero (a == 1 needs no
@@ -81,7 +81,7 @@ DUAL_INLINE double dual_pow(double a, double b) {
   return sign * r;
 }
 
-DUAL_INLINE double dual_cbrt(double x) {
+DUAL_FN double dual_cbrt(double x) {
   uint64_t ux = dual_bits(x);
   uint64_t sign = ux & 0x8000000000000000ull;
   ux ^= sign;
@@ -113,7 +113,7 @@ DUAL_INLINE double dual_cbrt(double x) {
   return dual_from_bits(dual_bits(r) | sign);
 }
 
-DUAL_INLINE double dual_hypot(double a, double b) {
+DUAL_FN double dual_hypot(double a, double b) {
   double x = fabs(a), y = fabs(b);
   if (x == dual_el_inf() || y == dual_el_inf()) return dual_el_inf(); /* even with a NaN */
   if (x != x || y != y) return x + y;

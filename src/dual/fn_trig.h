@@ -324,7 +324,7 @@ DUAL_INLINE double dual_trig_flip(double r, uint64_t f) {
   return dual_from_bits(dual_bits(r) ^ (f << 63));
 }
 
-DUAL_INLINE double dual_sin(double x) {
+DUAL_FN double dual_sin(double x) {
   if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x; /* NaN, +-inf -> NaN */
   double rh, rl;
   int k = dual_trig_reduce(fabs(x), &rh, &rl);
@@ -333,7 +333,7 @@ DUAL_INLINE double dual_sin(double x) {
   return dual_trig_flip(r, (uint64_t)(k >> 1) ^ (dual_bits(x) >> 63));
 }
 
-DUAL_INLINE double dual_cos(double x) {
+DUAL_FN double dual_cos(double x) {
   if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x;
   double rh, rl;
   int k = dual_trig_reduce(fabs(x), &rh, &rl);
@@ -342,7 +342,7 @@ DUAL_INLINE double dual_cos(double x) {
 }
 
 /* sin and cos of one argument, one reduction; bitwise equal to dual_sin(x) and dual_cos(x). */
-DUAL_INLINE void dual_sincos(double x, double *s, double *c) {
+DUAL_FN void dual_sincos(double x, double *s, double *c) {
   if (!(fabs(x) <= 0x1.fffffffffffffp1023)) {
     *s = x - x;
     *c = x - x;
@@ -358,7 +358,7 @@ DUAL_INLINE void dual_sincos(double x, double *s, double *c) {
   *c = dual_trig_flip(cr, (uint64_t)((k + 1) >> 1));
 }
 
-DUAL_INLINE double dual_tan(double x) {
+DUAL_FN double dual_tan(double x) {
   if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x;
   double rh, rl;
   int k = dual_trig_reduce(fabs(x), &rh, &rl);

@@ -50,6 +50,18 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
 #define DUAL_VAL(r) (V + (uint32_t)(r) * S)
 #define DUAL_TANP(r, o, m, k) (T + ((uint32_t)(o) + (uint32_t)DUAL_POPC((m) & ((1u << (k)) - 1u))) * ST)
 #define DUAL_TSTEP ST
+/* A run's rows advance by pointer increments (indexing kept a 64-bit multiply per row). */
+#define DUAL_LANE_RUN(expr)                                                                      \
+  {                                                                                              \
+    const int j0_ = DUAL_LANE_FIRST(k0_);                                                        \
+    const size_t step_ = (size_t)(DUAL_LANE_STEP) * (size_t)ST;                                  \
+    double *tr = tr0_ + (size_t)j0_ * (size_t)ST;                                                \
+    const double *ta = ta0_ + (tr - tr0_), *tb = tb0_ + (tr - tr0_), *tc = tc0_ + (tr - tr0_);   \
+    for (int j_ = j0_; j_ < k1_ - k0_;                                                           \
+         j_ += DUAL_LANE_STEP, tr += step_, ta += step_, tb += step_, tc += step_) {             \
+      DUAL_POINTS(p) { tr[p] = (expr); }                                                         \
+    }                                                                                            \
+  }
 /* The op's partials, read once into registers: the lane loops would otherwise reload them from
  * memory on every lane (they may alias the stores) and keep the scratch rows on the stack. */
 #define DUAL_PARTIALS_LOCAL()                                                                    \
