@@ -16,16 +16,19 @@
 
 #include "portable.h"
 
-/* The public functions (dual_exp, dual_sin, ...): inlined into the GPU kernel, called out of line
- * on the CPU.  Inlined into the CPU engine's vectorized block loops they cost kin 8% (the loops
- * then carry every branch of the function for all points; bench/NOTES.md).  Out of line or not,
- * the arithmetic and its rounding are the same. */
+/* The public functions (dual_exp, dual_sin, ...): inlined into the GPU kernel; on the CPU, one
+ * out-of-line definition in src/dual/fn.c (DUAL_FN_EXTERN), which the engines call like libm.
+ * Inlined into the CPU engine's vectorized block loops, or even only defined in its translation
+ * unit, they cost kin 5-8% (bench/NOTES.md).  A file that includes the fn_*.h headers directly
+ * (the accuracy tests) gets its own static copy.  The arithmetic is the same in every case. */
 #if defined(__CUDACC__)
 #define DUAL_FN DUAL_INLINE
+#elif defined(DUAL_FN_EXTERN)
+#define DUAL_FN
 #elif defined(__GNUC__) || defined(__clang__)
 #define DUAL_FN static __attribute__((noinline, unused))
 #else
-#define DUAL_FN static inline
+#define DUAL_FN static
 #endif
 
 DUAL_INLINE uint64_t dual_bits(double x) {
