@@ -13,7 +13,7 @@ typedef struct dual_job {
   const dual_batch *b; /* the caller's arrays and strides (checked) */
   int mode;            /* dual_mode */
   int width;           /* tangent width N: 0 (eval), 1, 2, 4, 8, 16, 32 */
-  int threads;         /* 0 = all */
+  int threads;         /* host threads to use, >= 1 (run.c resolves 0 = all) */
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "context.h"
 #include "exec.h"
 #include "gpu.h"
@@ -122,6 +126,11 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.mode = mode;
   job.width = choose_width(ctx, prog, mode);
   job.threads = ctx->threads;
+#ifdef _OPENMP
+  if (job.threads <= 0) job.threads = omp_get_max_threads();
+#else
+  job.threads = 1;
+#endif
   return dispatch(ctx, &job);
 }
 

@@ -9,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "context.h"
 #include "dual/rules.h"
 #include "engine/lanes.h"
@@ -147,12 +143,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   }
   int failed = 0;
   int threads = job->threads;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
-#else
-  threads = 1;
-#endif
 #pragma omp parallel num_threads(threads)
   {
     dual_cpu_ws ws;

@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "kernels/gpu_state.h"
 
 enum { PLAN_RECORD = sizeof(dual_plan_instr), ALIGN = 256 };
@@ -301,12 +297,7 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
                             "allocating the device memory pool");
   if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, set);
   if (st != DUAL_SUCCESS) return st;
-  int threads = ctx->threads;
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
+  const int threads = job->threads;
   const int64_t nchunks = (B + chunk - 1) / chunk;
   for (int64_t i = 0; i < nchunks + DUAL_GPU_STREAMS && st == DUAL_SUCCESS; ++i) {
     const int s = (int)(i % DUAL_GPU_STREAMS);
