@@ -24,6 +24,7 @@
 
 #include "dual/ops.h"
 #include "dualbatch.h"
+#include "bench_program.h"
 #include "random_program.h"
 
 #define TOL 1e-13
@@ -111,14 +112,6 @@ static double *random_array(uint64_t *rng, int64_t count, double lo, double hi) 
   double *a = malloc(sizeof(double) * (size_t)(count + 1));
   for (int64_t i = 0; i < count; ++i) a[i] = rp_uniform(rng, lo, hi);
   return a;
-}
-
-static dual_program *load(dual_context *ctx, const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, name);
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0, "%s", dual_context_last_error(ctx));
-  return prog;
 }
 
 Test(gpu, every_op_matches_cpu) {
@@ -228,7 +221,7 @@ Test(gpu, benchmark_functions_match_cpu_across_widths_and_chunks) {
   uint64_t rng = 7;
   const int64_t B = 30011; /* not a multiple of any block or chunk size */
   for (int f = 0; f < 3; ++f) {
-    dual_program *prog = load(cpu, names[f]);
+    dual_program *prog = bench_program(cpu, names[f]);
     double *x, *p;
     workload_points(names[f], &rng, B, &x, &p);
     x[0] = 0.0;
@@ -264,7 +257,7 @@ Test(gpu, eval_jvp_gradient_match_cpu) {
   dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
   uint64_t rng = 11;
   const int64_t B = 5003;
-  dual_program *ba = load(cpu, "ba"), *hess = load(cpu, "hess");
+  dual_program *ba = bench_program(cpu, "ba"), *hess = bench_program(cpu, "hess");
   double *x, *p, *v = random_array(&rng, B * 15, -1, 1);
   workload_points("ba", &rng, B, &x, &p);
   double *y[2], *jv[2];
@@ -309,7 +302,7 @@ Test(gpu, device_arrays_equal_host_arrays) {
   dual_context *gpu = context(DUAL_DEVICE_GPU);
   uint64_t rng = 5;
   const int64_t B = 70001;
-  dual_program *prog = load(gpu, "ba");
+  dual_program *prog = bench_program(gpu, "ba");
   double *x, *p;
   workload_points("ba", &rng, B, &x, &p);
   result h = jacobian(gpu, prog, B, x, p);
@@ -364,7 +357,7 @@ Test(gpu, failures_fall_back_with_auto_and_fail_with_gpu) {
   cr_assert_eq(dual_context_device(autoc), DUAL_DEVICE_GPU);
   uint64_t rng = 3;
   const int64_t B = 4000;
-  dual_program *prog = load(cpu, "kin");
+  dual_program *prog = bench_program(cpu, "kin");
   double *x, *p;
   workload_points("kin", &rng, B, &x, &p);
   result c = jacobian(cpu, prog, B, x, p);
@@ -415,7 +408,7 @@ Test(gpu, no_device_behaviour) {
   memset(&b, 0, sizeof b);
   b.memory = DUAL_MEMORY_DEVICE;
   b.count = 1;
-  dual_program *prog = load(ctx, "hess");
+  dual_program *prog = bench_program(ctx, "hess");
   double x[16] = {0}, f, g[16];
   b.x = x, b.x_ps = 16, b.x_es = 1, b.y = &f, b.y_ps = 1, b.y_es = 1, b.d = g, b.d_ps = 16, b.d_cs = 1;
   cr_assert_eq(dual_run(ctx, prog, DUAL_MODE_GRADIENT, &b), DUAL_ERR_NO_DEVICE);

@@ -18,6 +18,7 @@
 #include "dualbatch.h"
 #include "engine/plan.h"
 #include "program.h"
+#include "bench_program.h"
 #include "random_program.h"
 
 #define DUAL_W 0
@@ -161,21 +162,13 @@ Test(plan, random_programs_match_cpu_engine) {
   dual_context_destroy(&ctx);
 }
 
-static dual_program *load(dual_context *ctx, const char *name) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, name);
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile_file(ctx, path, &prog), 0, "%s", dual_context_last_error(ctx));
-  return prog;
-}
-
 Test(plan, benchmark_functions_match_cpu_engine) {
   static const char *files[] = {"ba", "kin", "hess"};
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
   uint64_t rng = 99;
   for (int f = 0; f < 3; ++f) {
-    dual_program *prog = load(ctx, files[f]);
+    dual_program *prog = bench_program(ctx, files[f]);
     check_program(ctx, prog, &rng);
     dual_program_destroy(&prog);
   }
@@ -186,7 +179,7 @@ Test(plan, benchmark_functions_match_cpu_engine) {
 Test(plan, packed_slots_are_fewer_than_dense) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
-  dual_program *prog = load(ctx, "kin");
+  dual_program *prog = bench_program(ctx, "kin");
   dual_plan_instr *recs = malloc(sizeof *recs * (size_t)prog->n_instr);
   int64_t n_slots = 0;
   cr_assert_eq(dual_plan_build(prog, DUAL_MODE_JACOBIAN, 32, 0, 1, recs, &n_slots), 0);

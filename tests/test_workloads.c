@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ba_ref.h"
+#include "bench_program.h"
 #include "dualbatch.h"
 #include "hess_ref.h"
 #include "kin_ref.h"
@@ -46,12 +47,7 @@ static dual_context *make_ctx(int width) {
 }
 
 static dual_program *compile_bench(dual_context *ctx, const char *name, int n, int p, int m) {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/bench/programs/%s", DUAL_SOURCE_DIR, name);
-  dual_program *prog = NULL;
-  int st = dual_program_compile_file(ctx, path, &prog);
-  cr_assert(st == DUAL_SUCCESS && prog, "compiling %s failed (%s):\n%s", path,
-            dual_status_string(st), dual_context_last_error(ctx));
+  dual_program *prog = bench_program(ctx, name);
   cr_assert(dual_program_num_inputs(prog) == n && dual_program_num_params(prog) == p &&
                 dual_program_num_outputs(prog) == m,
             "%s: shape (n, p, m) = (%d, %d, %d), expected (%d, %d, %d)", name,
@@ -130,7 +126,7 @@ Test(workloads, ba_jacobian_vs_complex_step) {
   double worst = 0.0;
   for (int k = 0; k < NWIDTHS; k++) {
     dual_context *ctx = make_ctx(widths[k]);
-    dual_program *prog = compile_bench(ctx, "ba.db", 15, 2, 2);
+    dual_program *prog = compile_bench(ctx, "ba", 15, 2, 2);
     cr_expect_str_eq(dual_program_input_name(prog, 0), "cam[0]");
     cr_expect_str_eq(dual_program_input_name(prog, 14), "w");
     cr_expect_str_eq(dual_program_param_name(prog, 1), "feat[1]");
@@ -159,7 +155,7 @@ Test(workloads, ba_theta_zero_branch) {
       x[b * BA_REF_N + j] *= scale;
   }
   dual_context *ctx = make_ctx(0);
-  dual_program *prog = compile_bench(ctx, "ba.db", 15, 2, 2);
+  dual_program *prog = compile_bench(ctx, "ba", 15, 2, 2);
   double worst = ba_check(ctx, prog, x, feat, B, "ba theta~0");
   cr_log_info("ba theta = 0 and tiny theta: max row-scaled error %.3g", worst);
   dual_program_destroy(&prog);
@@ -179,7 +175,7 @@ Test(workloads, kin_jacobian_vs_analytic) {
   double worst = 0.0;
   for (int k = 0; k < NWIDTHS; k++) {
     dual_context *ctx = make_ctx(widths[k]);
-    dual_program *prog = compile_bench(ctx, "kin.db", N, 0, N);
+    dual_program *prog = compile_bench(ctx, "kin", N, 0, N);
     int st = dual_jacobian(ctx, prog, NPOINTS, x, N, NULL, 0, y, N, J, N * N, status);
     cr_assert(st == DUAL_SUCCESS, "kin: dual_jacobian: %s", dual_context_last_error(ctx));
     for (int64_t b = 0; b < NPOINTS; b++) {
@@ -220,7 +216,7 @@ Test(workloads, hess_gradient_vs_analytic) {
   double worst = 0.0;
   for (int k = 0; k < NWIDTHS; k++) {
     dual_context *ctx = make_ctx(widths[k]);
-    dual_program *prog = compile_bench(ctx, "hess.db", N, 0, 1);
+    dual_program *prog = compile_bench(ctx, "hess", N, 0, 1);
     int st = dual_gradient(ctx, prog, NPOINTS, x, N, NULL, 0, f, g, N, status);
     cr_assert(st == DUAL_SUCCESS, "hess: dual_gradient: %s", dual_context_last_error(ctx));
     for (int64_t b = 0; b < NPOINTS; b++) {
@@ -332,7 +328,7 @@ Test(workloads, adbench_ba_golden) {
     feat[2 * i + 1] = vals[16];
   }
   dual_context *ctx = make_ctx(0);
-  dual_program *prog = compile_bench(ctx, "ba.db", 15, 2, 2);
+  dual_program *prog = compile_bench(ctx, "ba", 15, 2, 2);
   int st = dual_jacobian(ctx, prog, p, x, 15, feat, 2, y, 2, J, 30, status);
   cr_assert(st == DUAL_SUCCESS, "dual_jacobian: %s", dual_context_last_error(ctx));
 
