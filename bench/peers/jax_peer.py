@@ -11,15 +11,14 @@
 # (median of --reps calls after compile + 2 warm-up calls).  Diagnostics go to stderr.
 # kin is traced either reaction by reaction (--kin-form loop, the default: one elementwise graph
 # that XLA fuses) or as gathers and a product with the 32x64 stoichiometric matrix (stoich).
-import argparse
 import os
 import statistics
-import sys
 import time
 
 import numpy as np
 
-from peer_common import A, B, C, E, K, S, SHAPES, batches_to_run, max_rel_diff, read_inputs, row
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, max_rel_diff,
+                         read_inputs, timed_row)
 
 # Let one big batch use most of the GPU (JAX's default pool is 75% of it); the caller may override.
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
@@ -118,13 +117,7 @@ def run_one(wl, b, args, device, ref):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="JAX peer of the dualbatch GPU benchmark")
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--workloads", default="ba,kin")
-    ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
-    ap.add_argument("--kin-form", choices=["loop", "stoich"], default="loop")
+    ap = arguments("JAX peer of the dualbatch GPU benchmark", "loop")
     args = ap.parse_args()
 
     device = jax.devices(args.device)[0]
@@ -137,15 +130,8 @@ def main():
             continue
         ref, sizes = todo
         for b in sizes:
-            try:
-                sec, diff = run_one(wl, b, args, device, ref)
-                row(wl, b, "jax", sec, b / sec, diff)
-            except Exception as e:  # noqa: BLE001 — one failed size must not end the run
-                msg = str(e)
-                oom = "RESOURCE_EXHAUSTED" in msg or "out of memory" in msg.lower()
-                print("jax_peer: %s B = %d: %s" % (wl, b, msg.splitlines()[0] if msg else repr(e)),
-                      file=sys.stderr)
-                row(wl, b, "jax", None, "oom" if oom else "error", None)
+            timed_row("jax_peer", wl, b, "jax", lambda: run_one(wl, b, args, device, ref),
+                      ("RESOURCE_EXHAUSTED", "out of memory"))
 
 if __name__ == "__main__":
     main()

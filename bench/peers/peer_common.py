@@ -1,6 +1,8 @@
 # peer_common.py — what the Python peers of the GPU benchmark (jax_peer.py, torch_peer.py) share,
 # framework-free (numpy only): the kin reaction tables, the point and reference files written by
-# dualbatch_bench_gpu, the agreement measure, and the ROW output line.
+# dualbatch_bench_gpu, the agreement measure, the ROW output line, the shared command line and the
+# report of a batch size that failed.
+import argparse
 import os
 import sys
 
@@ -69,3 +71,29 @@ def row(wl, b, tool, sec, pps, diff):
     num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
     print("ROW\t%s\t%d\t%s\tdevice\t%s\t%s\t%s" % (wl, b, tool, num(sec), num(pps), num(diff)),
           flush=True)
+
+
+def arguments(description, kin_default):
+    """The options every peer takes (a peer adds its own before parse_args)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--workloads", default="ba,kin")
+    ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
+    ap.add_argument("--kin-form", choices=["loop", "stoich"], default=kin_default)
+    return ap
+
+
+def timed_row(who, wl, b, tool, call, oom_markers):
+    """ROW of call() -> (seconds, diff); a failure (one size must not end the run) is reported on
+    stderr and as an "oom" or "error" ROW."""
+    try:
+        sec, diff = call()
+        row(wl, b, tool, sec, b / sec, diff)
+    except Exception as e:  # noqa: BLE001
+        msg = str(e)
+        oom = any(k in msg or k in msg.lower() for k in oom_markers)
+        print("%s: %s B = %d %s: %s" % (who, wl, b, tool, msg.splitlines()[0] if msg else repr(e)),
+              file=sys.stderr)
+        row(wl, b, tool, None, "oom" if oom else "error", None)

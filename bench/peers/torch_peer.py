@@ -13,16 +13,15 @@
 # (the same function through torch.compile).  Diagnostics go to stderr.  kin is written with
 # gathers and a product with the 32x64 stoichiometric matrix (--kin-form stoich, the default: a
 # dozen kernels per call in eager mode) or reaction by reaction (loop: about a thousand kernels).
-import argparse
 import gc
 import statistics
-import sys
 import time
 
 import torch
 from torch.func import jacfwd, vmap
 
-from peer_common import A, B, C, E, K, S, SHAPES, batches_to_run, max_rel_diff, read_inputs, row
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, max_rel_diff,
+                         read_inputs, timed_row)
 
 
 def ba(x, feat):
@@ -135,13 +134,7 @@ def run_one(wl, b, args, device, ref, compiled):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="PyTorch peer of the dualbatch GPU benchmark")
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--workloads", default="ba,kin")
-    ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
-    ap.add_argument("--kin-form", choices=["stoich", "loop"], default="stoich")
+    ap = arguments("PyTorch peer of the dualbatch GPU benchmark", "stoich")
     ap.add_argument("--compile", action="store_true",
                     help="also time torch.compile of the same function (tool pytorch-compile)")
     args = ap.parse_args()
@@ -159,15 +152,8 @@ def main():
         ref, sizes = todo
         for b in sizes:
             for tool, compiled in tools:
-                try:
-                    sec, diff = run_one(wl, b, args, device, ref, compiled)
-                    row(wl, b, tool, sec, b / sec, diff)
-                except Exception as e:  # noqa: BLE001 — one failed size must not end the run
-                    msg = str(e)
-                    oom = "out of memory" in msg.lower()
-                    print("torch_peer: %s B = %d %s: %s" % (wl, b, tool, msg.splitlines()[0] if msg
-                                                            else repr(e)), file=sys.stderr)
-                    row(wl, b, tool, None, "oom" if oom else "error", None)
+                timed_row("torch_peer", wl, b, tool,
+                          lambda: run_one(wl, b, args, device, ref, compiled), ("out of memory",))
                 gc.collect()
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
