@@ -12,6 +12,7 @@
 #include "context.h"
 #include "dual/rules.h"
 #include "engine/lanes.h"
+#include "engine/pass.h"
 #include "exec.h"
 
 /* One thread's scratch: the register file of a block and the partial-derivative rows. */
@@ -154,10 +155,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
     }
     for (int64_t pass = 0; pass < passes; ++pass) {
       const int32_t c0 = (int32_t)(pass * job->width);
-      int kcount = 0;
-      if (job->mode == DUAL_MODE_JVP) kcount = 1;
-      if (job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT)
-        kcount = (int)(n - c0 < job->width ? n - c0 : job->width);
+      const int kcount = dual_pass_columns(job->mode, n, c0, job->width);
 #pragma omp single
       dual_lanes_compute(prog, job->mode, job->width, c0, reg_mask, lanes);
 #pragma omp for schedule(dynamic, 4)

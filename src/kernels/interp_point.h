@@ -20,6 +20,7 @@
 
 #include "bytecode.h"
 #include "dual/rules.h"
+#include "engine/pass.h"
 #include "dualbatch.h"
 #include "kernels/gpu_kernel.h"
 
@@ -130,10 +131,7 @@ DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, doub
   (void)T, (void)ST, (void)lane, (void)G;
   for (int32_t pass = 0; pass < A->passes; ++pass) {
     const int32_t c0 = (A->pass0 + pass) * A->width;
-    int kcount = 0;
-    if (A->mode == DUAL_MODE_JVP) kcount = 1;
-    if (A->mode == DUAL_MODE_JACOBIAN || A->mode == DUAL_MODE_GRADIENT)
-      kcount = A->n_in - c0 < A->width ? A->n_in - c0 : A->width;
+    const int kcount = dual_pass_columns(A->mode, A->n_in, c0, A->width);
     (void)kcount;
     const dual_plan_instr *q = A->plan + (int64_t)pass * A->n_instr;
     for (int64_t t = 0; t < A->n_instr; ++t, ++q) {
