@@ -24,12 +24,17 @@
 #include "kernels/interp_point.h"
 #undef DUAL_W
 
-#define DUAL_GPU_MAX_THREADS 256
+// Blocks of at most 128 threads, at least 7 resident per SM: the compiler keeps the kernel at 72
+// registers (was 91 with 256 x 2: 5 blocks of 128), 28 warps per SM.  Measured on the H200 at
+// B = 1e6 (bench/NOTES.md): 5 / 6 / 7 / 8 / 10 blocks gave ba 3.21 / 3.40 / 3.43 / 3.24 / 2.85e8
+// and kin 3.87 / 4.29 / 4.61 / 4.69 / 3.96e7 points/s.
+#define DUAL_GPU_MAX_THREADS 128
+#define DUAL_GPU_MIN_BLOCKS 7
 
 // Each group of A.group threads runs one point (grid-stride over points) through every pass; the
 // group ORs its status words together (each thread saw its own lanes' flags).
 template <int DERIV, int SHARED>
-__global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, 2) dual_gpu_interp(const dual_gpu_args A) {
+__global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dual_gpu_interp(const dual_gpu_args A) {
   extern __shared__ double dual_smem[];
   const uint32_t G = DERIV ? (uint32_t)A.group : 1u, S = blockDim.x, ST = (uint32_t)A.tstride;
   const uint32_t lane = threadIdx.x & (G - 1u), col = threadIdx.x / G, per_block = S / G;
@@ -66,7 +71,7 @@ static int padded_tstride(int per_block, int group) {
 
 extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
                                         int sm_shared_optin, dual_gpu_geometry *geo) {
-  static const int candidates[] = {256, 128, 64, 32};
+  static const int candidates[] = {DUAL_GPU_MAX_THREADS, 64, 32};
   int best_resident = 0;
   memset(geo, 0, sizeof *geo);
   if (!deriv) group = 1;
@@ -80,9 +85,9 @@ extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slo
                            : cudaFuncSetAttribute((const void *)fn,
                                                   cudaFuncAttributePreferredSharedMemoryCarveout, 0);
     if (e != cudaSuccess) return (int)e;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 3; ++i) {
       const int tb = candidates[i];
-      if (tb < group || (!shared && tb != 128)) continue; // global slabs: 128 threads per block
+      if (tb < group || (!shared && tb != DUAL_GPU_MAX_THREADS)) continue; // global slabs: 128 threads per block
       const int ts = padded_tstride(tb / group, group);
       const int64_t slab = n_regs * tb + n_slots * ts;
       const size_t bytes = (size_t)slab * sizeof(double);
