@@ -1,8 +1,9 @@
 /*
  * quad_ref.c — the independent reference of the conformance suite (see quad_ref.h): every op of
- * src/dual/ops.def evaluated in __float128 with libquadmath, and its partials by central
- * differences in quad.  Written from the mathematical definitions of the ops (ops.def synopses),
- * never from src/dual/rules.h.  Compiled into the dual_test_ref library (GNU C, -lquadmath).
+ * src/dual/ops.def evaluated in __float128 with libquadmath, and its first and second partials by
+ * central differences in quad.  Written from the mathematical definitions of the ops (ops.def
+ * synopses), never from src/dual/rules.h.  Compiled into the dual_test_ref library (GNU C,
+ * -lquadmath).
  */
 #include "quad_ref.h"
 
@@ -336,33 +337,52 @@ static int exact_rep(int op, int which, const Q v[3]) {
   }
 }
 
-int quad_ref_partial_err(int op, Q a, Q b, Q c, int which, Q *d, Q *err) {
-  Q v[3] = {a, b, c}, r = 0;
-  *d = 0;
-  *err = 0;
-  if (which < 0 || which > 2) return QREF_NONE;
-  switch (op) { /* leaves and stores: the loaded value itself */
+/* What every differenced reference checks first: leaves and stores are linear (their partial is
+ * set by the caller), an op without a reference, non-finite operands or a NaN value.  Returns 0
+ * to go on differencing, else the quad_ref_code to return. */
+static int precheck(int op, Q a, Q b, Q c) {
+  Q r = 0;
+  switch (op) {
   case DUAL_OP_LDX:
-  case DUAL_OP_OUT: *d = (which == 0); return QREF_OK;
+  case DUAL_OP_OUT:
   case DUAL_OP_LDP:
   case DUAL_OP_LDK: return QREF_OK;
   default: break;
   }
   if (!quad_ref_value(op, a, b, c, &r)) return QREF_NONE;
   if (!finiteq(a) || !finiteq(b) || !finiteq(c) || isnanq(r)) return QREF_NOT_SMOOTH;
+  return 0;
+}
 
-  Q s;
-  int rc = step_scale(op, v, which, &s);
-  if (rc != QREF_OK) return rc;
-  /* h: a power of two near 2^-20 s, so that x + k h (k = +-1, +-2, +-4) is exact in quad as
-   * long as h >= 2^(ilogb(x) - 100) (x has 53 significant bits, quad 113). */
-  Q x = v[which];
-  Q h = ldexpq(1, ilogbq(s) - 20);
+/* The step for differencing at x on the scale s: a power of two near 2^-e s (e = 20 for first
+ * partials), so that x + k h (k = +-1, +-2, +-4) is exact in quad as long as
+ * h >= 2^(ilogb(x) - 100) (x has 53 significant bits, quad 113).  0 when that step would not be
+ * small against the scale (unresolved). */
+static Q diff_step(Q x, Q s, int e) {
+  Q h = ldexpq(1, ilogbq(s) - e);
   if (x != 0) {
     Q hmin = ldexpq(1, ilogbq(x) - 100);
     if (h < hmin) h = hmin;
   }
-  if (h > ldexpq(s, -12)) return QREF_UNRESOLVED; /* the step would not be small vs the scale */
+  return (h > ldexpq(s, -12)) ? 0 : h;
+}
+
+int quad_ref_partial_err(int op, Q a, Q b, Q c, int which, Q *d, Q *err) {
+  Q v[3] = {a, b, c};
+  *d = 0;
+  *err = 0;
+  if (which < 0 || which > 2) return QREF_NONE;
+  int rc = precheck(op, a, b, c);
+  if (rc != 0) { /* leaves and stores: the loaded value itself */
+    if (rc == QREF_OK && (op == DUAL_OP_LDX || op == DUAL_OP_OUT)) *d = (which == 0);
+    return rc;
+  }
+
+  Q s;
+  rc = step_scale(op, v, which, &s);
+  if (rc != QREF_OK) return rc;
+  Q x = v[which], h = diff_step(x, s, 20);
+  if (h == 0) return QREF_UNRESOLVED;
 
   static const int ks[6] = {-4, -2, -1, 1, 2, 4}; /* f[i] at x + ks[i] h */
   Q f[6];
@@ -383,6 +403,192 @@ int quad_ref_partial_err(int op, Q a, Q b, Q c, int which, Q *d, Q *err) {
    * (a few quad ulps each, amplified by the stencil weights ~ 2/h) */
   *err = fabsq(d1 - d2) / 15 + (exact_rep(op, which, v) ? 0 : 32 * FLT128_EPSILON * fmax / h);
   return QREF_OK;
+}
+
+/* ---- second partials ------------------------------------------------------------------------ */
+
+/*
+ * The function differenced for a second partial along axis i (alone or across i and j): rep()
+ * minus, in addition, a term that is a function of x_i alone and linear in it near ctr, which
+ * neither the second difference along i nor the mixed difference sees.  Removing it keeps a
+ * tiny curvature on top of a large slope resolvable (hypot(a, b) - |a| = b^2 / (hypot + |a|),
+ * softplus(a) - a), and a few more constants are removed (asin - pi/2 = -acos, ...).
+ */
+static Q rep2(int op, int i, const Q ctr[3], Q a, Q b, Q c) {
+  Q x0 = ctr[i];
+  switch (op) {
+  case DUAL_OP_HYPOT: {
+    if (i > 1) break;
+    Q xi = (i == 0) ? a : b, xo = (i == 0) ? b : a;
+    if (fabsq(ctr[i]) >= fabsq(ctr[1 - i])) return xo * xo / (hypotq(a, b) + fabsq(xi));
+    return xi * xi / (hypotq(a, b) + fabsq(xo));
+  }
+  case DUAL_OP_SOFTPLUS:
+    if (i == 0 && x0 > 1) return log1pq(expq(-a)); /* softplus(a) - a */
+    break;
+  case DUAL_OP_SIGMOID:
+    if (i == 0 && fabsq(x0) <= 1) return tanhq(a / 2) / 2; /* sigmoid - 1/2 */
+    break;
+  case DUAL_OP_ERFC:
+    if (i == 0 && fabsq(x0) <= 1) return -erfq(a); /* erfc - 1 */
+    break;
+  case DUAL_OP_ASIN: /* asin -+ pi/2 = -acos(a), acos(-a) */
+    if (i == 0 && x0 > 0.5Q) return -acosq(a);
+    if (i == 0 && x0 < -0.5Q) return acosq(-a);
+    break;
+  case DUAL_OP_ACOS: /* acos - pi/2 = -asin(a), acos - pi = -acos(-a) */
+    if (i == 0 && fabsq(x0) <= 0.5Q) return -asinq(a);
+    if (i == 0 && x0 < -0.5Q) return -acosq(-a);
+    break;
+  default: break;
+  }
+  return rep(op, i, ctr, a, b, c);
+}
+
+/* Ops odd along axis i about x_i = 0 once rep2 has removed a constant (sin, atan2(., b), erfc - 1,
+ * ...): the second partial vanishes at 0 and is x_i f_iii(0) (1 + O(x_i^2)) next to it.  Returns
+ * the scale on which f varies there (x_i / scale bounds the relative Taylor remainder), 0 if the
+ * op is not odd along i. */
+static Q odd_scale(int op, const Q v[3], int i) {
+  switch (op) {
+  case DUAL_OP_SIN:
+  case DUAL_OP_TAN:
+  case DUAL_OP_SINH:
+  case DUAL_OP_TANH:
+  case DUAL_OP_ASIN:
+  case DUAL_OP_ACOS:
+  case DUAL_OP_ATAN:
+  case DUAL_OP_ASINH:
+  case DUAL_OP_ATANH:
+  case DUAL_OP_ERF:
+  case DUAL_OP_ERFC:
+  case DUAL_OP_SIGMOID: return (i == 0) ? 1 : 0;
+  case DUAL_OP_ATAN2: return (i <= 1) ? fabsq(v[1 - i]) : 0; /* atan(a/b), -atan(b/a) */
+  default: return 0;
+  }
+}
+
+/* Second partial along axis i next to 0 for an odd op: x_i times the third derivative at 0, from
+ * the 4-point third difference T(h) = (f(2h) - 2f(h) + 2f(-h) - f(-2h)) / 2h^3 = f_iii + O(h^2)
+ * at steps h, 2h, 4h, extrapolated twice (weights ~4.4/h^3).  Plain differences cannot resolve
+ * it there: the slope f'(0) h outweighs the curvature x_i h^2 in every stencil value. */
+static int second_odd(int op, const Q v[3], int i, Q scale, Q *d, Q *err) {
+  Q h = ldexpq(1, ilogbq(scale) - 20), f[4][2], fmax = 0; /* f[m][s] at (s ? -1 : 1) 2^m h */
+  for (int m = 0; m < 4; ++m)
+    for (int sg = 0; sg < 2; ++sg) {
+      Q w[3] = {v[0], v[1], v[2]};
+      w[i] = (sg ? -1 : 1) * (Q)(1 << m) * h;
+      f[m][sg] = rep2(op, i, v, w[0], w[1], w[2]);
+      if (!finiteq(f[m][sg])) return QREF_UNRESOLVED;
+      if (fabsq(f[m][sg]) > fmax) fmax = fabsq(f[m][sg]);
+    }
+  Q t[3], r[2], x = v[i];
+  for (int m = 0; m < 3; ++m) {
+    Q hm = (Q)(1 << m) * h;
+    t[m] = ((f[m + 1][0] - f[m + 1][1]) - 2 * (f[m][0] - f[m][1])) / (2 * hm * hm * hm);
+  }
+  r[0] = (4 * t[0] - t[1]) / 3, r[1] = (4 * t[1] - t[2]) / 3; /* O(h^4) */
+  Q f3 = r[0] + (r[0] - r[1]) / 15;
+  Q err3 = fabsq(r[0] - r[1]) / 15 + 32 * FLT128_EPSILON * fmax / (h * h * h);
+  *d = x * f3;
+  /* the Taylor remainder x^3 f^(5)/6 (f^(5) = 4 (T(2h) - T(h)) / 3h^2 + O(h^2)), and at least
+   * x^3 f_iii / scale^2 */
+  Q f5 = 4 * (t[1] - t[0]) / (3 * h * h);
+  *err = fabsq(x) * err3 + fabsq(x * x * x) * (fabsq(f5) / 6 + fabsq(f3) / (scale * scale));
+  return QREF_OK;
+}
+
+/* Second partial along axis i: the 5-point second difference
+ * (-f(2h) + 16 f(h) - 30 f(0) + 16 f(-h) - f(-2h)) / 12h^2 (error h^4 f^(6)/90) at steps h and
+ * 2h, extrapolated.  Its weights sum to ~5.8/h^2, hence the rounding term. */
+static int second_along(int op, const Q v[3], int i, Q h, Q *d, Q *err) {
+  static const int ks[7] = {-4, -2, -1, 0, 1, 2, 4}; /* f[k] at x + ks[k] h */
+  Q f[7], fmax = 0;
+  for (int k = 0; k < 7; ++k) {
+    Q w[3] = {v[0], v[1], v[2]};
+    w[i] = v[i] + ks[k] * h;
+    f[k] = rep2(op, i, v, w[0], w[1], w[2]);
+    if (!finiteq(f[k])) return QREF_UNRESOLVED;
+    if (fabsq(f[k]) > fmax) fmax = fabsq(f[k]);
+  }
+  Q fm4 = f[0], fm2 = f[1], fm1 = f[2], f0 = f[3], f1 = f[4], f2 = f[5], f4 = f[6];
+  Q d1 = (16 * (f1 + fm1) - (f2 + fm2) - 30 * f0) / (12 * h * h); /* 4th order, step h */
+  Q d2 = (16 * (f2 + fm2) - (f4 + fm4) - 30 * f0) / (48 * h * h); /* 4th order, step 2h */
+  *d = d1 + (d1 - d2) / 15;
+  *err = fabsq(d1 - d2) / 15 + (exact_rep(op, i, v) ? 0 : 64 * FLT128_EPSILON * fmax / (h * h));
+  return QREF_OK;
+}
+
+/* Mixed second partial across axes i < j: the corner difference
+ * C(m) = (f(+m,+m) - f(+m,-m) - f(-m,+m) + f(-m,-m)) / (4 m^2 hi hj) = f_ij + O(m^2) at
+ * m = 1, 2, 4; E(m) = (4 C(m) - C(2m)) / 3 is 4th order, extrapolated once more.  The
+ * differenced function is rep2(op, i, ...): what it drops is a function of x_i alone or does not
+ * vary along x_i, and the corner difference cancels both.  Weights sum to ~1.5/(hi hj). */
+static int second_across(int op, const Q v[3], int i, int j, Q hi, Q hj, Q *d, Q *err) {
+  static const int sg[4][2] = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+  Q C[3], fmax = 0;
+  for (int m = 0; m < 3; ++m) {
+    Q acc = 0;
+    for (int q = 0; q < 4; ++q) {
+      Q w[3] = {v[0], v[1], v[2]};
+      w[i] = v[i] + sg[q][0] * (1 << m) * hi;
+      w[j] = v[j] + sg[q][1] * (1 << m) * hj;
+      Q f = rep2(op, i, v, w[0], w[1], w[2]);
+      if (!finiteq(f)) return QREF_UNRESOLVED;
+      if (fabsq(f) > fmax) fmax = fabsq(f);
+      acc += (sg[q][0] * sg[q][1]) * f;
+    }
+    C[m] = acc / (4 * (Q)(1 << (2 * m)) * hi * hj);
+  }
+  Q e1 = (4 * C[0] - C[1]) / 3, e2 = (4 * C[1] - C[2]) / 3;
+  *d = e1 + (e1 - e2) / 15;
+  int exact = exact_rep(op, i, v) && exact_rep(op, j, v);
+  *err = fabsq(e1 - e2) / 15 + (exact ? 0 : 32 * FLT128_EPSILON * fmax / (hi * hj));
+  return QREF_OK;
+}
+
+int quad_ref_second_err(int op, Q a, Q b, Q c, int i, int j, Q *d, Q *err) {
+  Q v[3] = {a, b, c};
+  *d = 0;
+  *err = 0;
+  if (i < 0 || i > 2 || j < 0 || j > 2) return QREF_NONE;
+  if (i > j) {
+    int t = i;
+    i = j, j = t;
+  }
+  int rc = precheck(op, a, b, c);
+  if (rc != 0) return rc; /* leaves and stores are linear: 0 */
+
+  Q si, sj;
+  rc = step_scale(op, v, i, &si);
+  if (rc == QREF_OK) rc = step_scale(op, v, j, &sj);
+  if (rc != QREF_OK) return rc;
+  if (op == DUAL_OP_POW && i == 0 && j == 1) {
+    /* smooth along a at a <= 0 for integer b, and along b at a = 0 for b > 0, but no
+     * neighbourhood in the (a, b) plane is: a^b is undefined for a < 0 and non-integer b */
+    if (!(a > 0)) return QREF_NOT_SMOOTH;
+    /* the step along a, a / max(1, |b|), holds while b moves by less than max(1, |b|) */
+    sj = min_q(sj, max_q(1, fabsq(b)));
+  }
+  if (op == DUAL_OP_ATAN2) { /* rep2 continues atan2 smoothly across its cut a = 0, b < 0 */
+    if (i <= 1) si = hypotq(a, b);
+    if (j <= 1) sj = hypotq(a, b);
+  }
+  Q os = (i == j) ? odd_scale(op, v, i) : 0;
+  if (os > 0 && fabsq(v[i]) < ldexpq(os, -40)) return second_odd(op, v, i, os, d, err);
+
+  /* steps 2^-20, 2^-18 and 2^-16 of the scale: the one with the smallest error bound (a small
+   * curvature under a large slope needs the larger steps, the truncation the smaller ones) */
+  rc = QREF_UNRESOLVED;
+  for (int e = 20; e >= 16; e -= 2) {
+    Q hi = diff_step(v[i], si, e), hj = diff_step(v[j], sj, e), dk, ek;
+    if (hi == 0 || hj == 0) continue;
+    int rk = (i == j) ? second_along(op, v, i, hi, &dk, &ek)
+                      : second_across(op, v, i, j, hi, hj, &dk, &ek);
+    if (rk != QREF_OK || (rc == QREF_OK && !(ek < *err))) continue;
+    rc = QREF_OK, *d = dk, *err = ek;
+  }
+  return rc;
 }
 
 int quad_ref_partial(int op, Q a, Q b, Q c, int which, Q *d) {

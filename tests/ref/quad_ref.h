@@ -1,8 +1,9 @@
 /*
  * quad_ref.h — an independent quad-precision (__float128, libquadmath) reference for every op of
  * src/dual/ops.def: values from libquadmath and partial derivatives by Richardson-extrapolated
- * 4th-order central differences in quad.  It never includes src/dual/rules.h: only the opcode
- * numbers (DUAL_OP_* of dual/ops.h) are shared.  Used by tests/test_conformance.c.
+ * 4th-order central differences in quad, second partials likewise.  It never includes
+ * src/dual/rules.h: only the opcode numbers (DUAL_OP_* of dual/ops.h) are shared.  Used by
+ * tests/test_conformance.c (values, partials) and tests/test_rules2.c (second partials).
  */
 #ifndef DUAL_QUAD_REF_H
 #define DUAL_QUAD_REF_H
@@ -34,5 +35,18 @@ int quad_ref_partial(int op, __float128 a, __float128 b, __float128 c, int which
  * sizes, plus quad rounding of the differenced values) in *err. */
 int quad_ref_partial_err(int op, __float128 a, __float128 b, __float128 c, int which,
                          __float128 *d, __float128 *err);
+
+/* d = d2 op / d(arg i) d(arg j), i and j in 0..2 (either order), by quad central differences on
+ * the scales of quad_ref_partial_err: along one axis the 5-point second difference at steps h
+ * and 2h, across two the 4-corner mixed difference at steps h, 2h, 4h, each Richardson-
+ * extrapolated to 6th order, with h = 2^-20, 2^-18 or 2^-16 of the scale, whichever bound is
+ * smallest; next to 0, ops odd there (sin, atan2 along either axis, erfc - 1, ...) take x times
+ * their third derivative at 0, differenced likewise.  *err bounds the reference's own error as
+ * for the partial (truncation from two step sizes, quad rounding amplified by 1/h^2).  Returns a
+ * quad_ref_code: QREF_NOT_SMOOTH where either axis is not smooth at the point, and for a mixed
+ * partial also where no two-dimensional neighbourhood is (pow at a <= 0: b varies only over the
+ * integers there).  Used by tests/test_rules2.c. */
+int quad_ref_second_err(int op, __float128 a, __float128 b, __float128 c, int i, int j,
+                        __float128 *d, __float128 *err);
 
 #endif /* DUAL_QUAD_REF_H */
