@@ -3,7 +3,8 @@
  *
  * dualbatch compiles a function f: R^n x R^p -> R^m once into validated bytecode (a "program") and
  * evaluates it over large batches of points, returning values and forward-mode derivatives
- * (JVPs, gradients, Jacobians) computed with multi-dual numbers.  This is the only header a user
+ * (JVPs, gradients, Jacobians, Hessians and Hessian-vector products) computed with multi-dual
+ * numbers.  This is the only header a user
  * includes.  Every function returns a dual_status (0 = success); the detailed message of the last
  * failure is kept in the context (dual_context_last_error).  The library never calls abort() or
  * exit(), keeps no global mutable state, and a program may be used by many threads at once.
@@ -245,6 +246,28 @@ int dual_gradient(dual_context *ctx, const dual_program *prog, int64_t B, const 
                   int64_t ldx, const double *p, int64_t ldp, double *f, double *g, int64_t ldg,
                   int32_t *status);
 
+/* Second order.  Hessians of every output, by nested forward mode (second-order multi-duals over
+ * the same bytecode): per point the values y [B][ldy>=m] (may be NULL), the Jacobian J
+ * [B][ldj>=m*n] as in dual_jacobian (may be NULL), and the m Hessians in H [B][ldh], output i's
+ * Hessian starting at H + b*ldh + i*len with len = n*n (layout DUAL_HESSIAN_FULL, row-major,
+ * H[j][k] = d2 f_i / dx_j dx_k) or len = n(n+1)/2 (DUAL_HESSIAN_PACKED: the upper triangle row by
+ * row, (0,0) (0,1) .. (0,n-1) (1,1) .. (n-1,n-1); entry (j,k), j <= k, at j*n - j*(j-1)/2 + k - j).
+ * Each pair (j, k) is computed once, so H is exactly symmetric.  The context width N sets the
+ * block size of the directions: the n x n matrix is covered by blocks of N x N (N <= 16), upper
+ * blocks only; results are bitwise identical for every width and chunking. */
+typedef enum dual_hessian_layout { DUAL_HESSIAN_FULL = 0, DUAL_HESSIAN_PACKED = 1 } dual_hessian_layout;
+
+int dual_hessian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                 int64_t ldx, const double *p, int64_t ldp, double *y, int64_t ldy, double *J,
+                 int64_t ldj, double *H, int64_t ldh, int layout, int32_t *status);
+
+/* Hessian-vector products without forming H: hv[b*ldhv + i*n + k] = sum_j d2 f_i / dx_k dx_j v_j
+ * for one direction v_b [B][ldv>=n] per point; y and J as in dual_hessian (may be NULL).  Cost per
+ * point: about ceil(n / N) passes of 2N + 1 directions, so it grows with n like a gradient. */
+int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
+             double *J, int64_t ldj, double *hv, int64_t ldhv, int32_t *status);
+
 /* The general entry point: any strides.  Element (point b, component i) of an array A with
  * strides (ps, es) is A[b*ps + i*es]; derivative element (b, output i, input j) of D is
  * D[b*d_ps + i*d_rs + j*d_cs].  Unused arrays are NULL.  Strides may be any value (negative too);
@@ -253,7 +276,9 @@ typedef enum dual_mode {
   DUAL_MODE_EVAL = 0,     /* y */
   DUAL_MODE_JVP = 1,      /* y, d = J v (d_cs unused) */
   DUAL_MODE_JACOBIAN = 2, /* y, d = J */
-  DUAL_MODE_GRADIENT = 3  /* m == 1: y, d = grad (d_rs unused) */
+  DUAL_MODE_GRADIENT = 3, /* m == 1: y, d = grad (d_rs unused) */
+  DUAL_MODE_HESSIAN = 4,  /* y, d = J (may be NULL), h = the m Hessians (h_layout) */
+  DUAL_MODE_HVP = 5       /* y, d = J (may be NULL), h = the m vectors H_i v (v: the direction) */
 } dual_mode;
 
 /* Where a batch's arrays live.  Host memory works on every device (a GPU context copies it
@@ -277,6 +302,11 @@ typedef struct dual_batch {
   int64_t d_ps, d_rs, d_cs; /* derivatives */
   int32_t *status;          /* [count] flag words, contiguous; may be NULL */
   int32_t memory;           /* dual_memory of every array above; 0 = host */
+  /* Second order (DUAL_MODE_HESSIAN, DUAL_MODE_HVP): element e of output i's Hessian (index as
+   * in dual_hessian for h_layout) or of its H v (e = k) is h[b*h_ps + i*h_rs + e*h_es]. */
+  double *h;
+  int64_t h_ps, h_rs, h_es;
+  int32_t h_layout; /* dual_hessian_layout */
 } dual_batch;
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);

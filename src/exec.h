@@ -12,14 +12,22 @@ typedef struct dual_job {
   const dual_program *prog;
   const dual_batch *b; /* the caller's arrays and strides (checked) */
   int mode;            /* dual_mode */
-  int width;           /* tangent width N: 0 (eval), 1, 2, 4, 8, 16, 32 */
+  int width;           /* tangent width N: 0 (eval), 1, 2, 4, 8, 16, 32 (second order: the
+                          directions per block, engine/pass2.h) */
   int threads;         /* host threads to use, >= 1 (run.c resolves 0 = all) */
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */
 int64_t dual_job_passes(const dual_job *job);
 
-/* The CPU engine (OpenMP over blocks of points). */
+/* The CPU engines (OpenMP over blocks of points): first order (eval, JVP, Jacobian, gradient)
+ * and second order (Hessian, HVP: cpu/engine2.c). */
 int dual_cpu_run(dual_context *ctx, const dual_job *job);
+int dual_cpu_run2(dual_context *ctx, const dual_job *job);
+
+/* Whether a mode needs second-order passes. */
+static inline int dual_mode_is_second_order(int mode) {
+  return mode == DUAL_MODE_HESSIAN || mode == DUAL_MODE_HVP;
+}
 
 #endif /* DUAL_EXEC_H */

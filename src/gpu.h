@@ -22,6 +22,9 @@ int dual_gpu_count(char *why, size_t cap);
  * used in place.  Returns when the results are in the caller's arrays. */
 int dual_gpu_run(dual_context *ctx, const dual_job *job);
 
+/* The same for a second-order job (Hessian, HVP: kernels/gpu_run2.c). */
+int dual_gpu_run2(dual_context *ctx, const dual_job *job);
+
 /* Free a context's GPU state (NULL is fine). */
 void dual_gpu_release(struct dual_gpu *gpu);
 

@@ -12,6 +12,7 @@
 #endif
 
 #include "context.h"
+#include "engine/pass2.h"
 #include "exec.h"
 #include "gpu.h"
 
@@ -21,6 +22,8 @@ static const char *mode_name(int mode) {
   case DUAL_MODE_JVP: return "jvp";
   case DUAL_MODE_JACOBIAN: return "jacobian";
   case DUAL_MODE_GRADIENT: return "gradient";
+  case DUAL_MODE_HESSIAN: return "hessian";
+  case DUAL_MODE_HVP: return "hvp";
   default: return "?";
   }
 }
@@ -33,6 +36,10 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
   if (mode == DUAL_MODE_EVAL) return 0;
   if (mode == DUAL_MODE_JVP) return 1;
   if (ctx->width > 0) return ctx->width;
+  /* Second order: every pass re-evaluates the values and the lanes, while the pairs add up to
+   * the same total for any blocking, so the fewest passes win: one diagonal block up to n = 32,
+   * blocks of 16 beyond (engine/pass2.h). */
+  if (dual_mode_is_second_order(mode)) return mode == DUAL_MODE_HVP || prog->n_in <= 32 ? 32 : 16;
   int64_t n = prog->n_in > 0 ? prog->n_in : 1;
   int best = 1;
   int64_t best_cost = -1;
@@ -57,14 +64,18 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 }
 
 /* Run on the context's device; AUTO falls back to the CPU for host arrays. */
+static int cpu_run(dual_context *ctx, const dual_job *job) {
+  return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
+}
+
 static int dispatch(dual_context *ctx, const dual_job *job) {
   dual_set_note(ctx, NULL);
   if (ctx->device != DUAL_DEVICE_GPU) {
-    int st = dual_cpu_run(ctx, job);
+    int st = cpu_run(ctx, job);
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
     return st;
   }
-  int st = dual_gpu_run(ctx, job);
+  int st = dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job) : dual_gpu_run(ctx, job);
   if (st == DUAL_SUCCESS) {
     ctx->last_device = DUAL_DEVICE_GPU;
     return st;
@@ -74,7 +85,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     return st;
   char *note = dual_strdup_printf("the GPU failed, so this ran on the CPU: %s",
                                   dual_context_last_error(ctx));
-  st = dual_cpu_run(ctx, job);
+  st = cpu_run(ctx, job);
   if (st != DUAL_SUCCESS) {
     free(note);
     return st;
@@ -93,7 +104,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
-  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_GRADIENT, "dual_run: unknown mode %d", mode);
+  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_HVP, "dual_run: unknown mode %d", mode);
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
   NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
        "%s: unknown memory kind %d (DUAL_MEMORY_HOST or DUAL_MEMORY_DEVICE)", mode_name(mode),
@@ -110,13 +121,24 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   if (b->count > 0) {
     NEED(n == 0 || b->x != NULL, "%s: x is NULL but the program has %lld inputs", m, (long long)n);
     NEED(np == 0 || b->p != NULL, "%s: p is NULL but the program has %lld parameters", m, (long long)np);
-    NEED(mode != DUAL_MODE_JVP || n == 0 || b->v != NULL, "%s: the direction array v is NULL", m);
+    NEED((mode != DUAL_MODE_JVP && mode != DUAL_MODE_HVP) || n == 0 || b->v != NULL,
+         "%s: the direction array v is NULL", m);
     NEED(mode != DUAL_MODE_EVAL || b->y != NULL, "eval: the output array y is NULL");
-    NEED(mode == DUAL_MODE_EVAL || b->d != NULL, "%s: the derivative array is NULL", m);
+    NEED(mode == DUAL_MODE_EVAL || dual_mode_is_second_order(mode) || b->d != NULL,
+         "%s: the derivative array is NULL", m);
+    NEED(!dual_mode_is_second_order(mode) || n == 0 || b->h != NULL,
+         "%s: the second-derivative array h is NULL", m);
   }
+  NEED(mode != DUAL_MODE_HESSIAN || b->h_layout == DUAL_HESSIAN_FULL ||
+           b->h_layout == DUAL_HESSIAN_PACKED,
+       "hessian: unknown layout %d (DUAL_HESSIAN_FULL or DUAL_HESSIAN_PACKED)", (int)b->h_layout);
+
   int ok = strides_fit(b->count, b->x_ps, n, b->x_es) && strides_fit(b->count, b->p_ps, np, b->p_es) &&
            strides_fit(b->count, b->v_ps, n, b->v_es) && strides_fit(b->count, b->y_ps, nout, b->y_es) &&
-           strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs);
+           strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs) &&
+           (!dual_mode_is_second_order(mode) ||
+            (strides_fit(b->count, b->h_ps, nout, b->h_rs) &&
+             strides_fit(1, 0, dual_pass2_out_len(mode, n, b->h_layout), b->h_es)));
   if (!ok) return dual_fail(ctx, DUAL_ERR_DIMENSION, "%s: strides overflow a 64-bit index", m);
 
   dual_job job;
@@ -217,4 +239,41 @@ int dual_gradient(dual_context *ctx, const dual_program *prog, int64_t B, const 
   batch_init(&b, B, x, ldx, p, ldp, f, 1, status);
   b.d = g, b.d_ps = ldg, b.d_rs = 0, b.d_cs = 1;
   return dual_run(ctx, prog, DUAL_MODE_GRADIENT, &b);
+}
+
+int dual_hessian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                 int64_t ldx, const double *p, int64_t ldp, double *y, int64_t ldy, double *J,
+                 int64_t ldj, double *H, int64_t ldh, int layout, int32_t *status) {
+  const char *fn = "dual_hessian";
+  ENTRY_CHECK();
+  if (layout != DUAL_HESSIAN_FULL && layout != DUAL_HESSIAN_PACKED)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "%s: unknown layout %d (DUAL_HESSIAN_FULL or DUAL_HESSIAN_PACKED)", fn, layout);
+  const int64_t len = dual_pass2_out_len(DUAL_MODE_HESSIAN, prog->n_in, layout);
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  CHECK_LD(J, ldj, (int64_t)prog->n_out * prog->n_in, "Jacobian entries (m*n)");
+  CHECK_LD(H, ldh, (int64_t)prog->n_out * len,
+           layout == DUAL_HESSIAN_FULL ? "Hessian entries (m*n*n)" : "packed Hessian entries (m*n(n+1)/2)");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  b.d = J, b.d_ps = ldj, b.d_rs = prog->n_in, b.d_cs = 1;
+  b.h = H, b.h_ps = ldh, b.h_rs = len, b.h_es = 1, b.h_layout = layout;
+  return dual_run(ctx, prog, DUAL_MODE_HESSIAN, &b);
+}
+
+int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
+             double *J, int64_t ldj, double *hv, int64_t ldhv, int32_t *status) {
+  const char *fn = "dual_hvp";
+  ENTRY_CHECK();
+  CHECK_LD(v, ldv, prog->n_in, "inputs");
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  CHECK_LD(J, ldj, (int64_t)prog->n_out * prog->n_in, "Jacobian entries (m*n)");
+  CHECK_LD(hv, ldhv, (int64_t)prog->n_out * prog->n_in, "entries of the m vectors H v (m*n)");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  b.v = v, b.v_ps = ldv, b.v_es = 1;
+  b.d = J, b.d_ps = ldj, b.d_rs = prog->n_in, b.d_cs = 1;
+  b.h = hv, b.h_ps = ldhv, b.h_rs = prog->n_in, b.h_es = 1;
+  return dual_run(ctx, prog, DUAL_MODE_HVP, &b);
 }

@@ -236,6 +236,43 @@ Test(cli, jvp) {
   free_result(&r);
 }
 
+/* f = x*y + c*sin(x): H = [[-c sin x, 1], [1, 0]] by hand. */
+Test(cli, hessian) {
+  run_result r = run_verb("hessian", PROG_F, PTS_CSV, NULL);
+  double v[3 * 8];
+  int cols;
+  cr_assert_eq(parse_csv(r.out, v, 3, 8, &cols), 3);
+  cr_assert_eq(cols, 7); /* f, g0, g1, H00, H01, H10, H11 */
+  for (int b = 0; b < 3; b++) {
+    const double *o = v + b * 8, *p = PTS[b];
+    const double want[7] = {f_val(p), f_dx(p), f_dy(p), -p[2] * sin(p[0]), 1.0, 1.0, 0.0};
+    for (int k = 0; k < 7; k++) assert_close(o[k], want[k], "hessian record");
+  }
+  free_result(&r);
+}
+
+Test(cli, hvp) {
+  /* records: x, y, c, v0, v1; output f, g0, g1, (H v)0, (H v)1 */
+  const double vdir[3][2] = {{1, 0}, {0.5, 2}, {-3, 0.25}};
+  char input[512];
+  size_t k = 0;
+  for (int b = 0; b < 3; b++)
+    k += (size_t)snprintf(input + k, sizeof input - k, "%.17g,%.17g,%.17g,%.17g,%.17g\n", PTS[b][0],
+                          PTS[b][1], PTS[b][2], vdir[b][0], vdir[b][1]);
+  run_result r = run_verb("hvp", PROG_F, input, NULL);
+  double v[3 * 8];
+  int cols;
+  cr_assert_eq(parse_csv(r.out, v, 3, 8, &cols), 3);
+  cr_assert_eq(cols, 5);
+  for (int b = 0; b < 3; b++) {
+    const double *o = v + b * 8, *p = PTS[b];
+    const double want[5] = {f_val(p), f_dx(p), f_dy(p),
+                            -p[2] * sin(p[0]) * vdir[b][0] + vdir[b][1], vdir[b][0]};
+    for (int j = 0; j < 5; j++) assert_close(o[j], want[j], "hvp record");
+  }
+  free_result(&r);
+}
+
 Test(cli, comments_blank_lines_spaces_crlf) {
   run_result a = run_verb("jacobian", PROG_F, PTS_CSV, NULL);
   run_result b = run_verb("jacobian", PROG_F,
@@ -527,8 +564,8 @@ Test(cli_errors, gpu_in_cpu_build) {
 }
 
 Test(cli_errors, unsupported_verbs_and_shapes) {
-  run_result r = run_fail("hessian", PROG_F, PTS_CSV, NULL);
-  assert_fails(&r, 1, "not yet supported");
+  run_result r = run_fail("hessian", PROG_R2, "1,2\n", NULL);
+  assert_fails(&r, 1, "hessian needs a scalar program (m = 1)");
   free_result(&r);
   r = run_fail("gradient", PROG_R2, "1,2\n", NULL);
   assert_fails(&r, 1, "gradient needs a scalar program (m = 1)");

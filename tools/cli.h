@@ -38,8 +38,9 @@ enum {
   X(JVP, "jvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
     "the m outputs, then the m entries of J v (records end with n direction values)")              \
   X(HESSIAN, "hessian", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                          \
-    "f, gradient, H row-major (not yet supported)")                                                \
-  X(HVP, "hvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM", "f, gradient, H v (not yet supported)")          \
+    "f, the n gradient entries, then H row-major (n x n; scalar programs, m = 1)")                 \
+  X(HVP, "hvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
+    "f, the n gradient entries, then the n entries of H v (records end with n direction values)") \
   X(COMPILE, "compile", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM -o FILE",                       \
     "compile (or re-validate) PROGRAM and save its bytecode to FILE")                              \
   X(DISASM, "disasm", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM", "print the program's bytecode") \
@@ -80,7 +81,7 @@ void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
  * Returns 0, or CLI_EXIT_FAIL after printing the error (both outputs NULL then). */
 int cli_load(const cli_options *o, int strict_device, dual_context **ctx, dual_program **prog);
 
-/* eval, jacobian, gradient, jvp: stream o->in through the program into o->out. */
+/* eval, jacobian, gradient, jvp, hessian, hvp: stream o->in through the program into o->out. */
 int cli_run_stream(const cli_options *o);
 
 #endif /* DUAL_CLI_H */

@@ -124,15 +124,16 @@ static void print_option_help(FILE *f, int mask) {
 static void print_usage(FILE *f) {
   fputs("usage: dualbatch VERB PROGRAM [options]\n"
         "\n"
-        "Evaluate a dualbatch program f: R^n x R^p -> R^m and its forward-mode derivatives over\n"
-        "many points.  PROGRAM is program text or compiled bytecode (see `dualbatch compile`).\n"
+        "Evaluate a dualbatch program f: R^n x R^p -> R^m and its derivatives (first and second\n"
+        "order, forward mode) over many points.  PROGRAM is program text or compiled bytecode\n"
+        "(see `dualbatch compile`).\n"
         "\nverbs:\n",
         f);
   for (int i = 0; i < CLI_VERB_COUNT; i++)
     fprintf(f, "  %-9s %-16s %s\n", verbs[i].name, verbs[i].synopsis, verbs[i].help);
-  fputs("\noptions (eval, jacobian, gradient, jvp; before or after PROGRAM):\n", f);
+  fputs("\noptions (eval, jacobian, gradient, jvp, hessian, hvp; before or after PROGRAM):\n", f);
   print_option_help(f, CLI_OPTS_STREAM);
-  fputs("\nInput: one record per point: the n inputs, then the p params (jvp: then the n\n"
+  fputs("\nInput: one record per point: the n inputs, then the p params (jvp, hvp: then the n\n"
         "direction values).  csv: comma-separated numbers, one point per line; '#' comment lines\n"
         "and blank lines are skipped.  f64: raw little-endian doubles, records back to back.\n"
         "Output: one record per point, numbers printed with %.17g (f64: raw doubles).\n"
@@ -153,7 +154,7 @@ static void print_verb_help(FILE *f, cli_verb v) {
   fprintf(f, "\n\n%s: %s.\n", d->name, d->help);
   if ((d->opts & CLI_OPTS_STREAM) == CLI_OPTS_STREAM)
     fprintf(f, "Each input record holds the n inputs, then the p params%s.\n",
-            v == CLI_VERB_JVP ? ", then the n direction values v" : "");
+            v == CLI_VERB_JVP || v == CLI_VERB_HVP ? ", then the n direction values v" : "");
   fputs("\noptions:\n", f);
   print_option_help(f, d->opts);
 }

@@ -1,5 +1,5 @@
 /*
- * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp):
+ * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp, hessian, hvp):
  * read a chunk of records, evaluate it with one library call, write it, report flagged points,
  * repeat.  Memory is bounded by the chunk size whatever the input size.  Also loads programs
  * (text or bytecode) for every verb.  Uses only the public API of dualbatch.h.
@@ -204,6 +204,8 @@ static int64_t output_fields(cli_verb verb, int64_t n, int64_t m) {
   case CLI_VERB_JACOBIAN: return m + m * n;
   case CLI_VERB_GRADIENT: return 1 + n;
   case CLI_VERB_JVP: return 2 * m;
+  case CLI_VERB_HESSIAN: return 1 + n + n * n;
+  case CLI_VERB_HVP: return 1 + 2 * n;
   default: return m;
   }
 }
@@ -218,9 +220,11 @@ static int64_t chunk_points(int64_t in_fields, int64_t out_fields, cli_format fm
 /* Checks of the program's shape against the verb; prints the error. */
 static int check_shape(const cli_options *o, const dual_program *prog, const cli_layout *lay) {
   int32_t m = dual_program_num_outputs(prog);
-  if (o->verb == CLI_VERB_GRADIENT && m != 1) {
-    cli_error("gradient needs a scalar program (m = 1), but '%s' has %d outputs; use jacobian",
-              o->arg, (int)m);
+  const int scalar = o->verb == CLI_VERB_GRADIENT || o->verb == CLI_VERB_HESSIAN || o->verb == CLI_VERB_HVP;
+  if (scalar && m != 1) {
+    cli_error("%s needs a scalar program (m = 1), but '%s' has %d outputs%s",
+              o->verb == CLI_VERB_GRADIENT ? "gradient" : (o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp"),
+              o->arg, (int)m, o->verb == CLI_VERB_GRADIENT ? "; use jacobian" : " (the C API serves m > 1)");
     return CLI_EXIT_FAIL;
   }
   if (cli_layout_fields(lay) == 0) {
@@ -269,7 +273,7 @@ static int stream_setup(cli_stream *s, const cli_options *o) {
   int32_t n = dual_program_num_inputs(s->prog);
   s->lay.inputs = n;
   s->lay.params = dual_program_num_params(s->prog);
-  s->lay.directions = o->verb == CLI_VERB_JVP ? n : 0;
+  s->lay.directions = o->verb == CLI_VERB_JVP || o->verb == CLI_VERB_HVP ? n : 0;
   s->m = dual_program_num_outputs(s->prog);
   if (check_shape(o, s->prog, &s->lay) != 0) return CLI_EXIT_FAIL;
   s->in_fields = cli_layout_fields(&s->lay);
@@ -296,6 +300,12 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
   case CLI_VERB_JVP:
     return dual_jvp(s->ctx, s->prog, count, x, ld, p, ld, s->in + n + s->lay.params, ld, s->out, lo,
                     s->out + s->m, lo, s->status);
+  case CLI_VERB_HESSIAN:
+    return dual_hessian(s->ctx, s->prog, count, x, ld, p, ld, s->out, lo, s->out + 1, lo,
+                        s->out + 1 + n, lo, DUAL_HESSIAN_FULL, s->status);
+  case CLI_VERB_HVP:
+    return dual_hvp(s->ctx, s->prog, count, x, ld, p, ld, s->in + n + s->lay.params, ld, s->out, lo,
+                    s->out + 1, lo, s->out + 1 + n, lo, s->status);
   default: return dual_eval(s->ctx, s->prog, count, x, ld, p, ld, s->out, lo, s->status);
   }
 }
@@ -352,11 +362,6 @@ static void stream_free(cli_stream *s) {
 }
 
 int cli_run_stream(const cli_options *o) {
-  if (o->verb == CLI_VERB_HESSIAN || o->verb == CLI_VERB_HVP) {
-    cli_error("%s is not yet supported in this version of dualbatch",
-              o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp");
-    return CLI_EXIT_FAIL;
-  }
   cli_stream s;
   memset(&s, 0, sizeof s);
   cli_progress_start(&s.progress);

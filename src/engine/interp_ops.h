@@ -30,9 +30,17 @@
 #endif
 
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
+/* A second-order engine (engine/interp2_ops.h) sets DUAL_ORDER2 to 1: every op that carries
+ * tangents then stores its first partials and, through DUAL_SECOND_PARTIALS, its second ones. */
+#ifndef DUAL_ORDER2
+#define DUAL_ORDER2 0
+#endif
+#ifndef DUAL_SECOND_PARTIALS
+#define DUAL_SECOND_PARTIALS(name, partials, p, a, b, c, r, d)
+#endif
 /* The value loop also ORs into bad_ whether any partial is not finite (DUAL_PROP_LIN) when
  * `partials` >= 1, and stores the partial rows when `partials` == 2 (ops whose propagation reads
- * them: LIN, CHOOSE). */
+ * them: LIN, CHOOSE); `partials` is 0 for ADD/SUB/NEG and -1 for ops without tangents. */
 #define DUAL_VALUE_LOOP(name, arity, flags, partials)                                            \
   {                                                                                              \
     const double *va_ = DUAL_VAL(ra); /* vr_ == va_ for in-place ADD/SUB: no restrict */         \
@@ -42,14 +50,16 @@
     DUAL_POINTS_OR(p, bad_) {                                                                    \
       double d_[3];                                                                              \
       int f_ = 0;                                                                                \
-      vr_[p] = dual_rule_##name(va_[p], (arity) > 1 ? vb_[p] : 0.0, (arity) > 2 ? vc_[p] : 0.0,  \
-                                d_, &f_);                                                        \
-      if (DUAL_W > 0 && (partials) == 2) {                                                       \
+      const double a_ = va_[p], b_ = (arity) > 1 ? vb_[p] : 0.0, c_ = (arity) > 2 ? vc_[p] : 0.0; \
+      const double r_ = dual_rule_##name(a_, b_, c_, d_, &f_);                                   \
+      vr_[p] = r_;                                                                               \
+      DUAL_SECOND_PARTIALS(name, partials, p, a_, b_, c_, r_, d_)                                \
+      if (DUAL_W > 0 && ((partials) == 2 || (DUAL_ORDER2 && (partials) >= 0))) {                 \
         pa[p] = d_[0];                                                                           \
         pb[p] = d_[1];                                                                           \
         pc[p] = d_[2];                                                                           \
       }                                                                                          \
-      if (DUAL_W > 0 && (partials) >= 1)                                                         \
+      if (DUAL_W > 0 && ((partials) >= 1 || (DUAL_ORDER2 && (partials) >= 0)))                   \
         bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
       if ((flags)&F_CHECK) st[p] |= f_;                                                          \
     }                                                                                            \
@@ -191,7 +201,7 @@
 #define DUAL_CASE_SUB(name, arity, flags) DUAL_COMPUTE(name, arity, flags, SUB)
 #define DUAL_CASE_NEG(name, arity, flags) DUAL_COMPUTE(name, arity, flags, NEG)
 #define DUAL_CASE_CHOOSE(name, arity, flags) DUAL_COMPUTE(name, arity, flags, CHOOSE)
-#define DUAL_CASE_NONE(name, arity, flags) DUAL_VALUE_LOOP(name, arity, flags, 0)
+#define DUAL_CASE_NONE(name, arity, flags) DUAL_VALUE_LOOP(name, arity, flags, -1)
 
 #define OP(name, spelling, arity, prop, flags, synopsis)                                         \
   case DUAL_OP_##name: {                                                                         \

@@ -8,7 +8,9 @@
 
 #include <stdint.h>
 
+#include "engine/pass2.h"
 #include "engine/plan.h"
+#include "engine/plan2.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +57,34 @@ int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int gro
  * cudaError_t of the launch (0 = success). */
 int dual_gpu_kernel_launch(const dual_gpu_args *args, const dual_gpu_geometry *geo, int64_t blocks,
                            void *stream);
+
+/* Second order (interp2_kernel.cu): one pass of engine/pass2.h per launch, one thread per point.
+ * A block's register file is global `scratch`: the values [n_regs][threads], then the slots
+ * (lanes and pairs of engine/plan2.h) [n_slots][threads]. */
+typedef struct dual_gpu_args2 {
+  const dual_plan_instr *recs; /* [n_instr] */
+  const uint32_t *first;       /* [n_instr + 1] */
+  const dual_pair_entry *ents;
+  const dual_pass2 *pass;
+  int64_t n_instr, count;
+  int32_t n_regs, n_slots;
+  int32_t first_pass; /* store the values and the status (else OR the status in) */
+  const double *x, *p, *v;
+  int64_t x_ps, x_es, p_ps, p_es, v_ps, v_es;
+  double *y, *d, *h;
+  int64_t y_ps, y_es, d_ps, d_rs, d_cs, h_ps, h_rs, h_es;
+  int32_t *status;
+  double *scratch;
+  int64_t slab; /* doubles per block */
+} dual_gpu_args2;
+
+/* Threads per block of the second-order kernel, and how many blocks of it fit on a
+ * multiprocessor (a cudaError_t value is returned, 0 = success). */
+#define DUAL_GPU2_THREADS 128
+int dual_gpu_kernel2_blocks_per_sm(int *blocks);
+
+/* Launch the second-order interpreter with `blocks` blocks of DUAL_GPU2_THREADS on `stream`. */
+int dual_gpu_kernel2_launch(const dual_gpu_args2 *args, int64_t blocks, void *stream);
 
 #ifdef __cplusplus
 }

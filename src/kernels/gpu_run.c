@@ -31,11 +31,10 @@ static int64_t deriv_count(const dual_job *job) {
 
 /* ---- pointers ---------------------------------------------------------------------------- */
 
-/* Every array of the batch must live where the batch says. */
-static int check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b) {
-  const void *ptrs[6] = {b->x, b->p, b->v, b->y, b->d, b->status};
-  static const char *names[6] = {"x", "p", "v", "y", "d", "status"};
-  for (int i = 0; i < 6; ++i) {
+int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b) {
+  const void *ptrs[7] = {b->x, b->p, b->v, b->y, b->d, b->h, b->status};
+  static const char *names[7] = {"x", "p", "v", "y", "d", "h", "status"};
+  for (int i = 0; i < 7; ++i) {
     if (ptrs[i] == NULL) continue;
     struct cudaPointerAttributes at;
     cudaError_t e = cudaPointerGetAttributes(&at, ptrs[i]);
@@ -349,7 +348,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   if (job->b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
-  if (st == DUAL_SUCCESS) st = check_memory(ctx, g, job->b);
+  if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, job->b);
   if (st != DUAL_SUCCESS) return st;
   const dual_program *prog = job->prog;
   const size_t limit = pool_limit(ctx, g);

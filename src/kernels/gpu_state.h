@@ -58,6 +58,9 @@ int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, cons
 /* Make both pinned staging buffers hold at least `bytes`. */
 int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes);
 
+/* Every array of the batch must live where the batch says (device or host memory). */
+int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b);
+
 /* Test hook: the fault named by DUALBATCH_GPU_FAULT ("alloc" or "launch"), else cudaSuccess. */
 cudaError_t dual_gpu_injected_fault(const char *where);
 

@@ -1,0 +1,241 @@
+/*
+ * gpu_run2.c — runs a checked second-order job (Hessian, HVP) on the GPU: for each pass of
+ * engine/pass2.h, the host builds its plan (engine/plan2.h, the same plan the CPU engine runs)
+ * and uploads it, then the second-order kernel runs every point: in place on device-memory
+ * batches, or on host-memory batches copied through the pool in chunks (synchronously, one
+ * stream: second-order work per point dwarfs the transfers).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/pass2.h"
+#include "engine/plan2.h"
+#include "kernels/gpu_state.h"
+
+enum { ALIGN2 = 256 };
+
+static size_t up(size_t v) { return (v + ALIGN2 - 1) / ALIGN2 * ALIGN2; }
+
+/* Upload one pass's plan into g->plan (which then no longer holds a first-order plan). */
+static int upload_plan(dual_context *ctx, struct dual_gpu *g, const dual_program *prog,
+                       const dual_plan2 *pl, const dual_pass2 *ps, dual_gpu_args2 *a) {
+  const size_t ni = (size_t)prog->n_instr;
+  const size_t o_first = up(ni * sizeof *pl->recs), o_ents = o_first + up((ni + 1) * sizeof(uint32_t));
+  const size_t o_pass = o_ents + up((size_t)pl->n_ents * sizeof *pl->ents + 1);
+  const size_t bytes = o_pass + sizeof *ps;
+  g->key_valid = 0;
+  int st = dual_gpu_reserve(ctx, &g->plan, bytes, "allocating the second-order plan");
+  if (st != DUAL_SUCCESS) return st;
+  char *base = (char *)g->plan.ptr;
+  cudaError_t e = cudaMemcpy(base, pl->recs, ni * sizeof *pl->recs, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess)
+    e = cudaMemcpy(base + o_first, pl->first, (ni + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess && pl->n_ents > 0)
+    e = cudaMemcpy(base + o_ents, pl->ents, (size_t)pl->n_ents * sizeof *pl->ents, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaMemcpy(base + o_pass, ps, sizeof *ps, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying the second-order plan");
+  a->recs = (const dual_plan_instr *)base;
+  a->first = (const uint32_t *)(base + o_first);
+  a->ents = (const dual_pair_entry *)(base + o_ents);
+  a->pass = (const dual_pass2 *)(base + o_pass);
+  a->n_slots = (int32_t)pl->n_slots;
+  return DUAL_SUCCESS;
+}
+
+static int launch2(dual_context *ctx, const dual_gpu_args2 *a, int64_t max_blocks, void *stream) {
+  int64_t blocks = (a->count + DUAL_GPU2_THREADS - 1) / DUAL_GPU2_THREADS;
+  if (blocks > max_blocks) blocks = max_blocks;
+  cudaError_t e = dual_gpu_injected_fault("launch");
+  if (e == cudaSuccess) e = (cudaError_t)dual_gpu_kernel2_launch(a, blocks, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the second-order kernel");
+}
+
+/* Byte offsets of one chunk's arrays in the pool, after the register files. */
+typedef struct chunk2 {
+  size_t x, p, v, y, d, h, st, end;
+} chunk2;
+
+static chunk2 chunk_layout2(const dual_job *job, int64_t c, size_t at) {
+  const size_t n = (size_t)job->prog->n_in, np = (size_t)job->prog->n_par, m = (size_t)job->prog->n_out;
+  const size_t len = (size_t)dual_pass2_out_len(job->mode, (int64_t)n, job->b->h_layout);
+  const size_t pts = (size_t)c;
+  chunk2 l;
+  l.x = at;
+  l.p = l.x + up(pts * n * 8);
+  l.v = l.p + up(pts * np * 8);
+  l.y = l.v + (job->mode == DUAL_MODE_HVP ? up(pts * n * 8) : 0);
+  l.d = l.y + up(pts * m * 8);
+  l.h = l.d + (job->b->d != NULL ? up(pts * m * n * 8) : 0);
+  l.st = l.h + up(pts * m * len * 8);
+  l.end = l.st + up(pts * 4);
+  return l;
+}
+
+/* Copy points [p0, p0 + c) of a strided host array into a packed [c][len] device array. */
+static int put(dual_context *ctx, const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c,
+               int64_t len, double *dev, double *tmp, int threads) {
+  if (src == NULL || len == 0) return DUAL_SUCCESS;
+#pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
+  for (int64_t i = 0; i < c; ++i)
+    for (int64_t j = 0; j < len; ++j) tmp[i * len + j] = src[(p0 + i) * ps + j * es];
+  cudaError_t e = cudaMemcpy(dev, tmp, (size_t)(c * len) * 8, cudaMemcpyHostToDevice);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "copying a chunk to the device");
+}
+
+/* The results of one pass for a chunk, back into the caller's strided arrays: the values and the
+ * status on the first pass, the Jacobian columns and components this pass wrote. */
+static void scatter(const dual_job *job, const dual_pass2 *ps, int first_pass, int64_t p0,
+                    int64_t c, const double *y, const double *d, const double *h,
+                    const int32_t *st) {
+  const dual_batch *b = job->b;
+  const int64_t n = job->prog->n_in, m = job->prog->n_out;
+  const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
+#pragma omp parallel for num_threads(job->threads) schedule(static) if (c * len > 65536)
+  for (int64_t i = 0; i < c; ++i) {
+    const int64_t pt = p0 + i;
+    for (int64_t r = 0; r < m; ++r) {
+      if (first_pass && b->y != NULL) b->y[pt * b->y_ps + r * b->y_es] = y[i * m + r];
+      if (b->d != NULL)
+        for (int g = 0; g < ps->ngrad; ++g) {
+          const int64_t col = ps->grad_col[g];
+          b->d[pt * b->d_ps + r * b->d_rs + col * b->d_cs] = d[(i * m + r) * n + col];
+        }
+      const double *hr = h + (i * m + r) * len;
+      double *hd = b->h + pt * b->h_ps + r * b->h_rs;
+      for (int q = 0; q < ps->npairs; ++q) {
+        hd[ps->out0[q] * b->h_es] = hr[ps->out0[q]];
+        if (ps->out1[q] >= 0) hd[ps->out1[q] * b->h_es] = hr[ps->out1[q]];
+      }
+    }
+    if (b->status != NULL) b->status[pt] = (first_pass ? 0 : b->status[pt]) | st[i];
+  }
+}
+
+/* One pass over a host-memory batch, chunk by chunk. */
+static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                     const dual_pass2 *ps, dual_gpu_args2 *a, size_t scratch, size_t room,
+                     int64_t max_blocks, int first_pass) {
+  const dual_batch *b = job->b;
+  const int64_t B = b->count, n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
+  const size_t per_point = chunk_layout2(job, 1, 0).end;
+  if (room <= scratch + per_point)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the memory limit of %zu bytes holds no chunk of points", room);
+  int64_t chunk = (int64_t)((room - scratch) / per_point);
+  if (chunk > ((int64_t)1 << 20)) chunk = (int64_t)1 << 20;
+  if (chunk > B) chunk = B;
+  const chunk2 l = chunk_layout2(job, chunk, up(scratch));
+  int st = dual_gpu_reserve(ctx, &g->pool, l.end, "allocating the device memory pool");
+  const size_t host_bytes = (l.end - l.x) + 64;
+  char *tmp = st == DUAL_SUCCESS ? (char *)malloc(host_bytes) : NULL;
+  if (st == DUAL_SUCCESS && tmp == NULL)
+    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of host memory staging a chunk of %lld points", (long long)chunk);
+  char *dev = (char *)g->pool.ptr;
+  void *stream = g->streams[0];
+  for (int64_t p0 = 0; p0 < B && st == DUAL_SUCCESS; p0 += chunk) {
+    const int64_t c = B - p0 < chunk ? B - p0 : chunk;
+    double *scr = (double *)tmp;
+    st = put(ctx, b->x, b->x_ps, b->x_es, p0, c, n, (double *)(dev + l.x), scr, job->threads);
+    if (st == DUAL_SUCCESS) st = put(ctx, b->p, b->p_ps, b->p_es, p0, c, np, (double *)(dev + l.p), scr, job->threads);
+    if (st == DUAL_SUCCESS && job->mode == DUAL_MODE_HVP)
+      st = put(ctx, b->v, b->v_ps, b->v_es, p0, c, n, (double *)(dev + l.v), scr, job->threads);
+    if (st != DUAL_SUCCESS) break;
+    a->count = c;
+    a->scratch = (double *)dev;
+    a->x = (const double *)(dev + l.x), a->x_ps = n, a->x_es = 1;
+    a->p = (const double *)(dev + l.p), a->p_ps = np, a->p_es = 1;
+    a->v = (const double *)(dev + l.v), a->v_ps = n, a->v_es = 1;
+    a->y = (double *)(dev + l.y), a->y_ps = m, a->y_es = 1;
+    a->d = b->d != NULL ? (double *)(dev + l.d) : NULL, a->d_ps = m * n, a->d_rs = n, a->d_cs = 1;
+    a->h = (double *)(dev + l.h), a->h_ps = m * len, a->h_rs = len, a->h_es = 1;
+    a->status = (int32_t *)(dev + l.st);
+    a->first_pass = 1; /* the chunk's own status array starts fresh; scatter ORs the passes */
+    st = launch2(ctx, a, max_blocks, stream);
+    if (st != DUAL_SUCCESS) break;
+    cudaError_t e = cudaMemcpy(tmp, dev + l.y, l.end - l.y, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) {
+      st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
+      break;
+    }
+    scatter(job, ps, first_pass, p0, c, (const double *)tmp, (const double *)(tmp + (l.d - l.y)),
+            (const double *)(tmp + (l.h - l.y)), (const int32_t *)(tmp + (l.st - l.y)));
+  }
+  free(tmp);
+  return st;
+}
+
+int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
+  const dual_batch *b = job->b;
+  if (b->count == 0) return DUAL_SUCCESS;
+  struct dual_gpu *g = NULL;
+  int st = dual_gpu_state(ctx, &g);
+  if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
+  if (st != DUAL_SUCCESS) return st;
+  int bps = 0;
+  cudaError_t e = (cudaError_t)dual_gpu_kernel2_blocks_per_sm(&bps);
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "configuring the second-order kernel");
+  if (bps < 1) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: the second-order kernel fits no block");
+  const dual_program *prog = job->prog;
+  dual_plan2 plan;
+  dual_pass2 *ps = (dual_pass2 *)malloc(sizeof *ps);
+  if (ps == NULL || dual_plan2_init(&plan, prog) != DUAL_SUCCESS) {
+    free(ps);
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory preparing %lld instructions",
+                     (long long)prog->n_instr);
+  }
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]); /* plan in use */
+  const size_t limit = ctx->memory_limit > 0 ? (size_t)ctx->memory_limit : g->limit;
+  const int64_t passes = dual_pass2_count(job);
+  for (int64_t ip = 0; ip < passes && st == DUAL_SUCCESS; ++ip) {
+    dual_pass2_make(job, ip, ps);
+    if (dual_plan2_build(&plan, prog, ps) != DUAL_SUCCESS) {
+      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory planning a second-order pass");
+      break;
+    }
+    const int64_t per_point = prog->n_regs + plan.n_slots;
+    if (per_point * DUAL_GPU2_THREADS >= ((int64_t)1 << 31)) {
+      st = dual_fail(ctx, DUAL_ERR_LIMIT, "GPU: a point's register file of %lld doubles is too large",
+                     (long long)per_point);
+      break;
+    }
+    dual_gpu_args2 a;
+    memset(&a, 0, sizeof a);
+    st = upload_plan(ctx, g, prog, &plan, ps, &a);
+    if (st != DUAL_SUCCESS) break;
+    a.n_instr = prog->n_instr, a.n_regs = prog->n_regs;
+    a.slab = per_point * DUAL_GPU2_THREADS;
+    const size_t room = limit > g->plan.size ? limit - g->plan.size : 0;
+    const size_t per_block = up((size_t)a.slab * sizeof(double));
+    int64_t max_blocks = (int64_t)g->sm_count * bps;
+    const int host = b->memory != DUAL_MEMORY_DEVICE;
+    const int64_t fit = (int64_t)((host ? room / 2 : room) / per_block);
+    if (fit < max_blocks) max_blocks = fit;
+    if (max_blocks < 1) {
+      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the register file of one block (%zu bytes) does "
+                     "not fit in the memory limit of %zu bytes", per_block, room);
+      break;
+    }
+    const size_t scratch = (size_t)max_blocks * per_block;
+    if (host) {
+      st = run_host2(ctx, g, job, ps, &a, scratch, room, max_blocks, ip == 0);
+      continue;
+    }
+    st = dual_gpu_reserve(ctx, &g->pool, scratch, "allocating the register files");
+    if (st != DUAL_SUCCESS) break;
+    a.count = b->count;
+    a.scratch = (double *)g->pool.ptr;
+    a.x = b->x, a.x_ps = b->x_ps, a.x_es = b->x_es;
+    a.p = b->p, a.p_ps = b->p_ps, a.p_es = b->p_es;
+    a.v = b->v, a.v_ps = b->v_ps, a.v_es = b->v_es;
+    a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
+    a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
+    a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
+    a.status = b->status;
+    a.first_pass = ip == 0;
+    st = launch2(ctx, &a, max_blocks, ctx->stream != NULL ? ctx->stream : (void *)g->streams[0]);
+  }
+  dual_plan2_free(&plan);
+  free(ps);
+  return st;
+}
