@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_host.h"
 #include "bench_points.h"
 #include "ceres_jet.h"
 #include "dualbatch.h"
@@ -25,7 +26,7 @@
 #define DUAL_SOURCE_DIR "."
 #endif
 
-enum { MAX_THREAD_COUNTS = 8, MAX_REPS = 101, MAX_ROWS = 64, FD_POINTS = 16 };
+enum { MAX_THREAD_COUNTS = 8, MAX_ROWS = 64, FD_POINTS = 16 };
 
 /* Agreement tolerances.  Both tools evaluate the same formulas in a different operation order,
  * so entries differ by rounding only, amplified on ill-conditioned points (ba: Xc2 near 0).
@@ -77,84 +78,13 @@ static int g_num_rows;
 
 /* ---- small utilities --------------------------------------------------------------------- */
 
-static void *xmalloc(size_t bytes) {
-  void *ptr = malloc(bytes ? bytes : 1);
-  if (!ptr) {
-    fprintf(stderr, "dualbatch_bench_cpu: out of memory (%zu bytes)\n", bytes);
-    exit(2);
-  }
-  return ptr;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(const double *v, int count) {
-  double sorted[MAX_REPS];
-  memcpy(sorted, v, (size_t)count * sizeof *v);
-  qsort(sorted, (size_t)count, sizeof *sorted, cmp_double);
-  return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
-}
-
-/* First line of a shell command's output (trailing newline removed); "" when it fails. */
-static void command_line(const char *cmd, char *buf, size_t cap) {
-  buf[0] = '\0';
-  FILE *pipe = popen(cmd, "r");
-  if (!pipe) return;
-  if (!fgets(buf, (int)cap, pipe)) buf[0] = '\0';
-  pclose(pipe);
-  buf[strcspn(buf, "\r\n")] = '\0';
-}
-
-/* "AMD EPYC (family 26, model 2)" from /proc/cpuinfo. */
-static void cpu_model(char *buf, size_t cap) {
-  char line[512], name[256] = "unknown CPU", family[32] = "?", model[32] = "?";
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f) {
-    int got = 0;
-    while (got != 7 && fgets(line, sizeof line, f)) {
-      char *colon = strchr(line, ':');
-      if (!colon) continue;
-      char *value = colon + 1 + strspn(colon + 1, " \t");
-      value[strcspn(value, "\r\n")] = '\0';
-      if (!(got & 1) && strncmp(line, "model name", 10) == 0) {
-        snprintf(name, sizeof name, "%s", value);
-        got |= 1;
-      } else if (!(got & 2) && strncmp(line, "cpu family", 10) == 0) {
-        snprintf(family, sizeof family, "%s", value);
-        got |= 2;
-      } else if (!(got & 4) && strncmp(line, "model\t", 6) == 0) {
-        snprintf(model, sizeof model, "%s", value);
-        got |= 4;
-      }
-    }
-    fclose(f);
-  }
-  snprintf(buf, cap, "%s (family %s, model %s)", name, family, model);
-}
-
-static void load_average(char *buf, size_t cap) {
-  buf[0] = '\0';
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (!f) return;
-  if (!fgets(buf, (int)cap, f)) buf[0] = '\0';
-  fclose(f);
-  /* keep the three averages */
-  char *p = buf;
-  for (int i = 0; i < 3 && p; ++i) p = strchr(p + 1, ' ');
-  if (p) *p = '\0';
-  buf[strcspn(buf, "\r\n")] = '\0';
-}
-
 static void print_header(const options *opt) {
   char cpu[400], load[128], commit[64], dirty[64], date[64], info[300];
-  cpu_model(cpu, sizeof cpu);
-  load_average(load, sizeof load);
-  command_line("git -C '" DUAL_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null", commit,
+  bench_cpu_model(cpu, sizeof cpu);
+  bench_load_average(load, sizeof load);
+  bench_command_line("git -C '" DUAL_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null", commit,
                sizeof commit);
-  command_line("git -C '" DUAL_SOURCE_DIR "' status --porcelain --untracked-files=no 2>/dev/null",
+  bench_command_line("git -C '" DUAL_SOURCE_DIR "' status --porcelain --untracked-files=no 2>/dev/null",
                dirty, sizeof dirty);
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
@@ -188,50 +118,6 @@ static void print_header(const options *opt) {
          "timed calls per tool, interleaved; median [min, max]; others' CPU = share of all CPUs "
          "used by other processes during those calls\n\n",
          opt->reps);
-}
-
-/* ---- how busy the machine was ---------------------------------------------------------------
- * The machine is shared: a timing taken while another process computes is worthless.  Sample the
- * busy ticks of all CPUs (/proc/stat) and this process's own ticks (/proc/self/stat) around the
- * timed calls; the difference is what others used, as a share of wall time x CPUs. */
-#define OTHERS_WARN 0.10
-
-typedef struct cpu_sample {
-  double wall;
-  long long busy, self;
-  int ok;
-} cpu_sample;
-
-static void cpu_sample_take(cpu_sample *s) {
-  long long v[8] = {0}, ut = 0, st = 0;
-  char line[1024];
-  s->ok = 0;
-  s->wall = omp_get_wtime();
-  FILE *f = fopen("/proc/stat", "r");
-  if (!f) return;
-  int got = fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]);
-  fclose(f);
-  if (got < 4) return;
-  s->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* all but idle and iowait; steal counts */
-  f = fopen("/proc/self/stat", "r");
-  if (!f) return;
-  char *ok = fgets(line, sizeof line, f);
-  fclose(f);
-  const char *after = ok ? strrchr(line, ')') : NULL; /* the command name may hold spaces */
-  if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut,
-                       &st) != 2)
-    return;
-  s->self = ut + st;
-  s->ok = 1;
-}
-
-static double others_share(const cpu_sample *a, const cpu_sample *b) {
-  const double capacity =
-      (b->wall - a->wall) * (double)sysconf(_SC_CLK_TCK) * (double)omp_get_num_procs();
-  if (!a->ok || !b->ok || !(capacity > 0.0)) return -1.0;
-  const double share = (double)((b->busy - a->busy) - (b->self - a->self)) / capacity;
-  return share < 0.0 ? 0.0 : share;
 }
 
 /* ---- the two tools behind one signature -------------------------------------------------- */
@@ -330,7 +216,7 @@ static void add_row(const workload *w, int64_t B, int threads, const char *tool,
   r->batch = B;
   r->threads = threads;
   r->tool = tool;
-  r->median = median_of(rate, reps);
+  r->median = bench_median(rate, reps);
   r->lo = r->hi = rate[0];
   for (int i = 1; i < reps; ++i) {
     r->lo = fmin(r->lo, rate[i]);
@@ -362,13 +248,13 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
     return 2;
   }
 
-  double *x = xmalloc((size_t)(B * w->n) * sizeof *x);
-  double *p = w->p ? xmalloc((size_t)(B * w->p) * sizeof *p) : NULL;
-  double *y_d = xmalloc((size_t)(B * w->m) * sizeof *y_d);
-  double *y_c = xmalloc((size_t)(B * w->m) * sizeof *y_c);
-  double *J_d = xmalloc((size_t)(B * mn) * sizeof *J_d);
-  double *J_c = xmalloc((size_t)(B * mn) * sizeof *J_c);
-  int32_t *status = xmalloc((size_t)B * sizeof *status);
+  double *x = bench_xmalloc((size_t)(B * w->n) * sizeof *x);
+  double *p = w->p ? bench_xmalloc((size_t)(B * w->p) * sizeof *p) : NULL;
+  double *y_d = bench_xmalloc((size_t)(B * w->m) * sizeof *y_d);
+  double *y_c = bench_xmalloc((size_t)(B * w->m) * sizeof *y_c);
+  double *J_d = bench_xmalloc((size_t)(B * mn) * sizeof *J_d);
+  double *J_c = bench_xmalloc((size_t)(B * mn) * sizeof *J_c);
+  int32_t *status = bench_xmalloc((size_t)B * sizeof *status);
   if (strcmp(w->name, "ba") == 0)
     bench_points_ba(B, opt->seed, x, p);
   else
@@ -404,7 +290,7 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
 
   for (int t = 0; t < opt->num_threads; ++t) {
     const int threads = opt->threads[t];
-    double rate_d[MAX_REPS], rate_c[MAX_REPS];
+    double rate_d[BENCH_MAX_REPS], rate_c[BENCH_MAX_REPS];
     dual_context_set_threads(ctx, threads);
     /* warm-up: thread pool, caches, page tables */
     if (dual_run_jacobian(ctx, prog, w, B, x, p, y_d, J_d, status) != DUAL_SUCCESS) {
@@ -412,8 +298,8 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
       goto done;
     }
     ceres_run(w, B, x, p, y_c, J_c, threads);
-    cpu_sample before, after;
-    cpu_sample_take(&before);
+    bench_cpu_sample before, after;
+    bench_cpu_sample_take(&before);
     for (int r = 0; r < opt->reps; ++r) {
       double t0 = omp_get_wtime();
       if (dual_run_jacobian(ctx, prog, w, B, x, p, y_d, J_d, status) != DUAL_SUCCESS) {
@@ -426,9 +312,9 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
       rate_d[r] = (double)B / (t1 - t0);
       rate_c[r] = (double)B / (t2 - t1);
     }
-    cpu_sample_take(&after);
-    const double others = others_share(&before, &after);
-    double med_d = median_of(rate_d, opt->reps), med_c = median_of(rate_c, opt->reps);
+    bench_cpu_sample_take(&after);
+    const double others = bench_others_share(&before, &after);
+    double med_d = bench_median(rate_d, opt->reps), med_c = bench_median(rate_c, opt->reps);
     printf("  %d thread%s: dualbatch %.3g points/s, Ceres %.3g points/s; other processes used "
            "%.0f%% of the CPUs meanwhile\n",
            threads, threads == 1 ? "" : "s", med_d, med_c, others * 100.0);
@@ -524,8 +410,8 @@ static int parse_options(int argc, char **argv, options *opt) {
       opt->width = (int)wd;
     } else if (strcmp(arg, "--reps") == 0) {
       long r = strtol(val, &end, 10);
-      if (*end || r < 1 || r > MAX_REPS) {
-        fprintf(stderr, "dualbatch_bench_cpu: --reps must be 1..%d\n", MAX_REPS);
+      if (*end || r < 1 || r > BENCH_MAX_REPS) {
+        fprintf(stderr, "dualbatch_bench_cpu: --reps must be 1..%d\n", BENCH_MAX_REPS);
         return -1;
       }
       opt->reps = (int)r;
@@ -554,7 +440,7 @@ static void format_batch(int64_t B, char *buf, size_t cap) {
     snprintf(buf, cap, "%lld", (long long)B);
 }
 
-/* Returns 1 when some timing was taken while other processes used more than OTHERS_WARN. */
+/* Returns 1 when some timing was taken while other processes used more than BENCH_OTHERS_WARN. */
 static int print_table(void) {
   int disturbed = 0;
   printf("\n| workload | batch B | threads | tool | points/s (median) | [min, max] | "
@@ -569,7 +455,7 @@ static int print_table(void) {
     format_batch(r->batch, batch, sizeof batch);
     char others[32] = "?";
     if (r->others >= 0.0) snprintf(others, sizeof others, "%.0f%%", r->others * 100.0);
-    disturbed |= r->others > OTHERS_WARN;
+    disturbed |= r->others > BENCH_OTHERS_WARN;
     printf("| %s | %s | %d | %s | %.3g | [%.3g, %.3g] | %s | %s |\n", r->workload, batch,
            r->threads, r->tool, r->median, r->lo, r->hi, ratio, others);
   }
@@ -604,12 +490,12 @@ int main(int argc, char **argv) {
   }
   const int disturbed = print_table();
   char load[128];
-  load_average(load, sizeof load);
+  bench_load_average(load, sizeof load);
   printf("\nload avg at end: %s\n", load);
   if (disturbed)
     printf("\nWARNING: other processes used more than %.0f%% of the CPUs during some timed calls "
            "(column \"others' CPU\"): those figures are not representative; re-run when quiet.\n",
-           OTHERS_WARN * 100.0);
+           BENCH_OTHERS_WARN * 100.0);
   if (worst == 1) printf("\nERROR: dualbatch and Ceres disagree (see the checks above).\n");
   dual_context_destroy(&ctx);
   return worst;

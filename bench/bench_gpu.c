@@ -1,8 +1,8 @@
 /*
- * bench_gpu.c — dualbatch_bench_gpu: the GPU half of BENCHMARKS.md.  For ba and kin it generates
- * the points (bench_points.c), writes them and this library's results for the first points into
- * a directory for the Python peers (bench/peers/jax_peer.py, torch_peer.py), and times Jacobian
- * calls at each batch size: device-resident (arrays from cudaMalloc, DUAL_MEMORY_DEVICE) and with
+ * bench_gpu.c — dualbatch_bench_gpu: the GPU half of BENCHMARKS.md.  For ba and kin (Jacobians)
+ * and hess (Hessians) it generates the points (bench_points.c), writes them and this library's
+ * results for the first points into a directory for the Python peers (bench/peers/jax_peer.py,
+ * torch_peer.py), and times calls at each batch size: device-resident (arrays from cudaMalloc, DUAL_MEMORY_DEVICE) and with
  * host arrays (the library stages them).  It also prints each workload's roofline from the
  * bytecode: FLOPs per point counted over the lane masks the engine actually runs, bytes per point
  * of the device-resident I/O.  Output: tab-separated ROW / ROOF / META lines that
@@ -20,7 +20,10 @@
 
 #include "bench_points.h"
 #include "dualbatch.h"
+#include "engine/pass2.h"
 #include "engine/plan.h"
+#include "engine/plan2.h"
+#include "exec.h"
 #include "program.h"
 
 #ifndef DUAL_SOURCE_DIR
@@ -36,12 +39,16 @@ enum { REF_POINTS = 1024, MAX_BATCHES = 8, MAX_WIDTHS = 8 };
 typedef struct workload {
   const char *name;
   int32_t n, p, m;
+  int mode; /* DUAL_MODE_JACOBIAN or DUAL_MODE_HESSIAN */
 } workload;
 
-static const workload WORKLOADS[] = {{"ba", 15, 2, 2}, {"kin", 32, 0, 32}};
+static const workload WORKLOADS[] = {{"ba", 15, 2, 2, DUAL_MODE_JACOBIAN},
+                                     {"kin", 32, 0, 32, DUAL_MODE_JACOBIAN},
+                                     {"hess", 16, 0, 1, DUAL_MODE_HESSIAN}};
+#define NUM_WORKLOADS ((int)(sizeof WORKLOADS / sizeof WORKLOADS[0]))
 
 typedef struct options {
-  int run[2];
+  int run[NUM_WORKLOADS];
   double batches[MAX_BATCHES];
   int num_batches;
   int widths[MAX_WIDTHS]; /* forced widths measured at the width-study batch */
@@ -122,13 +129,51 @@ static double flops_per_point(const dual_program *prog, int width) {
   return flops;
 }
 
+/* FLOPs per point of a Hessian (one pass of up to 32 lanes: n <= 32): the Jacobian's first-order
+ * count over the second-order plan's lanes, plus per component one multiply-add per term (two
+ * for the product terms) and the second partials of the LIN ops. */
+static double flops_per_point2(const dual_program *prog) {
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  dual_job job = {prog, &b, DUAL_MODE_HESSIAN, 32, 1};
+  dual_pass2 *ps = xmalloc(sizeof *ps);
+  dual_plan2 pl;
+  dual_pass2_make(&job, 0, ps);
+  if (dual_plan2_init(&pl, prog) != 0 || dual_plan2_build(&pl, prog, ps) != 0) exit(2);
+  double flops = 0.0;
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const dual_plan_instr *q = &pl.recs[t];
+    const dual_op_info *info = &dual_op_table[q->op_dst >> DUAL_DST_BITS];
+    if (info->prop == DUAL_PROP_LOAD || info->prop == DUAL_PROP_OUT) continue;
+    flops += 1.0 + (info->prop == DUAL_PROP_LIN ? 2.0 * info->arity : 0.0);
+    const uint32_t masks[3] = {q->ma, q->mb, q->mc};
+    for (int k = 0; k < 32; ++k) {
+      if (!((q->md >> k) & 1u)) continue;
+      int terms = 0;
+      for (int j = 0; j < 3; ++j) terms += (masks[j] >> k) & 1u;
+      flops += 2.0 * terms - 1.0;
+    }
+    for (uint32_t e = pl.first[t]; e < pl.first[t + 1]; ++e) {
+      const uint32_t f = pl.ents[e].flags;
+      flops += 2.0 * (double)((f & DUAL_PE_HA) != 0) + 2.0 * ((f & DUAL_PE_HB) != 0) +
+               2.0 * ((f & DUAL_PE_HC) != 0) + 3.0 * ((f & DUAL_PE_AA) != 0) +
+               3.0 * ((f & DUAL_PE_BB) != 0) + 2.0 * ((f & DUAL_PE_ABKL) != 0) +
+               2.0 * ((f & DUAL_PE_ABLK) != 0) + 2.0 * ((f & (DUAL_PE_ABKL | DUAL_PE_ABLK)) != 0);
+    }
+  }
+  dual_plan2_free(&pl);
+  free(ps);
+  return flops;
+}
+
 /* Median seconds per call of dual_run over `reps` calls after two warm-up calls. */
-static double time_calls(dual_context *ctx, const dual_program *prog, const dual_batch *b, int reps) {
+static double time_calls(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b,
+                         int reps) {
   double t[101];
   if (reps > 101) reps = 101;
   for (int i = -2; i < reps; ++i) {
     double t0 = now();
-    int st = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, b);
+    int st = dual_run(ctx, prog, mode, b);
     double t1 = now();
     if (st != DUAL_SUCCESS) {
       fprintf(stderr, "bench_gpu: dual_run failed: %s\n", dual_context_last_error(ctx));
@@ -179,6 +224,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     exit(2);
   }
   const int64_t n = w->n, np = w->p, m = w->m;
+  const int second = w->mode == DUAL_MODE_HESSIAN;
+  const int64_t nh = second ? m * n * n : 0; /* Hessian entries per point */
   int64_t bmax = 0;
   for (int i = 0; i < o->num_batches; ++i)
     if ((int64_t)o->batches[i] > bmax) bmax = (int64_t)o->batches[i];
@@ -186,7 +233,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   /* the largest batch that fits on the device with the library's own needs beside it */
   size_t free_b = 0, total_b = 0;
   CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
-  const size_t per_point = sizeof(double) * (size_t)(n + np + m + m * n) + 4;
+  const size_t per_point = sizeof(double) * (size_t)(n + np + m + m * n + nh) + 4;
   int64_t fit = (int64_t)((double)free_b * 0.8 / (double)per_point);
   if (bmax > fit) {
     fprintf(stderr, "bench_gpu: %s: batches above %lld points do not fit on the device; skipped\n",
@@ -196,7 +243,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   double *x = xmalloc(sizeof(double) * (size_t)(bmax * n));
   double *p = xmalloc(sizeof(double) * (size_t)(bmax * (np ? np : 1)));
   if (strcmp(w->name, "ba") == 0) bench_points_ba(bmax, 1, x, p);
-  else bench_points_kin(bmax, 2, x);
+  else if (strcmp(w->name, "kin") == 0) bench_points_kin(bmax, 2, x);
+  else bench_points_hess(bmax, 3, x);
   if (o->dir != NULL) {
     char name[64];
     snprintf(name, sizeof name, "%s_x.f64", w->name);
@@ -206,8 +254,9 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       write_file(o->dir, name, p, sizeof(double) * (size_t)(bmax * np));
     }
   }
-  double *dx, *dp = NULL, *dy, *dJ;
+  double *dx, *dp = NULL, *dy, *dJ, *dH = NULL;
   int32_t *ds;
+  if (second) CUDA_OK(cudaMalloc((void **)&dH, sizeof(double) * (size_t)(bmax * nh)));
   CUDA_OK(cudaMalloc((void **)&dx, sizeof(double) * (size_t)(bmax * n)));
   if (np > 0) CUDA_OK(cudaMalloc((void **)&dp, sizeof(double) * (size_t)(bmax * np)));
   CUDA_OK(cudaMalloc((void **)&dy, sizeof(double) * (size_t)(bmax * m)));
@@ -222,38 +271,43 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   b.p = dp, b.p_ps = np, b.p_es = 1;
   b.y = dy, b.y_ps = m, b.y_es = 1;
   b.d = dJ, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
+  b.h = dH, b.h_ps = nh, b.h_rs = n * n, b.h_es = 1, b.h_layout = DUAL_HESSIAN_FULL;
   b.status = ds;
   /* reference results of the first points for the peers' agreement check */
   const int64_t kref = bmax < REF_POINTS ? bmax : REF_POINTS;
   b.count = kref;
-  if (dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) != 0) {
+  if (dual_run(ctx, prog, w->mode, &b) != 0) {
     fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
     exit(2);
   }
-  if (o->dir != NULL) {
-    double *ref = xmalloc(sizeof(double) * (size_t)(kref * (m + m * n)));
+  if (o->dir != NULL) { /* per point: the m values, J [m][n], then (hess) H [m][n][n] */
+    const int64_t cols = m + m * n + nh;
+    double *ref = xmalloc(sizeof(double) * (size_t)(kref * cols));
     double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
+    double *hh = xmalloc(sizeof(double) * (size_t)(kref * nh));
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
+    if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
     for (int64_t i = 0; i < kref; ++i) {
-      memcpy(ref + i * (m + m * n), yy + i * m, sizeof(double) * (size_t)m);
-      memcpy(ref + i * (m + m * n) + m, jj + i * m * n, sizeof(double) * (size_t)(m * n));
+      memcpy(ref + i * cols, yy + i * m, sizeof(double) * (size_t)m);
+      memcpy(ref + i * cols + m, jj + i * m * n, sizeof(double) * (size_t)(m * n));
+      if (second) memcpy(ref + i * cols + m + m * n, hh + i * nh, sizeof(double) * (size_t)nh);
     }
     char name[64];
     snprintf(name, sizeof name, "%s_ref.f64", w->name);
-    write_file(o->dir, name, ref, sizeof(double) * (size_t)(kref * (m + m * n)));
-    free(ref), free(yy), free(jj);
+    write_file(o->dir, name, ref, sizeof(double) * (size_t)(kref * cols));
+    free(ref), free(yy), free(jj), free(hh);
   }
   /* roofline */
   const int width = n <= 16 ? 16 : 32;
-  const double flops = flops_per_point(prog, width);
+  const double flops = second ? flops_per_point2(prog) : flops_per_point(prog, width);
   const double bytes = (double)per_point;
   const double r_compute = PEAK_FP64 / flops, r_memory = PEAK_BYTES / bytes;
   printf("ROOF\t%s\t%.0f\t%.0f\t%.6g\t%s\n", w->name, flops, bytes,
          r_compute < r_memory ? r_compute : r_memory, r_compute < r_memory ? "compute" : "memory");
   /* host-array bound: inputs over the link to the device, outputs back (both directions run at
    * once on the two copy engines, so the slower direction bounds the rate) */
-  const double in_b = sizeof(double) * (double)(n + np), out_b = sizeof(double) * (double)(m + m * n) + 4;
+  const double in_b = sizeof(double) * (double)(n + np), out_b = sizeof(double) * (double)(m + m * n + nh) + 4;
   const double t_in = in_b / o->link_h2d, t_out = out_b / o->link_d2h;
   printf("LINK\t%s\t%.0f\t%.0f\t%.3g\t%.3g\t%.6g\n", w->name, in_b, out_b, o->link_h2d, o->link_d2h,
          1.0 / (t_in > t_out ? t_in : t_out));
@@ -261,7 +315,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     const int64_t B = (int64_t)o->batches[i];
     if (B > bmax) continue;
     b.count = B;
-    row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, &b, o->reps));
+    row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
   }
   /* study at one batch size: each forced width, then each number of threads per point, with
    * register files in global memory (the default) and in shared memory (when a block fits) */
@@ -274,31 +328,32 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       for (int i = 0; i < o->num_widths; ++i) {
         snprintf(tool, sizeof tool, "dualbatch-w%d%s", o->widths[i], suffix);
         dual_context_set_width(ctx, o->widths[i]);
-        row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+        row(w->name, b.count, tool, "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       }
       dual_context_set_width(ctx, 0);
       for (int i = 0; i < o->num_groups; ++i) {
         snprintf(tool, sizeof tool, "dualbatch-g%d%s", o->groups[i], suffix);
         snprintf(val, sizeof val, "%d", o->groups[i]);
         setenv("DUALBATCH_GPU_GROUP", val, 1);
-        row(w->name, b.count, tool, "device", time_calls(ctx, prog, &b, o->reps));
+        row(w->name, b.count, tool, "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       }
       unsetenv("DUALBATCH_GPU_GROUP");
     }
     unsetenv("DUALBATCH_GPU_REGFILE");
   }
-  cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(ds);
+  cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(dH), cudaFree(ds);
   if (o->host) { /* host arrays: the library copies in and out through its pinned staging */
     for (int i = 0; i < o->num_batches; ++i) {
       const int64_t B = (int64_t)o->batches[i];
       if (B > bmax || (double)B * (double)per_point > 40e9) continue; /* host RAM */
       double *y = xmalloc(sizeof(double) * (size_t)(B * m)), *J = xmalloc(sizeof(double) * (size_t)(B * m * n));
+      double *H = second ? xmalloc(sizeof(double) * (size_t)(B * nh)) : NULL;
       int32_t *st = xmalloc(sizeof(int32_t) * (size_t)B);
       dual_batch h = b;
       h.memory = DUAL_MEMORY_HOST, h.count = B;
-      h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.status = st;
-      row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, &h, o->reps < 5 ? o->reps : 5));
-      free(y), free(J), free(st);
+      h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.h = H, h.status = st;
+      row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
+      free(y), free(J), free(H), free(st);
     }
   }
   free(x), free(p);
@@ -317,7 +372,7 @@ static int parse_list(const char *s, double *out, int cap) {
 int main(int argc, char **argv) {
   options o;
   memset(&o, 0, sizeof o);
-  o.run[0] = o.run[1] = 1;
+  for (int k = 0; k < NUM_WORKLOADS; ++k) o.run[k] = 1;
   o.num_batches = parse_list("1e4,1e5,1e6,1e7", o.batches, MAX_BATCHES);
   o.reps = 20;
   o.host = 1;
@@ -326,7 +381,8 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--workload") == 0 && v) {
-      o.run[0] = strcmp(v, "ba") == 0, o.run[1] = strcmp(v, "kin") == 0, ++i;
+      for (int k = 0; k < NUM_WORKLOADS; ++k) o.run[k] = strcmp(v, WORKLOADS[k].name) == 0;
+      ++i;
     } else if (strcmp(a, "--batches") == 0 && v) {
       o.num_batches = parse_list(v, o.batches, MAX_BATCHES), ++i;
     } else if (strcmp(a, "--widths") == 0 && v) {
@@ -348,7 +404,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--no-host") == 0) {
       o.host = 0;
     } else {
-      fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin] [--batches 1e4,...] "
+      fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin|hess] [--batches 1e4,...] "
               "[--widths 8,16,32] [--groups 1,4] [--width-batch B] [--reps N] [--dir DIR] [--commit SHA] [--no-host]\n");
       return 2;
     }
@@ -371,7 +427,7 @@ int main(int argc, char **argv) {
   measure_link(&o.link_h2d, &o.link_d2h);
   printf("META\tlink\tpinned copies: host to device %.1f GB/s, device to host %.1f GB/s\n",
          o.link_h2d / 1e9, o.link_d2h / 1e9);
-  for (int k = 0; k < 2; ++k)
+  for (int k = 0; k < NUM_WORKLOADS; ++k)
     if (o.run[k]) run_workload(&o, &WORKLOADS[k], ctx);
   dual_context_destroy(&ctx);
   return 0;

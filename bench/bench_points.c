@@ -53,3 +53,9 @@ void bench_points_kin(int64_t B, uint64_t seed, double *x) {
   bench_rng_seed(&rng, seed);
   for (int64_t i = 0; i < B * 32; ++i) x[i] = 0.5 + bench_rng_uniform(&rng);
 }
+
+void bench_points_hess(int64_t B, uint64_t seed, double *x) {
+  bench_rng rng;
+  bench_rng_seed(&rng, seed);
+  for (int64_t i = 0; i < B * 16; ++i) x[i] = bench_rng_normal(&rng);
+}

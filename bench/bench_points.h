@@ -26,4 +26,7 @@ void bench_points_ba(int64_t B, uint64_t seed, double *x, double *feat);
 /* kin: x [B][32], x_i = 0.5 + U(0,1). */
 void bench_points_kin(int64_t B, uint64_t seed, double *x);
 
+/* hess: x [B][16], all N(0,1). */
+void bench_points_hess(int64_t B, uint64_t seed, double *x);
+
 #endif /* DUAL_BENCH_POINTS_H */

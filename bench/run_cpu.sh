@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run_cpu.sh — the one command of the CPU benchmark (BENCHMARKS.md): installs what is missing
-# (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, pkg-config), configures and builds the
-# `bench` preset, runs dualbatch_bench_cpu (arguments are passed through, e.g. --workload ba) and
-# tees its table to bench/results/cpu-<date>.txt.
+# (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, libadolc-dev, pkg-config), configures
+# and builds the `bench` preset, runs dualbatch_bench_cpu (Jacobians against Ceres; arguments are
+# passed through, e.g. --workload ba), then dualbatch_bench_cpu_hess (Hessians against ADOL-C and a
+# compiled nested-dual peer), and tees both tables to bench/results/cpu-<date>.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,6 +14,7 @@ command -v c++ >/dev/null 2>&1 || missing+=(g++)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 [ -f /usr/include/ceres/jet.h ] || [ -f /usr/local/include/ceres/jet.h ] || missing+=(libceres-dev)
 [ -d /usr/include/eigen3/Eigen ] || [ -d /usr/local/include/eigen3/Eigen ] || missing+=(libeigen3-dev)
+[ -f /usr/include/adolc/adolc.h ] || [ -f /usr/local/include/adolc/adolc.h ] || missing+=(libadolc-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "run_cpu.sh: installing ${missing[*]}" >&2
@@ -26,7 +28,7 @@ fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu -j "$(nproc)"; } \
+if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu dualbatch_bench_cpu_hess -j "$(nproc)"; } \
     >"$log" 2>&1; then
   grep -m 20 -E "error|Error" "$log" | cut -c1-400 >&2 || true
   tail -n 15 "$log" | cut -c1-400 >&2
@@ -39,5 +41,9 @@ out="bench/results/cpu-$(date +%Y-%m-%d-%H%M).txt"
 echo "run_cpu.sh: load before the run: $(uptime)" >&2
 status=0
 ./build-bench/bench/dualbatch_bench_cpu "$@" | tee "$out" || status=$?
+echo | tee -a "$out"
+# the Hessian benchmark (hess against ADOL-C and a compiled nested-dual peer); HESS_ARGS tunes it
+# shellcheck disable=SC2086
+./build-bench/bench/dualbatch_bench_cpu_hess ${HESS_ARGS:-} | tee -a "$out" || status=$?
 echo "run_cpu.sh: output written to $out (exit status $status)" >&2
 exit "$status"

@@ -1,24 +1,32 @@
 # jax_peer.py — the JAX peer of the GPU benchmark: per-point values and FP64 Jacobians of the
-# ba and kin workloads (BENCHMARKS.md "Workloads") with jit(vmap(jacfwd(f))), timed on one device.
+# ba and kin workloads (BENCHMARKS.md "Workloads") with jit(vmap(jacfwd(f))), and the value,
+# gradient and Hessian of hess with jit(vmap(...)) of jax.hessian, timed on one device.
 #
-#   python3 bench/peers/jax_peer.py --dir DIR [--workloads ba,kin] [--batches 1e4,1e5,1e6,1e7]
+#   python3 bench/peers/jax_peer.py --dir DIR [--workloads ba,kin,hess] [--batches 1e4,1e5,1e6,1e7]
 #                                   [--reps 20] [--device gpu|cpu] [--kin-form loop|stoich]
+#                                   [--hess-form both|hessian|aux]
 #
-# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64) and our
-# library's results for the first K points (ba_ref.f64, kin_ref.f64).  Prints an INFO line, then
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64)
+# and our library's results for the first K points (ba_ref.f64, kin_ref.f64, hess_ref.f64; layouts
+# in peer_common.py).  Prints an INFO line, then
 # per (workload, B) one tab-separated line
 #   ROW <workload> <B> jax device <seconds_per_call> <points_per_s> <max_rel_diff>
 # (median of --reps calls after compile + 2 warm-up calls).  Diagnostics go to stderr.
 # kin is traced either reaction by reaction (--kin-form loop, the default: one elementwise graph
 # that XLA fuses) or as gathers and a product with the 32x64 stoichiometric matrix (stoich).
+# hess returns f, the gradient and the full 16x16 Hessian per point, asked for in two ways, each
+# timed by default (--hess-form both): tool "jax", one jitted function of x returning
+# (f, g) = value_and_grad(f)(x) and H = jax.hessian(f)(x) (jacfwd over jacrev); tool "jax-aux",
+# H = jacfwd(value_and_grad(f)) with f and g as its aux output (jax.hessian's own composition,
+# the value and gradient computed once).
 import os
 import statistics
 import time
 
 import numpy as np
 
-from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, max_rel_diff,
-                         read_inputs, timed_row)
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, hess_forms,
+                         hess_max_rel_diff, max_rel_diff, read_inputs, timed_row)
 
 # Let one big batch use most of the GPU (JAX's default pool is 75% of it); the caller may override.
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
@@ -68,6 +76,37 @@ def kin_stoich(x):
     return -0.1 * x + S @ rate
 
 
+def hess_fn(x):
+    """hess (programs/hess.db): Rosenbrock chain over x[0..15] plus log sum exp x, a scalar."""
+    u = x[1:] - x[:-1] * x[:-1]
+    v = 1 - x[:-1]
+    return jnp.sum(100 * (u * u) + v * v) + jnp.log(jnp.sum(jnp.exp(x)))
+
+
+def value_grad_hessian(f, form):
+    """x -> (f(x), grad f(x), hessian f(x)) for a scalar f of one vector."""
+    if form == "hessian":
+        vg, hess = jax.value_and_grad(f), jax.hessian(f)
+
+        def g(x):
+            v, gr = vg(x)
+            return v, gr, hess(x)
+
+        return g
+
+    def vg_aux(x):  # "aux": H = d/dx of the gradient, f and g carried along
+        v, gr = jax.value_and_grad(f)(x)
+        return gr, (v, gr)
+
+    jac = jax.jacfwd(vg_aux, has_aux=True)
+
+    def g(x):
+        H, (v, gr) = jac(x)
+        return v, gr, H
+
+    return g
+
+
 def values_and_jacobian(f):
     """x -> (f(x), df/dx) in one forward-mode pass: the value rides along as jacfwd's aux output."""
     def pair(*a):
@@ -101,16 +140,24 @@ def measure(fn, args, reps, k):
     return statistics.median(times), first
 
 
-def run_one(wl, b, args, device, ref):
+def run_one(wl, b, args, device, ref, form):
     n, _, m = SHAPES[wl]
     host = read_inputs(args.dir, wl, b)
-    f = ba if wl == "ba" else (kin_loop if args.kin_form == "loop" else kin_stoich)
-    fn = jax.jit(jax.vmap(values_and_jacobian(f)))
+    if wl == "hess":
+        fn = jax.jit(jax.vmap(value_grad_hessian(hess_fn, form)))
+    else:
+        f = ba if wl == "ba" else (kin_loop if args.kin_form == "loop" else kin_stoich)
+        fn = jax.jit(jax.vmap(values_and_jacobian(f)))
     xs = [jax.device_put(h, device) for h in host]
     del host
     k = 0 if ref is None else min(len(ref), b)
-    sec, (vals, jac) = measure(fn, xs, args.reps, k)
-    diff = max_rel_diff(vals, jac, ref[:k], n, m) if k else None
+    sec, out = measure(fn, xs, args.reps, k)
+    if not k:
+        diff = None
+    elif wl == "hess":
+        diff = hess_max_rel_diff(*out, ref[:k], n)
+    else:
+        diff = max_rel_diff(*out, ref[:k], n, m)
     return sec, diff
 
 
@@ -121,8 +168,9 @@ def main():
     args = ap.parse_args()
 
     device = jax.devices(args.device)[0]
-    print("INFO\tjax\tjax %s, %s (%s), kin form %s"
-          % (jax.__version__, device.device_kind, device.platform, args.kin_form), flush=True)
+    print("INFO\tjax\tjax %s, %s (%s), kin form %s, hess form %s"
+          % (jax.__version__, device.device_kind, device.platform, args.kin_form, args.hess_form),
+          flush=True)
     batches = [int(float(s)) for s in args.batches.split(",")]
     for wl in args.workloads.split(","):
         todo = batches_to_run(args.dir, wl, batches, "jax_peer")
@@ -130,8 +178,10 @@ def main():
             continue
         ref, sizes = todo
         for b in sizes:
-            timed_row("jax_peer", wl, b, "jax", lambda: run_one(wl, b, args, device, ref),
-                      ("RESOURCE_EXHAUSTED", "out of memory"))
+            for form, suffix in hess_forms(wl, args):
+                timed_row("jax_peer", wl, b, "jax" + suffix,
+                          lambda: run_one(wl, b, args, device, ref, form),
+                          ("RESOURCE_EXHAUSTED", "out of memory"))
 
 if __name__ == "__main__":
     main()

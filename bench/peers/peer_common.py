@@ -2,6 +2,14 @@
 # framework-free (numpy only): the kin reaction tables, the point and reference files written by
 # dualbatch_bench_gpu, the agreement measure, the ROW output line, the shared command line and the
 # report of a batch size that failed.
+#
+# Files in --dir, raw little-endian float64, point-major (written by the dualbatch harness):
+#   <wl>_x.f64     the points' active inputs, [B][n] (ba: n = 15, kin: n = 32, hess: n = 16)
+#   <wl>_feat.f64  the parameters, [B][p] (ba only: feat[2])
+#   <wl>_ref.f64   dualbatch's results for the first K points (optional; the agreement check):
+#                  ba, kin: per point the m values, then J [m][n] row-major (m + m n columns);
+#                  hess:    per point f, then the gradient [16], then the Hessian [16][16]
+#                           row-major, full (1 + 16 + 256 = 273 columns).
 import argparse
 import os
 import sys
@@ -18,7 +26,13 @@ np.add.at(S, (B, R), -1.0)
 np.add.at(S, (C, R), 2.0)
 
 # workload -> (input columns n, parameter columns, outputs m)
-SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32)}
+SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32), "hess": (16, 0, 1)}
+
+
+def ref_columns(wl):
+    """Columns per point of <wl>_ref.f64: m values + J [m][n]; hess: f, gradient [n], H [n][n]."""
+    n, _, m = SHAPES[wl]
+    return 1 + n + n * n if wl == "hess" else m + m * n
 
 
 def read_points(d, name, cols, count=None):
@@ -36,16 +50,16 @@ def read_inputs(d, wl, b):
     return host
 
 
-def load_refs(d, wl, n, m):
-    """Our library's results for the first K points: m values, then J [m][n], per point."""
+def load_refs(d, wl):
+    """Our library's results for the first K points, ref_columns(wl) per point (see the top)."""
     name = wl + "_ref.f64"
-    return read_points(d, name, m + m * n) if os.path.exists(os.path.join(d, name)) else None
+    return read_points(d, name, ref_columns(wl)) if os.path.exists(os.path.join(d, name)) else None
 
 
 def batches_to_run(d, wl, batches, who):
     """(reference results or None, the batch sizes the files hold), or None when the workload's
     files are missing; says on stderr what is skipped."""
-    n, p, m = SHAPES[wl]
+    n, p, _ = SHAPES[wl]
     names = [wl + "_x.f64"] + ([wl + "_feat.f64"] if p else [])
     if not all(os.path.exists(os.path.join(d, nm)) for nm in names):
         print("%s: %s: input files missing in %s, skipped" % (who, wl, d), file=sys.stderr)
@@ -55,7 +69,7 @@ def batches_to_run(d, wl, batches, who):
         if b > bmax:
             print("%s: %s: B = %d > %d points in %s, skipped" % (who, wl, b, bmax, d),
                   file=sys.stderr)
-    return load_refs(d, wl, n, m), [b for b in batches if b <= bmax]
+    return load_refs(d, wl), [b for b in batches if b <= bmax]
 
 
 def max_rel_diff(vals, jac, ref, n, m):
@@ -66,6 +80,17 @@ def max_rel_diff(vals, jac, ref, n, m):
     return float(np.max([dv.max(), dj.max()]))
 
 
+def hess_max_rel_diff(vals, grads, hess, ref, n=16):
+    """hess: max over points of |f - ref f| / |ref f|, max |g - ref g| / max |ref g| and each
+    Hessian row's max |H - ref H| / max |ref H row| (rows scaled as Jacobian rows above)."""
+    rf, rg, rh = ref[:, 0], ref[:, 1:1 + n], ref[:, 1 + n:].reshape(-1, n, n)
+    tiny = 1e-300
+    df = np.abs(vals.reshape(-1) - rf) / np.maximum(np.abs(rf), tiny)
+    dg = np.abs(grads - rg).max(axis=1) / np.maximum(np.abs(rg).max(axis=1), tiny)
+    dh = np.abs(hess - rh).max(axis=2) / np.maximum(np.abs(rh).max(axis=2), tiny)
+    return float(np.max([df.max(), dg.max(), dh.max()]))
+
+
 def row(wl, b, tool, sec, pps, diff):
     """ROW <workload> <B> <tool> device <seconds_per_call> <points_per_s> <max_rel_diff>."""
     num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
@@ -74,15 +99,28 @@ def row(wl, b, tool, sec, pps, diff):
 
 
 def arguments(description, kin_default):
-    """The options every peer takes (a peer adds its own before parse_args)."""
+    """The options every peer takes (a peer adds its own before parse_args).  --hess-form: how the
+    value, gradient and Hessian of hess are asked for (hess_forms): "hessian" the framework's
+    hessian plus its value-and-gradient function in one function of x (tool jax / pytorch); "aux"
+    the Hessian as the forward Jacobian of value-and-gradient, the value and gradient riding along
+    as its aux output (tool jax-aux / pytorch-aux); "both" (default) times both."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--workloads", default="ba,kin")
+    ap.add_argument("--workloads", default="ba,kin,hess")
     ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
     ap.add_argument("--kin-form", choices=["loop", "stoich"], default=kin_default)
+    ap.add_argument("--hess-form", choices=["hessian", "aux", "both"], default="both")
     return ap
+
+
+def hess_forms(wl, args):
+    """[(form, tool-name suffix)] to time: hess per --hess-form, other workloads [(None, "")]."""
+    if wl != "hess":
+        return [(None, "")]
+    forms = ["hessian", "aux"] if args.hess_form == "both" else [args.hess_form]
+    return [(f, "" if f == "hessian" else "-" + f) for f in forms]
 
 
 def timed_row(who, wl, b, tool, call, oom_markers):

@@ -1,27 +1,37 @@
 # torch_peer.py — the PyTorch peer of the GPU benchmark: per-point values and FP64 Jacobians of
-# the ba and kin workloads (BENCHMARKS.md "Workloads") with torch.func.vmap(torch.func.jacfwd(f)).
+# the ba and kin workloads (BENCHMARKS.md "Workloads") with torch.func.vmap(torch.func.jacfwd(f)),
+# and the value, gradient and Hessian of hess with torch.func.vmap of torch.func.hessian.
 #
-#   python3 bench/peers/torch_peer.py --dir DIR [--workloads ba,kin] [--batches 1e4,1e5,1e6,1e7]
-#                                     [--reps 20] [--device gpu|cpu] [--kin-form stoich|loop]
+#   python3 bench/peers/torch_peer.py --dir DIR [--workloads ba,kin,hess]
+#                                     [--batches 1e4,1e5,1e6,1e7] [--reps 20] [--device gpu|cpu]
+#                                     [--kin-form stoich|loop] [--hess-form both|hessian|aux]
 #                                     [--compile]
 #
-# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64) and our
-# library's results for the first K points (ba_ref.f64, kin_ref.f64).  Prints an INFO line, then
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64)
+# and our library's results for the first K points (ba_ref.f64, kin_ref.f64, hess_ref.f64; layouts
+# in peer_common.py).  Prints an INFO line, then
 # per (workload, B) one tab-separated line
 #   ROW <workload> <B> pytorch device <seconds_per_call> <points_per_s> <max_rel_diff>
 # (median of --reps calls after 3 warm-up calls); --compile adds rows for tool "pytorch-compile"
-# (the same function through torch.compile).  Diagnostics go to stderr.  kin is written with
-# gathers and a product with the 32x64 stoichiometric matrix (--kin-form stoich, the default: a
-# dozen kernels per call in eager mode) or reaction by reaction (loop: about a thousand kernels).
+# (the same function through torch.compile; "pytorch-aux-compile" for hess's aux form).
+# Diagnostics go to stderr.  kin is written with gathers and a product with the 32x64
+# stoichiometric matrix (--kin-form stoich, the default: a dozen kernels per call in eager mode) or
+# reaction by reaction (loop: about a thousand kernels).
+# hess returns f, the gradient and the full 16x16 Hessian per point, asked for in two ways, each
+# timed by default (--hess-form both): tool "pytorch", vmap of
+# x -> (grad_and_value(f)(x), hessian(f)(x)) (torch.func.hessian is jacfwd over jacrev; eager mode
+# runs the two separately); tool "pytorch-aux", H = jacfwd(grad_and_value(f)) with f and g as its
+# aux output (hessian's own composition, one pass for all three).
 import gc
+import itertools
 import statistics
 import time
 
 import torch
-from torch.func import jacfwd, vmap
+from torch.func import grad_and_value, hessian, jacfwd, vmap
 
-from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, max_rel_diff,
-                         read_inputs, timed_row)
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, hess_forms,
+                         hess_max_rel_diff, max_rel_diff, read_inputs, timed_row)
 
 
 def ba(x, feat):
@@ -72,6 +82,37 @@ def kin_loop(device):
     return f
 
 
+def hess_fn(x):
+    """hess (programs/hess.db): Rosenbrock chain over x[0..15] plus log sum exp x, a scalar."""
+    u = x[1:] - x[:-1] * x[:-1]
+    v = 1 - x[:-1]
+    return torch.sum(100 * (u * u) + v * v) + torch.log(torch.sum(torch.exp(x)))
+
+
+def value_grad_hessian(f, form):
+    """x -> (f(x), grad f(x), hessian f(x)) for a scalar f of one vector."""
+    if form == "hessian":
+        gv, hess = grad_and_value(f), hessian(f)
+
+        def g(x):
+            gr, v = gv(x)
+            return v, gr, hess(x)
+
+        return g
+
+    def gv_aux(x):  # "aux": H = d/dx of the gradient, f and g carried along
+        gr, v = grad_and_value(f)(x)
+        return gr, (v, gr)
+
+    jac = jacfwd(gv_aux, has_aux=True)
+
+    def g(x):
+        H, (v, gr) = jac(x)
+        return v, gr, H
+
+    return g
+
+
 def values_and_jacobian(f):
     """x -> (f(x), df/dx) in one forward-mode pass: the value rides along as jacfwd's aux output."""
     def pair(*a):
@@ -113,21 +154,29 @@ def measure(fn, args, reps, k, device):
     return statistics.median(times), first
 
 
-def run_one(wl, b, args, device, ref, compiled):
+def run_one(wl, b, args, device, ref, compiled, form):
     n, _, m = SHAPES[wl]
     host = read_inputs(args.dir, wl, b)
-    if wl == "ba":
-        f = ba
+    if wl == "hess":
+        fn = vmap(value_grad_hessian(hess_fn, form))
     else:
-        f = (kin_loop if args.kin_form == "loop" else kin_stoich)(device)
-    fn = vmap(values_and_jacobian(f))
+        if wl == "ba":
+            f = ba
+        else:
+            f = (kin_loop if args.kin_form == "loop" else kin_stoich)(device)
+        fn = vmap(values_and_jacobian(f))
     if compiled:
         fn = torch.compile(fn, dynamic=False)
     xs = [torch.from_numpy(h).to(device) for h in host]
     del host
     k = 0 if ref is None else min(len(ref), b)
-    sec, (vals, jac) = measure(fn, xs, args.reps, k, device)
-    diff = max_rel_diff(vals, jac, ref[:k], n, m) if k else None
+    sec, out = measure(fn, xs, args.reps, k, device)
+    if not k:
+        diff = None
+    elif wl == "hess":
+        diff = hess_max_rel_diff(*out, ref[:k], n)
+    else:
+        diff = max_rel_diff(*out, ref[:k], n, m)
     return sec, diff
 
 
@@ -141,8 +190,8 @@ def main():
 
     device = torch.device("cuda" if args.device == "gpu" else "cpu")
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    print("INFO\tpytorch\ttorch %s, %s (%s), kin form %s" % (torch.__version__, name, device.type,
-                                                            args.kin_form), flush=True)
+    print("INFO\tpytorch\ttorch %s, %s (%s), kin form %s, hess form %s"
+          % (torch.__version__, name, device.type, args.kin_form, args.hess_form), flush=True)
     batches = [int(float(s)) for s in args.batches.split(",")]
     tools = [("pytorch", False)] + ([("pytorch-compile", True)] if args.compile else [])
     for wl in args.workloads.split(","):
@@ -151,9 +200,11 @@ def main():
             continue
         ref, sizes = todo
         for b in sizes:
-            for tool, compiled in tools:
-                timed_row("torch_peer", wl, b, tool,
-                          lambda: run_one(wl, b, args, device, ref, compiled), ("out of memory",))
+            for (tool, compiled), (form, suffix) in itertools.product(tools, hess_forms(wl, args)):
+                name = tool.replace("pytorch", "pytorch" + suffix)
+                timed_row("torch_peer", wl, b, name,
+                          lambda: run_one(wl, b, args, device, ref, compiled, form),
+                          ("out of memory",))
                 gc.collect()
                 if device.type == "cuda":
                     torch.cuda.empty_cache()

@@ -1,0 +1,35 @@
+/*
+ * bench_host.h — helpers shared by the CPU benchmark harnesses (bench_cpu.c, bench_cpu_hess.c).
+ */
+#ifndef DUAL_BENCH_HOST_H
+#define DUAL_BENCH_HOST_H
+
+#include <stddef.h>
+
+enum { BENCH_MAX_REPS = 101 };
+
+/* malloc that prints and exits on failure (a benchmark harness, not the library). */
+void *bench_xmalloc(size_t bytes);
+
+/* Median of count <= BENCH_MAX_REPS values. */
+double bench_median(const double *v, int count);
+
+/* First line of a shell command's output (trailing newline removed); "" when it fails. */
+void bench_command_line(const char *cmd, char *buf, size_t cap);
+/* "AMD EPYC (family 26, model 2)" from /proc/cpuinfo. */
+void bench_cpu_model(char *buf, size_t cap);
+/* The 1, 5 and 15 minute load averages. */
+void bench_load_average(char *buf, size_t cap);
+
+/* How busy the machine was: the busy ticks of all CPUs and of this process around timed calls;
+ * the difference is what other processes used, as a share of wall time x CPUs (-1: unknown). */
+#define BENCH_OTHERS_WARN 0.10
+typedef struct bench_cpu_sample {
+  double wall;
+  long long busy, self;
+  int ok;
+} bench_cpu_sample;
+void bench_cpu_sample_take(bench_cpu_sample *s);
+double bench_others_share(const bench_cpu_sample *a, const bench_cpu_sample *b);
+
+#endif /* DUAL_BENCH_HOST_H */
