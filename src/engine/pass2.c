@@ -3,6 +3,7 @@
  */
 #include "pass2.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int dual_pass2_block(const dual_job *job) {
@@ -36,6 +37,14 @@ static int64_t element(int64_t n, int layout, int64_t j, int64_t k, int64_t *mir
   }
   *mirror = j == k ? -1 : k * n + j;
   return j * n + k;
+}
+
+/* Benchmark knob DUALBATCH_HESSIAN_BLOCKS=nested: diagonal blocks carry all N x N pairs, as a
+ * dual-of-dual number would, instead of the upper triangle (the same bits, (k, l) and (l, k) are
+ * the same sums; bench/NOTES.md compares the two). */
+static int nested_diagonal_blocks(void) {
+  const char *e = getenv("DUALBATCH_HESSIAN_BLOCKS");
+  return e != NULL && strcmp(e, "nested") == 0;
 }
 
 /* Seed the inputs [first, first + count) in lanes [lane0, lane0 + count). */
@@ -74,11 +83,19 @@ void dual_pass2_make(const dual_job *job, int64_t index, dual_pass2 *ps) {
     ps->nlanes = ca;
     for (int k = 0; k < ca; ++k) ps->grad_lane[k] = (uint8_t)k, ps->grad_col[k] = (int32_t)(fa + k);
     ps->ngrad = ca;
+    const int nested = nested_diagonal_blocks() && ca * ca <= DUAL_PASS2_MAX_PAIRS;
     for (int k = 0; k < ca; ++k)
-      for (int l = k; l < ca; ++l) {
+      for (int l = nested ? 0 : k; l < ca; ++l) {
         const int q = ps->npairs++;
         ps->pk[q] = (uint8_t)k, ps->pl[q] = (uint8_t)l;
-        ps->out0[q] = element(n, layout, fa + k, fa + l, &ps->out1[q]);
+        if (l >= k) {
+          ps->out0[q] = element(n, layout, fa + k, fa + l, &ps->out1[q]);
+          if (nested) ps->out1[q] = -1; /* (l, k) is computed too */
+        } else {
+          ps->out0[q] = layout == DUAL_HESSIAN_PACKED ? element(n, layout, fa + l, fa + k, &ps->out1[q])
+                                                      : (fa + k) * n + (fa + l);
+          ps->out1[q] = -1;
+        }
       }
     return;
   }
