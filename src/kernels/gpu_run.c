@@ -93,7 +93,11 @@ static int prepare_plan(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]); /* plan in use */
   st = dual_gpu_reserve(ctx, &g->plan, nrec * PLAN_RECORD, "allocating the program plan");
   if (st == DUAL_SUCCESS) {
-    cudaError_t e = cudaMemcpy(g->plan.ptr, recs, nrec * PLAN_RECORD, cudaMemcpyHostToDevice);
+    /* On a stream, then waited for: a cudaMemcpy from pageable memory may return before its
+     * DMA ends, and the kernels' streams do not wait for the legacy stream. */
+    cudaError_t e = cudaMemcpyAsync(g->plan.ptr, recs, nrec * PLAN_RECORD, cudaMemcpyHostToDevice,
+                                    g->streams[0]);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(g->streams[0]);
     if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying the program plan");
   }
   free(recs);

@@ -17,8 +17,11 @@ enum { ALIGN2 = 256 };
 static size_t up(size_t v) { return (v + ALIGN2 - 1) / ALIGN2 * ALIGN2; }
 
 /* Upload one pass's plan into g->plan (which then no longer holds a first-order plan). */
+/* Every copy is issued on the stream the kernel runs on: a cudaMemcpy from pageable memory may
+ * return before its DMA ends, and the context's streams do not wait for the legacy stream. */
 static int upload_plan(dual_context *ctx, struct dual_gpu *g, const dual_program *prog,
-                       const dual_plan2 *pl, const dual_pass2 *ps, dual_gpu_args2 *a) {
+                       const dual_plan2 *pl, const dual_pass2 *ps, dual_gpu_args2 *a,
+                       cudaStream_t stream) {
   const size_t ni = (size_t)prog->n_instr;
   const size_t o_first = up(ni * sizeof *pl->recs), o_ents = o_first + up((ni + 1) * sizeof(uint32_t));
   const size_t o_pass = o_ents + up((size_t)pl->n_ents * sizeof *pl->ents + 1);
@@ -27,12 +30,14 @@ static int upload_plan(dual_context *ctx, struct dual_gpu *g, const dual_program
   int st = dual_gpu_reserve(ctx, &g->plan, bytes, "allocating the second-order plan");
   if (st != DUAL_SUCCESS) return st;
   char *base = (char *)g->plan.ptr;
-  cudaError_t e = cudaMemcpy(base, pl->recs, ni * sizeof *pl->recs, cudaMemcpyHostToDevice);
+  const enum cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+  cudaError_t e = cudaMemcpyAsync(base, pl->recs, ni * sizeof *pl->recs, h2d, stream);
   if (e == cudaSuccess)
-    e = cudaMemcpy(base + o_first, pl->first, (ni + 1) * sizeof(uint32_t), cudaMemcpyHostToDevice);
+    e = cudaMemcpyAsync(base + o_first, pl->first, (ni + 1) * sizeof(uint32_t), h2d, stream);
   if (e == cudaSuccess && pl->n_ents > 0)
-    e = cudaMemcpy(base + o_ents, pl->ents, (size_t)pl->n_ents * sizeof *pl->ents, cudaMemcpyHostToDevice);
-  if (e == cudaSuccess) e = cudaMemcpy(base + o_pass, ps, sizeof *ps, cudaMemcpyHostToDevice);
+    e = cudaMemcpyAsync(base + o_ents, pl->ents, (size_t)pl->n_ents * sizeof *pl->ents, h2d, stream);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(base + o_pass, ps, sizeof *ps, h2d, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the host plan is rebuilt next pass */
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying the second-order plan");
   a->recs = (const dual_plan_instr *)base;
   a->first = (const uint32_t *)(base + o_first);
@@ -74,12 +79,13 @@ static chunk2 chunk_layout2(const dual_job *job, int64_t c, size_t at) {
 
 /* Copy points [p0, p0 + c) of a strided host array into a packed [c][len] device array. */
 static int put(dual_context *ctx, const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c,
-               int64_t len, double *dev, double *tmp, int threads) {
+               int64_t len, double *dev, double *tmp, int threads, cudaStream_t stream) {
   if (src == NULL || len == 0) return DUAL_SUCCESS;
 #pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
   for (int64_t i = 0; i < c; ++i)
     for (int64_t j = 0; j < len; ++j) tmp[i * len + j] = src[(p0 + i) * ps + j * es];
-  cudaError_t e = cudaMemcpy(dev, tmp, (size_t)(c * len) * 8, cudaMemcpyHostToDevice);
+  cudaError_t e = cudaMemcpyAsync(dev, tmp, (size_t)(c * len) * 8, cudaMemcpyHostToDevice, stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* tmp is reused for the next array */
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "copying a chunk to the device");
 }
 
@@ -132,14 +138,14 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
   if (st == DUAL_SUCCESS && tmp == NULL)
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of host memory staging a chunk of %lld points", (long long)chunk);
   char *dev = (char *)g->pool.ptr;
-  void *stream = g->streams[0];
+  cudaStream_t stream = g->streams[0];
   for (int64_t p0 = 0; p0 < B && st == DUAL_SUCCESS; p0 += chunk) {
     const int64_t c = B - p0 < chunk ? B - p0 : chunk;
     double *scr = (double *)tmp;
-    st = put(ctx, b->x, b->x_ps, b->x_es, p0, c, n, (double *)(dev + l.x), scr, job->threads);
-    if (st == DUAL_SUCCESS) st = put(ctx, b->p, b->p_ps, b->p_es, p0, c, np, (double *)(dev + l.p), scr, job->threads);
+    st = put(ctx, b->x, b->x_ps, b->x_es, p0, c, n, (double *)(dev + l.x), scr, job->threads, stream);
+    if (st == DUAL_SUCCESS) st = put(ctx, b->p, b->p_ps, b->p_es, p0, c, np, (double *)(dev + l.p), scr, job->threads, stream);
     if (st == DUAL_SUCCESS && job->mode == DUAL_MODE_HVP)
-      st = put(ctx, b->v, b->v_ps, b->v_es, p0, c, n, (double *)(dev + l.v), scr, job->threads);
+      st = put(ctx, b->v, b->v_ps, b->v_es, p0, c, n, (double *)(dev + l.v), scr, job->threads, stream);
     if (st != DUAL_SUCCESS) break;
     a->count = c;
     a->scratch = (double *)dev;
@@ -153,7 +159,8 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
     a->first_pass = 1; /* the chunk's own status array starts fresh; scatter ORs the passes */
     st = launch2(ctx, a, max_blocks, stream);
     if (st != DUAL_SUCCESS) break;
-    cudaError_t e = cudaMemcpy(tmp, dev + l.y, l.end - l.y, cudaMemcpyDeviceToHost);
+    cudaError_t e = cudaMemcpyAsync(tmp, dev + l.y, l.end - l.y, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) {
       st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
       break;
@@ -201,7 +208,9 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     }
     dual_gpu_args2 a;
     memset(&a, 0, sizeof a);
-    st = upload_plan(ctx, g, prog, &plan, ps, &a);
+    const int host = b->memory != DUAL_MEMORY_DEVICE;
+    cudaStream_t stream = host || ctx->stream == NULL ? g->streams[0] : (cudaStream_t)ctx->stream;
+    st = upload_plan(ctx, g, prog, &plan, ps, &a, stream);
     if (st != DUAL_SUCCESS) break;
     a.n_instr = prog->n_instr, a.n_regs = prog->n_regs;
     a.slab = per_point * DUAL_GPU2_THREADS;
@@ -210,7 +219,6 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     int64_t max_blocks = (int64_t)g->sm_count * bps;
     const char *cap = getenv("DUALBATCH_GPU2_BLOCKS"); /* benchmark knob: resident blocks per SM */
     if (cap != NULL && atoi(cap) > 0 && atoi(cap) < bps) max_blocks = (int64_t)g->sm_count * atoi(cap);
-    const int host = b->memory != DUAL_MEMORY_DEVICE;
     const int64_t fit = (int64_t)((host ? room / 2 : room) / per_block);
     if (fit < max_blocks) max_blocks = fit;
     if (max_blocks < 1) {
@@ -235,7 +243,7 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
     a.status = b->status;
     a.first_pass = ip == 0;
-    st = launch2(ctx, &a, max_blocks, ctx->stream != NULL ? ctx->stream : (void *)g->streams[0]);
+    st = launch2(ctx, &a, max_blocks, (void *)stream);
   }
   dual_plan2_free(&plan);
   free(ps);
