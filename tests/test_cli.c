@@ -216,14 +216,19 @@ Test(cli, gradient) {
   free_result(&r);
 }
 
-Test(cli, jvp) {
-  /* records: x, y, c, v0, v1 */
-  const double vdir[3][2] = {{1, 0}, {0.5, 2}, {-3, 0.25}};
-  char input[512];
+/* Directions of the jvp and hvp tests, and the records x, y, c, v0, v1 that carry them. */
+static const double VDIR[3][2] = {{1, 0}, {0.5, 2}, {-3, 0.25}};
+static void records_with_directions(char *input, size_t cap) {
   size_t k = 0;
   for (int b = 0; b < 3; b++)
-    k += (size_t)snprintf(input + k, sizeof input - k, "%.17g,%.17g,%.17g,%.17g,%.17g\n", PTS[b][0],
-                          PTS[b][1], PTS[b][2], vdir[b][0], vdir[b][1]);
+    k += (size_t)snprintf(input + k, cap - k, "%.17g,%.17g,%.17g,%.17g,%.17g\n", PTS[b][0],
+                          PTS[b][1], PTS[b][2], VDIR[b][0], VDIR[b][1]);
+}
+
+Test(cli, jvp) {
+  const double(*vdir)[2] = VDIR;
+  char input[512];
+  records_with_directions(input, sizeof input);
   run_result r = run_verb("jvp", PROG_F, input, NULL);
   double v[3 * 8];
   int cols;
@@ -252,13 +257,10 @@ Test(cli, hessian) {
 }
 
 Test(cli, hvp) {
-  /* records: x, y, c, v0, v1; output f, g0, g1, (H v)0, (H v)1 */
-  const double vdir[3][2] = {{1, 0}, {0.5, 2}, {-3, 0.25}};
+  /* output f, g0, g1, (H v)0, (H v)1 */
+  const double(*vdir)[2] = VDIR;
   char input[512];
-  size_t k = 0;
-  for (int b = 0; b < 3; b++)
-    k += (size_t)snprintf(input + k, sizeof input - k, "%.17g,%.17g,%.17g,%.17g,%.17g\n", PTS[b][0],
-                          PTS[b][1], PTS[b][2], vdir[b][0], vdir[b][1]);
+  records_with_directions(input, sizeof input);
   run_result r = run_verb("hvp", PROG_F, input, NULL);
   double v[3 * 8];
   int cols;

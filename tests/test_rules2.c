@@ -19,6 +19,7 @@
 
 #include "dual/apply_rule.h"
 #include "dual/ops.h"
+#include "op_sampling.h"
 #include "quad_ref.h"
 
 typedef __float128 Q;
@@ -60,32 +61,7 @@ static const op_desc OPS[DUAL_OP_COUNT] = {
 static const int I2[3] = {0, 0, 1}, J2[3] = {0, 1, 1};
 static const char *const DD_NAME[3] = {"d2/da2", "d2/dadb", "d2/db2"};
 
-/* ---- random points (the helpers of test_conformance.c) --------------------------------------- */
-typedef struct rng {
-  uint64_t s;
-} rng;
-static uint64_t next64(rng *r) { /* splitmix64 */
-  uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static double u01(rng *r) { return (double)(next64(r) >> 11) * 0x1p-53; }
-static int below(rng *r, int n) { return (int)(u01(r) * n); }
-static double unif(rng *r, double lo, double hi) { return lo + (hi - lo) * u01(r); }
-static double sgn(rng *r) { return (next64(r) & 1) ? -1.0 : 1.0; }
-/* log-uniform magnitude in [lo, hi] (lo > 0) */
-static double logu(rng *r, double lo, double hi) {
-  return exp(log(lo) + (log(hi) - log(lo)) * u01(r));
-}
-static double slogu(rng *r, double lo, double hi) { return sgn(r) * logu(r, lo, hi); }
-/* p moved toward dir (+1 / -1) by a log-uniform relative amount in [lo, hi]; never p itself */
-static double near(rng *r, double p, double dir, double lo, double hi) {
-  double x = p + dir * logu(r, lo, hi) * fmax(1.0, fabs(p));
-  if (x == p) x = nextafter(p, dir * INFINITY);
-  return x;
-}
-static double pick(rng *r, const double *v, int n) { return v[below(r, n)]; }
+/* ---- random points: tests/ref/op_sampling.h ------------------------------------------------- */
 
 /* pow: a^(b-2), a^(b-1), a^b all well inside the double range; includes the zero b log a = -1
  * of d2/da db and bases next to the singular point 0 */

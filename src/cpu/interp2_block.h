@@ -8,6 +8,7 @@
  * defined here.
  */
 #include "engine/interp2_ops.h"
+#include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
 #define DUAL_ORDER2 1
@@ -51,26 +52,6 @@
     }                                                                                            \
   }
 
-#define DUAL_ENGINE_LDP()                                                                        \
-  {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                              \
-    const int64_t pps = b->p_ps;                                                                 \
-    DUAL_POINTS(p) {                                                                             \
-      double v = ps[(p < nb ? p : 0) * pps];                                                     \
-      vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
-    }                                                                                            \
-  }
-
-#define DUAL_ENGINE_LDK()                                                                        \
-  {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double kv = prog->consts[ra];                                                          \
-    DUAL_POINTS(p) { vr[p] = kv; }                                                               \
-  }
-
-#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 /* Store output rb from register ra: its value (first pass), the Jacobian columns of this pass's
  * gradient lanes, and its components (zeros where the plan proved them zero), mirrored into the
  * lower triangle for the full layout. */

@@ -19,6 +19,8 @@
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)DUAL_WT + (size_t)(k)) * (size_t)DUAL_BLK)
 #define DUAL_TSTEP DUAL_BLK
 
+#include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
+
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
   {                                                                                              \
@@ -46,30 +48,10 @@
     }                                                                                               \
   }
 
-#define DUAL_ENGINE_LDP()                                                                        \
-  {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
-    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                                 \
-    const int64_t pps = b->p_ps;                                                                    \
-    DUAL_POINTS(p) {                                                                                \
-      double v = ps[(p < nb ? p : 0) * pps];                                                        \
-      vr[p] = v;                                                                                    \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                        \
-    }                                                                                               \
-  }
-
-#define DUAL_ENGINE_LDK()                                                                        \
-  {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
-    const double kv = prog->consts[ra];                                                             \
-    DUAL_POINTS(p) { vr[p] = kv; }                                                                  \
-  }
-
 /* Store output rb from register ra: value (first pass only) and this pass's derivative columns.
  * The NaN/Inf flags of a lane are one vector loop over the block (padded points flag too, but
  * only stored points' flags are reported); the numbers are then stored point by point, so each
  * point's Jacobian row is written contiguously. */
-#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
     const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                                  \

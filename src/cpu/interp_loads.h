@@ -1,0 +1,31 @@
+/*
+ * interp_loads.h — the loads of parameters and constants and the NaN/Inf flag test, shared by the
+ * CPU block interpreters of first order (interp_block.h) and second order (interp2_block.h); the
+ * includer defines DUAL_POINTS and DUAL_VAL and has b, p0, nb, st, ra, dst and prog in scope.
+ */
+#ifndef DUAL_CPU_INTERP_LOADS_H
+#define DUAL_CPU_INTERP_LOADS_H
+
+/* p[i] of every point in the block, with the non-finite check. */
+#define DUAL_ENGINE_LDP()                                                                        \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double *ps = b->p + (int64_t)ra * b->p_es + p0 * b->p_ps;                              \
+    const int64_t pps = b->p_ps;                                                                 \
+    DUAL_POINTS(p) {                                                                             \
+      double v = ps[(p < nb ? p : 0) * pps];                                                     \
+      vr[p] = v;                                                                                 \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+    }                                                                                            \
+  }
+
+#define DUAL_ENGINE_LDK()                                                                        \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double kv = prog->consts[ra];                                                          \
+    DUAL_POINTS(p) { vr[p] = kv; }                                                               \
+  }
+
+#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
+
+#endif /* DUAL_CPU_INTERP_LOADS_H */
