@@ -2,8 +2,8 @@
  * gpu_run2.c — runs a checked second-order job (Hessian, HVP) on the GPU: for each pass of
  * engine/pass2.h, the host builds its plan (engine/plan2.h, the same plan the CPU engine runs)
  * and uploads it, then the second-order kernel runs every point: in place on device-memory
- * batches, or on host-memory batches copied through the pool in chunks (synchronously, one
- * stream: second-order work per point dwarfs the transfers).
+ * batches, or on host-memory batches staged through pinned buffers in chunks that alternate
+ * between two streams (one chunk's copies overlap another's compute).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +47,13 @@ static int upload_plan(dual_context *ctx, struct dual_gpu *g, const dual_program
   return DUAL_SUCCESS;
 }
 
+/* Launch on `stream` without waiting (the caller synchronizes). */
 static int launch2(dual_context *ctx, const dual_gpu_args2 *a, int64_t max_blocks, void *stream) {
   int64_t blocks = (a->count + DUAL_GPU2_THREADS - 1) / DUAL_GPU2_THREADS;
   if (blocks > max_blocks) blocks = max_blocks;
   cudaError_t e = dual_gpu_injected_fault("launch");
   if (e == cudaSuccess) e = (cudaError_t)dual_gpu_kernel2_launch(a, blocks, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize((cudaStream_t)stream);
-  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the second-order kernel");
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the second-order kernel");
 }
 
 /* Byte offsets of one chunk's arrays in the pool, after the register files. */
@@ -77,16 +77,13 @@ static chunk2 chunk_layout2(const dual_job *job, int64_t c, size_t at) {
   return l;
 }
 
-/* Copy points [p0, p0 + c) of a strided host array into a packed [c][len] device array. */
-static int put(dual_context *ctx, const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c,
-               int64_t len, double *dev, double *tmp, int threads, cudaStream_t stream) {
-  if (src == NULL || len == 0) return DUAL_SUCCESS;
+/* Points [p0, p0 + c) of a strided host array into a packed [c][len] staging array. */
+static void gather2(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
+                    double *dst, int threads) {
+  if (src == NULL || len == 0) return;
 #pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
   for (int64_t i = 0; i < c; ++i)
-    for (int64_t j = 0; j < len; ++j) tmp[i * len + j] = src[(p0 + i) * ps + j * es];
-  cudaError_t e = cudaMemcpyAsync(dev, tmp, (size_t)(c * len) * 8, cudaMemcpyHostToDevice, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* tmp is reused for the next array */
-  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "copying a chunk to the device");
+    for (int64_t j = 0; j < len; ++j) dst[i * len + j] = src[(p0 + i) * ps + j * es];
 }
 
 /* The results of one pass for a chunk, back into the caller's strided arrays: the values and the
@@ -118,57 +115,76 @@ static void scatter(const dual_job *job, const dual_pass2 *ps, int first_pass, i
   }
 }
 
-/* One pass over a host-memory batch, chunk by chunk. */
+/* One pass over a host-memory batch: chunks alternate between the context's streams, each with
+ * its own register files, pool region and pinned staging, so one chunk's copies overlap another's
+ * compute.  `scratch`: bytes of register files one launch needs (max_blocks blocks). */
 static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
-                     const dual_pass2 *ps, dual_gpu_args2 *a, size_t scratch, size_t room,
+                     const dual_pass2 *ps, const dual_gpu_args2 *a0, size_t scratch, size_t room,
                      int64_t max_blocks, int first_pass) {
   const dual_batch *b = job->b;
   const int64_t B = b->count, n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
   const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
-  const size_t per_point = chunk_layout2(job, 1, 0).end;
-  if (room <= scratch + per_point)
+  const size_t per_point = (chunk_layout2(job, 1024, 0).end + 1023) / 1024; /* + alignment: */
+  const size_t fixed = DUAL_GPU_STREAMS * (up(scratch) + 8 * ALIGN2);
+  if (room <= fixed + DUAL_GPU_STREAMS * per_point)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the memory limit of %zu bytes holds no chunk of points", room);
-  int64_t chunk = (int64_t)((room - scratch) / per_point);
+  int64_t chunk = (int64_t)((room - fixed) / (DUAL_GPU_STREAMS * per_point));
+  int64_t target = (B + 3) / 4; /* several chunks, so copies overlap compute */
+  if (target < ((int64_t)1 << 14)) target = (int64_t)1 << 14;
+  if (chunk > target) chunk = target;
   if (chunk > ((int64_t)1 << 20)) chunk = (int64_t)1 << 20;
   if (chunk > B) chunk = B;
-  const chunk2 l = chunk_layout2(job, chunk, up(scratch));
-  int st = dual_gpu_reserve(ctx, &g->pool, l.end, "allocating the device memory pool");
-  const size_t host_bytes = (l.end - l.x) + 64;
-  char *tmp = st == DUAL_SUCCESS ? (char *)malloc(host_bytes) : NULL;
-  if (st == DUAL_SUCCESS && tmp == NULL)
-    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of host memory staging a chunk of %lld points", (long long)chunk);
-  char *dev = (char *)g->pool.ptr;
-  cudaStream_t stream = g->streams[0];
-  for (int64_t p0 = 0; p0 < B && st == DUAL_SUCCESS; p0 += chunk) {
-    const int64_t c = B - p0 < chunk ? B - p0 : chunk;
-    double *scr = (double *)tmp;
-    st = put(ctx, b->x, b->x_ps, b->x_es, p0, c, n, (double *)(dev + l.x), scr, job->threads, stream);
-    if (st == DUAL_SUCCESS) st = put(ctx, b->p, b->p_ps, b->p_es, p0, c, np, (double *)(dev + l.p), scr, job->threads, stream);
-    if (st == DUAL_SUCCESS && job->mode == DUAL_MODE_HVP)
-      st = put(ctx, b->v, b->v_ps, b->v_es, p0, c, n, (double *)(dev + l.v), scr, job->threads, stream);
-    if (st != DUAL_SUCCESS) break;
-    a->count = c;
-    a->scratch = (double *)dev;
-    a->x = (const double *)(dev + l.x), a->x_ps = n, a->x_es = 1;
-    a->p = (const double *)(dev + l.p), a->p_ps = np, a->p_es = 1;
-    a->v = (const double *)(dev + l.v), a->v_ps = n, a->v_es = 1;
-    a->y = (double *)(dev + l.y), a->y_ps = m, a->y_es = 1;
-    a->d = b->d != NULL ? (double *)(dev + l.d) : NULL, a->d_ps = m * n, a->d_rs = n, a->d_cs = 1;
-    a->h = (double *)(dev + l.h), a->h_ps = m * len, a->h_rs = len, a->h_es = 1;
-    a->status = (int32_t *)(dev + l.st);
-    a->first_pass = 1; /* the chunk's own status array starts fresh; scatter ORs the passes */
-    st = launch2(ctx, a, max_blocks, stream);
-    if (st != DUAL_SUCCESS) break;
-    cudaError_t e = cudaMemcpyAsync(tmp, dev + l.y, l.end - l.y, cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+  const chunk2 l = chunk_layout2(job, chunk, 0); /* offsets within a stream's set (and its pinned copy) */
+  const size_t region = up(scratch) + l.end;
+  int st = dual_gpu_reserve(ctx, &g->pool, DUAL_GPU_STREAMS * region, "allocating the device memory pool");
+  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, l.end);
+  if (st != DUAL_SUCCESS) return st;
+  const int threads = job->threads;
+  const int64_t nchunks = (B + chunk - 1) / chunk;
+  for (int64_t i = 0; i < nchunks + DUAL_GPU_STREAMS && st == DUAL_SUCCESS; ++i) {
+    const int s = (int)(i % DUAL_GPU_STREAMS);
+    cudaStream_t stream = g->streams[s];
+    char *pin = (char *)g->pinned[s];
+    char *dev = (char *)g->pool.ptr + (size_t)s * region, *set = dev + up(scratch);
+    const int64_t done = i - DUAL_GPU_STREAMS; /* the chunk this stream finished before */
+    if (done >= 0) {
+      cudaError_t e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) {
+        st = dual_gpu_fail(ctx, e, "running the second-order kernel");
+        break;
+      }
+      const int64_t d0 = done * chunk, dc = B - d0 < chunk ? B - d0 : chunk;
+      scatter(job, ps, first_pass, d0, dc, (const double *)(pin + l.y), (const double *)(pin + l.d),
+              (const double *)(pin + l.h), (const int32_t *)(pin + l.st));
+    }
+    if (i >= nchunks) continue;
+    const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
+    gather2(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l.x), threads);
+    gather2(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l.p), threads);
+    if (job->mode == DUAL_MODE_HVP) gather2(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l.v), threads);
+    cudaError_t e = cudaMemcpyAsync(set, pin, l.y, cudaMemcpyHostToDevice, stream);
     if (e != cudaSuccess) {
-      st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
+      st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
       break;
     }
-    scatter(job, ps, first_pass, p0, c, (const double *)tmp, (const double *)(tmp + (l.d - l.y)),
-            (const double *)(tmp + (l.h - l.y)), (const int32_t *)(tmp + (l.st - l.y)));
+    dual_gpu_args2 a = *a0;
+    a.count = c;
+    a.scratch = (double *)dev;
+    a.x = (const double *)(set + l.x), a.x_ps = n, a.x_es = 1;
+    a.p = (const double *)(set + l.p), a.p_ps = np, a.p_es = 1;
+    a.v = (const double *)(set + l.v), a.v_ps = n, a.v_es = 1;
+    a.y = (double *)(set + l.y), a.y_ps = m, a.y_es = 1;
+    a.d = b->d != NULL ? (double *)(set + l.d) : NULL, a.d_ps = m * n, a.d_rs = n, a.d_cs = 1;
+    a.h = (double *)(set + l.h), a.h_ps = m * len, a.h_rs = len, a.h_es = 1;
+    a.status = (int32_t *)(set + l.st);
+    a.first_pass = 1; /* the chunk's own status array starts fresh; scatter ORs the passes */
+    st = launch2(ctx, &a, max_blocks, stream);
+    if (st != DUAL_SUCCESS) break;
+    e = cudaMemcpyAsync(pin + l.y, set + l.y, l.end - l.y, cudaMemcpyDeviceToHost, stream);
+    if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
   }
-  free(tmp);
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]);
+  cudaGetLastError();
   return st;
 }
 
@@ -219,7 +235,7 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     int64_t max_blocks = (int64_t)g->sm_count * bps;
     const char *cap = getenv("DUALBATCH_GPU2_BLOCKS"); /* benchmark knob: resident blocks per SM */
     if (cap != NULL && atoi(cap) > 0 && atoi(cap) < bps) max_blocks = (int64_t)g->sm_count * atoi(cap);
-    const int64_t fit = (int64_t)((host ? room / 2 : room) / per_block);
+    const int64_t fit = (int64_t)((host ? room / (2 * DUAL_GPU_STREAMS) : room) / per_block);
     if (fit < max_blocks) max_blocks = fit;
     if (max_blocks < 1) {
       st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the register file of one block (%zu bytes) does "
@@ -244,6 +260,8 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     a.status = b->status;
     a.first_pass = ip == 0;
     st = launch2(ctx, &a, max_blocks, (void *)stream);
+    e = cudaStreamSynchronize(stream);
+    if (st == DUAL_SUCCESS && e != cudaSuccess) st = dual_gpu_fail(ctx, e, "running the second-order kernel");
   }
   dual_plan2_free(&plan);
   free(ps);
