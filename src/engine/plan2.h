@@ -3,13 +3,16 @@
  * slots per instruction (the plan.h records), and one "pair entry" per second-order component an
  * instruction computes.
  *
- * A register's block of slots holds its tangent lanes (popcount of its lane mask, as in plan.h),
- * then its second-order components: only the pairs that can be nonzero for it, found before any
- * point is seen.  A pair (k, l) of a result is structurally nonzero when an operand carries it or
- * when a nonzero second partial of the op (ops.def F_D2AA/AB/BB) meets tangents of lanes k and l;
- * the Rosenbrock terms of hess carry 3 pairs each instead of 136.  An entry lists the slots and
- * the terms present, so the interpreters run one branch-free formula per entry
- * (engine/interp2_ops.h) and never look at masks.  Host code, shared by the CPU and GPU engines.
+ * A register's tangent lanes occupy a block of slots (popcount of its lane mask, as in plan.h);
+ * each of its second-order components gets a slot of its own, above the lanes' space.  Only the
+ * pairs that can be nonzero exist, found before any point is seen: a pair (k, l) of a result is
+ * structurally nonzero when an operand carries it or when a nonzero second partial of the op
+ * (ops.def F_D2AA/AB/BB) meets tangents of lanes k and l (the Rosenbrock terms of hess carry 3
+ * pairs each instead of 136).  A component that ADD or SUB would only copy from an operand dying
+ * there (an accumulation: h = 1 * h_a) takes over that operand's slot and costs no work.  Every
+ * other component is one entry listing its slots and the terms present, so the interpreters run
+ * one formula per entry (engine/interp2_ops.h) and never look at masks.  Host code, shared by the
+ * CPU and GPU engines.
  */
 #ifndef DUAL_PLAN2_H
 #define DUAL_PLAN2_H
@@ -41,7 +44,7 @@ typedef struct dual_pair_entry {
 } dual_pair_entry;
 
 typedef struct dual_plan2 {
-  dual_plan_instr *recs; /* [n_instr]: masks and block offsets (lanes first, then pairs) */
+  dual_plan_instr *recs; /* [n_instr]: lane masks and lane block offsets */
   uint32_t *first;       /* [n_instr + 1]: instruction t's entries are [first[t], first[t+1]) */
   dual_pair_entry *ents; /* the entries; an OUT has one per pair of the pass (HA: present) */
   int64_t n_ents, n_slots;
@@ -52,6 +55,11 @@ typedef struct dual_plan2 {
   uint32_t *lanes, *need, *off, *cnt;
   uint8_t *dies, *inplace;
   dual_slot_pool sp;
+  int64_t *comp;     /* [n_active] where a register's component slots start in `slots`, or -1 */
+  uint32_t *slots;   /* the component slots of each definition, in pair order */
+  int64_t n_comp, cap_comp;
+  uint32_t *free_slots; /* component slots free for reuse (a stack) */
+  int64_t n_free, cap_free, comp_top;
 } dual_plan2;
 
 /* Allocate the per-program parts; returns DUAL_SUCCESS or DUAL_ERR_NO_MEMORY. */
