@@ -12,8 +12,8 @@
  * Conventions used throughout:
  *   - sizes and strides are int64_t; counts of inputs/outputs are int32_t (no unsigned types);
  *   - arrays are host (CPU) memory unless a dual_batch says DUAL_MEMORY_DEVICE; a context runs
- *     on the CPU or on a CUDA GPU (see dual_context_create), with the same results to a stated
- *     tolerance (README "CPU and GPU");
+ *     on the CPU or on a CUDA GPU (see dual_context_create), with bitwise identical results
+ *     (README "GPU");
  *   - on any error, the contents of output arrays are unspecified;
  *   - destroyers take the address of the handle, accept NULL, and set the handle to NULL.
  */
@@ -253,8 +253,10 @@ int dual_gradient(dual_context *ctx, const dual_program *prog, int64_t B, const 
  * H[j][k] = d2 f_i / dx_j dx_k) or len = n(n+1)/2 (DUAL_HESSIAN_PACKED: the upper triangle row by
  * row, (0,0) (0,1) .. (0,n-1) (1,1) .. (n-1,n-1); entry (j,k), j <= k, at j*n - j*(j-1)/2 + k - j).
  * Each pair (j, k) is computed once, so H is exactly symmetric.  The context width N sets the
- * block size of the directions: the n x n matrix is covered by blocks of N x N (N <= 16), upper
- * blocks only; results are bitwise identical for every width and chunking. */
+ * blocking of the directions: n <= N takes one pass over the upper triangle; otherwise the n x n
+ * matrix is covered by blocks of min(N, 16) directions, upper blocks only (automatic width: one
+ * pass up to n = 32).  Results are bitwise identical for every width, chunking and device, and
+ * the values and Jacobian equal dual_jacobian's. */
 typedef enum dual_hessian_layout { DUAL_HESSIAN_FULL = 0, DUAL_HESSIAN_PACKED = 1 } dual_hessian_layout;
 
 int dual_hessian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
@@ -263,7 +265,9 @@ int dual_hessian(dual_context *ctx, const dual_program *prog, int64_t B, const d
 
 /* Hessian-vector products without forming H: hv[b*ldhv + i*n + k] = sum_j d2 f_i / dx_k dx_j v_j
  * for one direction v_b [B][ldv>=n] per point; y and J as in dual_hessian (may be NULL).  Cost per
- * point: about ceil(n / N) passes of 2N + 1 directions, so it grows with n like a gradient. */
+ * point: ceil(n / C) passes, each carrying v and a chunk of C = min(N, 31) inputs (C second-order
+ * components), so it grows with n like a gradient.  A NaN or infinite v flags its point
+ * (DUAL_PT_BAD_INPUT). */
 int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
              const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
              double *J, int64_t ldj, double *hv, int64_t ldhv, int32_t *status);
