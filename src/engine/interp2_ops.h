@@ -8,7 +8,8 @@
  *   h = d_a h_a + d_b h_b + d_c h_c + d_aa (ta_k ta_l) + d_bb (tb_k tb_l) + d_ab (ta_k tb_l + tb_k ta_l)
  *
  * summed left to right from -0.0 with the absent terms omitted (as the first-order sum), every
- * product through DUAL_TM when a partial is not finite (a zero tangent contributes nothing).
+ * product through DUAL_TM when a partial is not finite and every product of two tangents through
+ * DUAL_TT (a zero tangent contributes nothing).
  * CHOOSE ops copy the chosen operand's component.  A component reads only its own pair's
  * operand components and its two lanes' tangents, so results do not depend on the chunking.
  * The result's storage never overlaps an operand's, except for in-place ADD/SUB, whose
@@ -21,6 +22,13 @@
  */
 #ifndef DUAL_INTERP2_OPS_H
 #define DUAL_INTERP2_OPS_H
+
+/* The product of two tangents in a component's second-derivative terms: an exactly zero tangent
+ * contributes nothing, even against an infinite or NaN one (the rule of the first-order sum), so a
+ * structurally absent lane and a lane that is numerically 0 give the same result.  Written as a
+ * test of the product (NaN only from 0 x inf or a NaN factor), one compare in the common case. */
+#define DUAL_TT(s, t)                                                                            \
+  ((s) * (t) == (s) * (t) ? (s) * (t) : (((s) == 0.0 || (t) == 0.0) ? 0.0 : (s) * (t)))
 
 #define DUAL_PAIR_ROWS(E)                                                                        \
   double *hd_ = DUAL_SLOT((E).hd);                                                               \
@@ -40,12 +48,12 @@
       if (f_ & DUAL_PE_HA) acc_ += M(pa[p], ha_[p]);                                             \
       if (f_ & DUAL_PE_HB) acc_ += M(pb[p], hb_[p]);                                             \
       if (f_ & DUAL_PE_HC) acc_ += M(pc[p], hc_[p]);                                             \
-      if (f_ & DUAL_PE_AA) acc_ += M(paa[p], tak_[p] * tal_[p]);                                 \
-      if (f_ & DUAL_PE_BB) acc_ += M(pbb[p], tbk_[p] * tbl_[p]);                                 \
+      if (f_ & DUAL_PE_AA) acc_ += M(paa[p], DUAL_TT(tak_[p], tal_[p]));                         \
+      if (f_ & DUAL_PE_BB) acc_ += M(pbb[p], DUAL_TT(tbk_[p], tbl_[p]));                         \
       if (f_ & (DUAL_PE_ABKL | DUAL_PE_ABLK)) {                                                  \
         double x_ = -0.0;                                                                        \
-        if (f_ & DUAL_PE_ABKL) x_ += tak_[p] * tbl_[p];                                          \
-        if (f_ & DUAL_PE_ABLK) x_ += tbk_[p] * tal_[p];                                          \
+        if (f_ & DUAL_PE_ABKL) x_ += DUAL_TT(tak_[p], tbl_[p]);                                  \
+        if (f_ & DUAL_PE_ABLK) x_ += DUAL_TT(tbk_[p], tal_[p]);                                  \
         acc_ += M(pab[p], x_);                                                                   \
       }                                                                                          \
       hd_[p] = acc_;                                                                             \
