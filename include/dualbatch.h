@@ -132,6 +132,17 @@ int dual_context_set_threads(dual_context *ctx, int threads);
  * ceil(n / N) passes.  Results are bitwise identical for every width. */
 int dual_context_set_width(dual_context *ctx, int width);
 
+/* How first derivatives are computed: DUAL_AD_FORWARD (multi-dual passes, ceil(n / N) of them),
+ * DUAL_AD_REVERSE (one forward sweep that records each op's partials, then one adjoint sweep per
+ * output: the cost of a gradient does not grow with n), or DUAL_AD_AUTO (default: forward, until
+ * the cost model of the reverse-mode milestone lands).  Applies to dual_gradient and
+ * dual_jacobian (and dual_run's GRADIENT / JACOBIAN modes); dual_vjp always runs in reverse.
+ * Results of the two modes agree to rounding (their sums run in different orders). */
+typedef enum dual_ad_mode { DUAL_AD_AUTO = 0, DUAL_AD_FORWARD = 1, DUAL_AD_REVERSE = 2 } dual_ad_mode;
+int dual_context_set_ad_mode(dual_context *ctx, int mode);
+/* The mode the last successful evaluation used (DUAL_AD_FORWARD or DUAL_AD_REVERSE). */
+int dual_context_last_ad_mode(const dual_context *ctx);
+
 /* The message of the last failure on this context (a static "no error" if none).  The pointer
  * stays valid until the next call that takes this context. */
 const char *dual_context_last_error(const dual_context *ctx);
@@ -272,6 +283,15 @@ int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const doubl
              const double *p, int64_t ldp, const double *v, int64_t ldv, double *y, int64_t ldy,
              double *J, int64_t ldj, double *hv, int64_t ldhv, int32_t *status);
 
+/* Vector-Jacobian products by reverse mode: g = u^T J, i.e. g[b*ldg + j] = sum_i u_i df_i/dx_j,
+ * for one cotangent u_b [B][ldu>=m] per point; y [B][ldy>=m] may be NULL, g: [B][ldg>=n].  A NaN
+ * or infinite u flags its point (DUAL_PT_BAD_INPUT).  CPU engine (a GPU context runs it on the
+ * CPU and says so in dual_context_last_note, or with DUAL_DEVICE_GPU fails with
+ * DUAL_ERR_UNSUPPORTED). */
+int dual_vjp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *u, int64_t ldu, double *y, int64_t ldy,
+             double *g, int64_t ldg, int32_t *status);
+
 /* The general entry point: any strides.  Element (point b, component i) of an array A with
  * strides (ps, es) is A[b*ps + i*es]; derivative element (b, output i, input j) of D is
  * D[b*d_ps + i*d_rs + j*d_cs].  Unused arrays are NULL.  Strides may be any value (negative too);
@@ -282,7 +302,8 @@ typedef enum dual_mode {
   DUAL_MODE_JACOBIAN = 2, /* y, d = J */
   DUAL_MODE_GRADIENT = 3, /* m == 1: y, d = grad (d_rs unused) */
   DUAL_MODE_HESSIAN = 4,  /* y, d = J (may be NULL), h = the m Hessians (h_layout) */
-  DUAL_MODE_HVP = 5       /* y, d = J (may be NULL), h = the m vectors H_i v (v: the direction) */
+  DUAL_MODE_HVP = 5,      /* y, d = J (may be NULL), h = the m vectors H_i v (v: the direction) */
+  DUAL_MODE_VJP = 6       /* y, d = u^T J (n entries; d_rs unused), u: the cotangent */
 } dual_mode;
 
 /* Where a batch's arrays live.  Host memory works on every device (a GPU context copies it
@@ -311,6 +332,8 @@ typedef struct dual_batch {
   double *h;
   int64_t h_ps, h_rs, h_es;
   int32_t h_layout; /* dual_hessian_layout */
+  const double *u;
+  int64_t u_ps, u_es; /* VJP cotangents (m per point) */
 } dual_batch;
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);

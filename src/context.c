@@ -101,6 +101,7 @@ int dual_context_create(dual_context **out, int device) {
   if (ctx == NULL) return DUAL_ERR_NO_MEMORY;
   ctx->device = DUAL_DEVICE_CPU;
   ctx->last_device = DUAL_DEVICE_CPU;
+  ctx->last_ad_mode = DUAL_AD_FORWARD;
   *out = ctx;
   int bad_env = 0;
   int want = device_from_env(device, &bad_env);
@@ -183,6 +184,19 @@ int dual_context_set_width(dual_context *ctx, int width) {
                      "width %d is not one of 0 (auto), 1, 2, 4, 8, 16, 32", width);
   ctx->width = width;
   return DUAL_SUCCESS;
+}
+
+int dual_context_set_ad_mode(dual_context *ctx, int mode) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (mode != DUAL_AD_AUTO && mode != DUAL_AD_FORWARD && mode != DUAL_AD_REVERSE)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "AD mode %d is not DUAL_AD_AUTO, DUAL_AD_FORWARD or DUAL_AD_REVERSE", mode);
+  ctx->ad_mode = mode;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_last_ad_mode(const dual_context *ctx) {
+  return ctx == NULL ? DUAL_AD_FORWARD : ctx->last_ad_mode;
 }
 
 int64_t dual_build_info(char *buf, int64_t cap) {

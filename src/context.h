@@ -14,6 +14,8 @@ struct dual_context {
   int requested;        /* what was asked for, after DUALBATCH_DEVICE (AUTO may fall back) */
   int threads;          /* 0 = all cores */
   int width;            /* 0 = auto */
+  int ad_mode;          /* dual_ad_mode */
+  int last_ad_mode;     /* the mode of the last successful evaluation */
   char *error;          /* last error message, heap, NULL = none */
   int last_device;      /* where the last successful evaluation ran */
   char *note;           /* why that was not `device` (heap, NULL = none) */

@@ -15,6 +15,7 @@ typedef struct dual_job {
   int width;           /* tangent width N: 0 (eval), 1, 2, 4, 8, 16, 32 (second order: the
                           directions per block, engine/pass2.h) */
   int threads;         /* host threads to use, >= 1 (run.c resolves 0 = all) */
+  int reverse;         /* first derivatives by reverse mode (VJP; or the context asked for it) */
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */
@@ -24,6 +25,8 @@ int64_t dual_job_passes(const dual_job *job);
  * and second order (Hessian, HVP: cpu/engine2.c). */
 int dual_cpu_run(dual_context *ctx, const dual_job *job);
 int dual_cpu_run2(dual_context *ctx, const dual_job *job);
+/* The CPU reverse-mode engine (VJP, reverse gradients and Jacobians: cpu/engine_rev.c). */
+int dual_cpu_run_rev(dual_context *ctx, const dual_job *job);
 
 /* Whether a mode needs second-order passes. */
 static inline int dual_mode_is_second_order(int mode) {

@@ -24,6 +24,7 @@ static const char *mode_name(int mode) {
   case DUAL_MODE_GRADIENT: return "gradient";
   case DUAL_MODE_HESSIAN: return "hessian";
   case DUAL_MODE_HVP: return "hvp";
+  case DUAL_MODE_VJP: return "vjp";
   default: return "?";
   }
 }
@@ -65,6 +66,7 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 
 /* Run on the context's device; AUTO falls back to the CPU for host arrays. */
 static int cpu_run(dual_context *ctx, const dual_job *job) {
+  if (job->reverse) return dual_cpu_run_rev(ctx, job);
   return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
 }
 
@@ -75,7 +77,10 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
     return st;
   }
-  int st = dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job) : dual_gpu_run(ctx, job);
+  int st = job->reverse ? dual_fail(ctx, DUAL_ERR_UNSUPPORTED,
+                                    "%s: the GPU engine has no reverse mode yet", mode_name(job->mode))
+           : dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job)
+                                                   : dual_gpu_run(ctx, job);
   if (st == DUAL_SUCCESS) {
     ctx->last_device = DUAL_DEVICE_GPU;
     return st;
@@ -104,7 +109,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
-  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_HVP, "dual_run: unknown mode %d", mode);
+  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_VJP, "dual_run: unknown mode %d", mode);
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
   NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
        "%s: unknown memory kind %d (DUAL_MEMORY_HOST or DUAL_MEMORY_DEVICE)", mode_name(mode),
@@ -126,6 +131,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
     NEED(mode != DUAL_MODE_EVAL || b->y != NULL, "eval: the output array y is NULL");
     NEED(mode == DUAL_MODE_EVAL || dual_mode_is_second_order(mode) || b->d != NULL,
          "%s: the derivative array is NULL", m);
+    NEED(mode != DUAL_MODE_VJP || nout == 0 || b->u != NULL, "vjp: the cotangent array u is NULL");
     NEED(!dual_mode_is_second_order(mode) || n == 0 || b->h != NULL,
          "%s: the second-derivative array h is NULL", m);
   }
@@ -135,6 +141,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
 
   int ok = strides_fit(b->count, b->x_ps, n, b->x_es) && strides_fit(b->count, b->p_ps, np, b->p_es) &&
            strides_fit(b->count, b->v_ps, n, b->v_es) && strides_fit(b->count, b->y_ps, nout, b->y_es) &&
+           strides_fit(b->count, b->u_ps, nout, b->u_es) &&
            strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs) &&
            (!dual_mode_is_second_order(mode) ||
             (strides_fit(b->count, b->h_ps, nout, b->h_rs) &&
@@ -147,13 +154,17 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.b = b;
   job.mode = mode;
   job.width = choose_width(ctx, prog, mode);
+  job.reverse = mode == DUAL_MODE_VJP ||
+                (ctx->ad_mode == DUAL_AD_REVERSE && (mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_JACOBIAN));
   job.threads = ctx->threads;
 #ifdef _OPENMP
   if (job.threads <= 0) job.threads = omp_get_max_threads();
 #else
   job.threads = 1;
 #endif
-  return dispatch(ctx, &job);
+  const int st = dispatch(ctx, &job);
+  if (st == DUAL_SUCCESS) ctx->last_ad_mode = job.reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
+  return st;
 }
 
 /* Leading-dimension checks of the simple calls. */
@@ -276,4 +287,19 @@ int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const doubl
   b.d = J, b.d_ps = ldj, b.d_rs = prog->n_in, b.d_cs = 1;
   b.h = hv, b.h_ps = ldhv, b.h_rs = prog->n_in, b.h_es = 1;
   return dual_run(ctx, prog, DUAL_MODE_HVP, &b);
+}
+
+int dual_vjp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
+             const double *p, int64_t ldp, const double *u, int64_t ldu, double *y, int64_t ldy,
+             double *g, int64_t ldg, int32_t *status) {
+  const char *fn = "dual_vjp";
+  ENTRY_CHECK();
+  CHECK_LD(u, ldu, prog->n_out, "outputs");
+  CHECK_LD(y, ldy, prog->n_out, "outputs");
+  CHECK_LD(g, ldg, prog->n_in, "inputs");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, y, ldy, status);
+  b.u = u, b.u_ps = ldu, b.u_es = 1;
+  b.d = g, b.d_ps = ldg, b.d_rs = 0, b.d_cs = 1;
+  return dual_run(ctx, prog, DUAL_MODE_VJP, &b);
 }

@@ -11,7 +11,7 @@
 #include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
-#define DUAL_ORDER2 1
+#define DUAL_ALL_PARTIALS 1
 #define DUAL_POINTS(p) _Pragma("omp simd") for (int p = 0; p < DUAL_BLK2; ++p)
 #define DUAL_PRAGMA(x) _Pragma(#x)
 #define DUAL_POINTS_OR(p, v) DUAL_PRAGMA(omp simd reduction(| : v)) for (int p = 0; p < DUAL_BLK2; ++p)

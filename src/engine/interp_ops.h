@@ -30,10 +30,11 @@
 #endif
 
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
-/* A second-order engine (engine/interp2_ops.h) sets DUAL_ORDER2 to 1: every op that carries
- * tangents then stores its first partials and, through DUAL_SECOND_PARTIALS, its second ones. */
-#ifndef DUAL_ORDER2
-#define DUAL_ORDER2 0
+/* The second-order engines (engine/interp2_ops.h) and the reverse sweep (cpu/engine_rev.c) set
+ * DUAL_ALL_PARTIALS to 1: every op that carries tangents then stores its first partials in the
+ * rows pa/pb/pc, and a second-order engine its second ones through DUAL_SECOND_PARTIALS. */
+#ifndef DUAL_ALL_PARTIALS
+#define DUAL_ALL_PARTIALS 0
 #endif
 #ifndef DUAL_SECOND_PARTIALS
 #define DUAL_SECOND_PARTIALS(name, partials, p, a, b, c, r, d)
@@ -54,12 +55,12 @@
       const double r_ = dual_rule_##name(a_, b_, c_, d_, &f_);                                   \
       vr_[p] = r_;                                                                               \
       DUAL_SECOND_PARTIALS(name, partials, p, a_, b_, c_, r_, d_)                                \
-      if (DUAL_W > 0 && ((partials) == 2 || (DUAL_ORDER2 && (partials) >= 0))) {                 \
+      if (DUAL_W > 0 && ((partials) == 2 || (DUAL_ALL_PARTIALS && (partials) >= 0))) {           \
         pa[p] = d_[0];                                                                           \
         pb[p] = d_[1];                                                                           \
         pc[p] = d_[2];                                                                           \
       }                                                                                          \
-      if (DUAL_W > 0 && ((partials) >= 1 || (DUAL_ORDER2 && (partials) >= 0)))                   \
+      if (DUAL_W > 0 && ((partials) >= 1 || (DUAL_ALL_PARTIALS && (partials) >= 0)))             \
         bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
       if ((flags)&F_CHECK) st[p] |= f_;                                                          \
     }                                                                                            \

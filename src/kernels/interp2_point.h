@@ -25,7 +25,7 @@
 #endif
 
 #define DUAL_W 1
-#define DUAL_ORDER2 1
+#define DUAL_ALL_PARTIALS 1
 #define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
 /* 32-bit index arithmetic: a point's register file spans fewer than 2^31 doubles (gpu_run2.c) */

@@ -1,0 +1,221 @@
+/*
+ * test_reverse.c — reverse mode on the CPU (issue 5, first part): dual_vjp and the reverse
+ * gradients and Jacobians of DUAL_AD_REVERSE against forward mode (checked against independent
+ * references in test_conformance, test_workloads and test_hessian) on random programs and the
+ * benchmark functions, the hess gradient against its hand-derived formula, reproducibility over
+ * thread counts, and the argument errors.
+ */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_program.h"
+#include "dualbatch.h"
+#include "hess_ref.h"
+#include "random_program.h"
+
+/* Forward and reverse sum the same products in different orders (forward: along each input's
+ * tangent; reverse: along each output's adjoint), so entries differ by rounding, amplified where
+ * terms cancel: 1e-13 relative to the row's largest magnitude (the issue's bound). */
+#define REV_TOL 1e-13
+
+static dual_context *make_ctx(int ad_mode, int threads) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_threads(ctx, threads), DUAL_SUCCESS);
+  return ctx;
+}
+
+/* Row-scaled difference of two m x n blocks; non-finite entries must sit in the same places
+ * (*mismatch counts those that do not). */
+static double row_diff(const double *a, const double *b, int m, int n, int64_t *mismatch) {
+  double worst = 0.0;
+  for (int i = 0; i < m; ++i) {
+    double s = 0.0;
+    for (int j = 0; j < n; ++j)
+      if (isfinite(b[i * n + j])) s = fmax(s, fabs(b[i * n + j]));
+    if (s == 0.0) s = 1.0;
+    for (int j = 0; j < n; ++j) {
+      const double x = a[i * n + j], y = b[i * n + j];
+      if (!isfinite(x) || !isfinite(y)) {
+        *mismatch += !(x == y || (isnan(x) && isnan(y)));
+        continue;
+      }
+      worst = fmax(worst, fabs(x - y) / s);
+    }
+  }
+  return worst;
+}
+
+static void jacobian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                     const double *p, double *y, double *J, int32_t *st) {
+  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+  const int np = dual_program_num_params(prog);
+  int rc = dual_jacobian(ctx, prog, B, x, n, p, np, y, m, J, (int64_t)m * n, st);
+  cr_assert_eq(rc, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+}
+
+Test(reverse, random_programs_match_forward_jacobians_and_vjps) {
+  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  double worst = 0.0, worst_vjp = 0.0;
+  int64_t mismatch = 0, entries = 0, singular = 0;
+  for (int i = 0; i < 300; ++i) {
+    uint64_t s = 0x7e5ULL + (uint64_t)i;
+    const int nin = 1 + rp_pick(&s, 40), m = 1 + rp_pick(&s, 3), np = 2;
+    dual_program *prog = rp_random_program(fwd, &s, 40, nin, np, m);
+    cr_assert(prog != NULL, "%s", dual_context_last_error(fwd));
+    const int64_t B = 50;
+    double *x = malloc(sizeof(double) * (size_t)(B * nin)), *p = malloc(sizeof(double) * (size_t)(B * np));
+    double *u = malloc(sizeof(double) * (size_t)(B * m));
+    double *y1 = malloc(sizeof(double) * (size_t)(B * m)), *y2 = malloc(sizeof(double) * (size_t)(B * m));
+    double *J1 = malloc(sizeof(double) * (size_t)(B * m * nin)), *J2 = malloc(sizeof(double) * (size_t)(B * m * nin));
+    double *g = malloc(sizeof(double) * (size_t)(B * nin)), *gf = malloc(sizeof(double) * (size_t)(B * nin));
+    int32_t *st1 = malloc(sizeof(int32_t) * (size_t)B), *st2 = malloc(sizeof(int32_t) * (size_t)B);
+    char *skip_vjp = malloc((size_t)B);
+    cr_assert(x && p && u && y1 && y2 && J1 && J2 && g && gf && st1 && st2 && skip_vjp);
+    for (int64_t k = 0; k < B * nin; ++k) x[k] = rp_uniform(&s, -2.0, 2.0);
+    for (int64_t k = 0; k < B * np; ++k) p[k] = rp_uniform(&s, -2.0, 2.0);
+    for (int64_t k = 0; k < B * m; ++k) u[k] = rp_uniform(&s, -1.0, 1.0);
+    jacobian(fwd, prog, B, x, p, y1, J1, st1);
+    cr_assert_eq(dual_context_last_ad_mode(fwd), DUAL_AD_FORWARD);
+    jacobian(rev, prog, B, x, p, y2, J2, st2);
+    cr_assert_eq(dual_context_last_ad_mode(rev), DUAL_AD_REVERSE);
+    /* At a point where an infinite partial meets a zero one (flagged SINGULAR) the two modes may
+     * place a NaN differently: forward drops a term whose tangent is zero, reverse one whose
+     * adjoint is zero, and the zero sits on a different side of the chain.  There only the
+     * entries finite in both modes are compared (and the NaN flag may differ). */
+    for (int64_t b = 0; b < B; ++b) {
+      skip_vjp[b] = (st1[b] & (DUAL_PT_SINGULAR | DUAL_PT_DOMAIN)) != 0;
+      if (skip_vjp[b]) {
+        ++singular;
+        for (int k = 0; k < m * nin; ++k)
+          if (!isfinite(J1[b * m * nin + k]) || !isfinite(J2[b * m * nin + k]))
+            J2[b * m * nin + k] = J1[b * m * nin + k];
+      } else {
+        cr_assert_eq(st1[b], st2[b], "program %d, point %lld: status %d forward, %d reverse", i,
+                     (long long)b, st1[b], st2[b]);
+      }
+    }
+    for (int64_t b = 0; b < B; ++b) {
+      worst = fmax(worst, row_diff(J2 + b * m * nin, J1 + b * m * nin, m, nin, &mismatch));
+      entries += m * nin;
+    }
+    /* VJP against u^T J of the forward Jacobian, relative to sum_r |u_r| max_k |J_rk| */
+    cr_assert_eq(dual_vjp(rev, prog, B, x, nin, p, np, u, m, NULL, m, g, nin, st2), DUAL_SUCCESS);
+    for (int64_t b = 0; b < B; ++b)
+      for (int j = 0; j < nin; ++j) {
+        double sum = 0.0, scale = 0.0;
+        for (int r = 0; r < m; ++r) { /* scale: |u_r| times the row's largest entry */
+          sum += u[b * m + r] * J1[(b * m + r) * nin + j];
+          double rmax = 0.0;
+          for (int k = 0; k < nin; ++k) rmax = fmax(rmax, fabs(J1[(b * m + r) * nin + k]));
+          scale += fabs(u[b * m + r]) * rmax;
+        }
+        const double got = g[b * nin + j];
+        if (skip_vjp[b] && (!isfinite(sum) || !isfinite(got))) continue;
+        if (!isfinite(sum) || !isfinite(got)) {
+          mismatch += !(got == sum || (isnan(got) && isnan(sum)));
+          continue;
+        }
+        worst_vjp = fmax(worst_vjp, fabs(got - sum) / (scale > 0.0 ? scale : 1.0));
+      }
+    free(x), free(p), free(u), free(y1), free(y2), free(J1), free(J2), free(g), free(gf), free(st1), free(st2);
+    free(skip_vjp);
+    dual_program_destroy(&prog);
+  }
+  cr_log_info("300 random programs: reverse vs forward Jacobian worst row-scaled difference %.3g "
+              "over %lld entries, VJP vs u^T J %.3g, non-finite placements that differ: %lld; "
+              "%lld singular or out-of-domain points compared on their finite entries only",
+              worst, (long long)entries, worst_vjp, (long long)mismatch, (long long)singular);
+  cr_assert(worst <= REV_TOL, "reverse Jacobian differs from forward by %.3g", worst);
+  cr_assert(worst_vjp <= REV_TOL, "VJP differs from u^T J by %.3g", worst_vjp);
+  cr_assert_eq(mismatch, 0, "%lld non-finite entries differ between the modes", (long long)mismatch);
+  dual_context_destroy(&fwd), dual_context_destroy(&rev);
+}
+
+Test(reverse, benchmark_functions_match_forward) {
+  const char *names[3] = {"ba", "kin", "hess"};
+  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  for (int w = 0; w < 3; ++w) {
+    dual_program *prog = bench_program(fwd, names[w]);
+    const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+    const int np = dual_program_num_params(prog);
+    const int64_t B = 1000;
+    uint64_t s = 0xbe7cULL + (uint64_t)w;
+    double *x = malloc(sizeof(double) * (size_t)(B * n)), *p = malloc(sizeof(double) * (size_t)(B * np + 1));
+    double *y = malloc(sizeof(double) * (size_t)(B * m)), *J1 = malloc(sizeof(double) * (size_t)(B * m * n));
+    double *J2 = malloc(sizeof(double) * (size_t)(B * m * n));
+    cr_assert(x && p && y && J1 && J2);
+    for (int64_t k = 0; k < B * n; ++k)
+      x[k] = w == 1 ? rp_uniform(&s, 0.5, 1.5) : rp_uniform(&s, -1.0, 1.0) + (w == 0 && k % n == 13 ? 10.0 : 0.0);
+    for (int64_t k = 0; k < B * np; ++k) p[k] = rp_uniform(&s, -1.0, 1.0);
+    jacobian(fwd, prog, B, x, np ? p : NULL, y, J1, NULL);
+    jacobian(rev, prog, B, x, np ? p : NULL, y, J2, NULL);
+    double worst = 0.0;
+    int64_t mismatch = 0;
+    for (int64_t b = 0; b < B; ++b) worst = fmax(worst, row_diff(J2 + b * m * n, J1 + b * m * n, m, n, &mismatch));
+    cr_log_info("%s: reverse vs forward Jacobian, worst row-scaled difference %.3g", names[w], worst);
+    cr_assert(worst <= REV_TOL && mismatch == 0, "%s: %.3g (%lld non-finite mismatches)", names[w],
+              worst, (long long)mismatch);
+    if (w == 2) { /* the hess gradient against its hand-derived formula */
+      for (int64_t b = 0; b < B; ++b) {
+        double g[HESS_REF_N], gs = 0.0;
+        hess_ref_gradient(x + b * n, g);
+        for (int j = 0; j < n; ++j) gs = fmax(gs, fabs(g[j]));
+        for (int j = 0; j < n; ++j)
+          cr_assert(fabs(J2[b * n + j] - g[j]) <= 1e-12 * gs, "hess gradient %d at %lld", j, (long long)b);
+      }
+    }
+    free(x), free(p), free(y), free(J1), free(J2);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&fwd), dual_context_destroy(&rev);
+}
+
+Test(reverse, bitwise_across_thread_counts_and_batch_splits) {
+  dual_context *one = make_ctx(DUAL_AD_REVERSE, 1), *two = make_ctx(DUAL_AD_REVERSE, 2);
+  dual_program *prog = bench_program(one, "kin");
+  const int64_t B = 777;
+  const int n = 32, m = 32;
+  uint64_t s = 0x11ULL;
+  double *x = malloc(sizeof(double) * B * n), *y = malloc(sizeof(double) * B * m);
+  double *J1 = malloc(sizeof(double) * B * m * n), *J2 = malloc(sizeof(double) * B * m * n);
+  cr_assert(x && y && J1 && J2);
+  for (int64_t k = 0; k < B * n; ++k) x[k] = rp_uniform(&s, 0.5, 1.5);
+  jacobian(one, prog, B, x, NULL, y, J1, NULL);
+  jacobian(two, prog, 500, x, NULL, y, J2, NULL);
+  jacobian(two, prog, B - 500, x + 500 * n, NULL, y + 500 * m, J2 + 500 * m * n, NULL);
+  cr_assert(memcmp(J1, J2, sizeof(double) * B * m * n) == 0, "reverse Jacobians differ");
+  free(x), free(y), free(J1), free(J2);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&one), dual_context_destroy(&two);
+}
+
+Test(reverse, argument_errors) {
+  dual_context *ctx = make_ctx(DUAL_AD_AUTO, 0);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, 7), DUAL_ERR_ARGUMENT);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput f = x[0] * x[1]\noutput g = sin(x[0])\n",
+                                    "t", &prog), DUAL_SUCCESS);
+  double x[4] = {1, 2, 3, NAN}, u[4] = {1, 0.5, 2, 1}, g[4];
+  int32_t st[2];
+  cr_assert_eq(dual_vjp(ctx, prog, 2, x, 2, NULL, 0, NULL, 2, NULL, 2, g, 2, st), DUAL_ERR_ARGUMENT);
+  cr_assert(strstr(dual_context_last_error(ctx), "cotangent") != NULL);
+  cr_assert_eq(dual_vjp(ctx, prog, 2, x, 2, NULL, 0, u, 1, NULL, 2, g, 2, st), DUAL_ERR_DIMENSION);
+  cr_assert_eq(dual_vjp(ctx, prog, 2, x, 2, NULL, 0, u, 2, NULL, 2, g, 1, st), DUAL_ERR_DIMENSION);
+  cr_assert_eq(dual_vjp(ctx, prog, 2, x, 2, NULL, 0, u, 2, NULL, 2, g, 2, st), DUAL_SUCCESS);
+  /* point 0: g = u0 * (x1, x0) + u1 * (cos x0, 0); point 1 has a NaN input and is flagged */
+  cr_assert(fabs(g[0] - (1.0 * 2.0 + 0.5 * cos(1.0))) <= 1e-15 && g[1] == 1.0);
+  cr_assert_eq(st[0], 0);
+  cr_assert(st[1] & DUAL_PT_BAD_INPUT);
+  u[0] = INFINITY;
+  cr_assert_eq(dual_vjp(ctx, prog, 1, x, 2, NULL, 0, u, 2, NULL, 2, g, 2, st), DUAL_SUCCESS);
+  cr_assert(st[0] & DUAL_PT_BAD_INPUT, "a non-finite cotangent flags its point");
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
