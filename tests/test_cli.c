@@ -565,6 +565,37 @@ Test(cli_errors, gpu_in_cpu_build) {
   free_result(&r);
 }
 
+Test(cli, vjp_and_reverse_mode) {
+  /* PROG_R2: r0 = x0*x1, r1 = x0 + x1^2; records x0, x1, u0, u1; output r0, r1, u^T J */
+  run_result r = run_verb("vjp", PROG_R2, "3,5,1,0.5\n-1,0.5,2,-1\n", NULL);
+  double v[2 * 8];
+  int cols;
+  cr_assert_eq(parse_csv(r.out, v, 2, 8, &cols), 2);
+  cr_assert_eq(cols, 4);
+  const double in[2][4] = {{3, 5, 1, 0.5}, {-1, 0.5, 2, -1}};
+  for (int b = 0; b < 2; b++) {
+    const double *x = in[b], *u = in[b] + 2, *o = v + b * 8;
+    const double want[4] = {x[0] * x[1], x[0] + x[1] * x[1], u[0] * x[1] + u[1],
+                            u[0] * x[0] + u[1] * 2 * x[1]};
+    for (int k = 0; k < 4; k++) assert_close(o[k], want[k], "vjp record");
+  }
+  free_result(&r);
+  run_result a = run_verb("jacobian", PROG_F, PTS_CSV, NULL);
+  run_result b = run_verb("jacobian", PROG_F, PTS_CSV, "--mode reverse");
+  double va[3 * 8], vb[3 * 8];
+  cr_assert_eq(parse_csv(a.out, va, 3, 8, &cols), 3);
+  cr_assert_eq(parse_csv(b.out, vb, 3, 8, &cols), 3);
+  for (int k = 0; k < 3 * 8; k += 8)
+    for (int j = 0; j < 3; j++) assert_close(vb[k + j], va[k + j], "reverse jacobian");
+  free_result(&a), free_result(&b);
+  run_result e = run_fail("hessian", PROG_F, PTS_CSV, "--mode reverse");
+  assert_fails(&e, 1, "not implemented yet");
+  free_result(&e);
+  e = run_fail("gradient", PROG_F, PTS_CSV, "--mode sideways");
+  assert_fails(&e, 2, "--mode");
+  free_result(&e);
+}
+
 Test(cli_errors, unsupported_verbs_and_shapes) {
   run_result r = run_fail("hessian", PROG_R2, "1,2\n", NULL);
   assert_fails(&r, 1, "hessian needs a scalar program (m = 1)");

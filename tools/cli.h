@@ -22,11 +22,12 @@ enum {
   CLI_OPT_DEVICE = 1 << 3,
   CLI_OPT_THREADS = 1 << 4,
   CLI_OPT_WIDTH = 1 << 5,
-  CLI_OPT_HELP = 1 << 6
+  CLI_OPT_HELP = 1 << 6,
+  CLI_OPT_MODE = 1 << 7
 };
 #define CLI_OPTS_STREAM                                                                            \
   (CLI_OPT_IN | CLI_OPT_OUT | CLI_OPT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_WIDTH |  \
-   CLI_OPT_HELP)
+   CLI_OPT_MODE | CLI_OPT_HELP)
 
 /* The verbs, once: X(id, name, options accepted, positional args (min, max), synopsis, help). */
 #define CLI_VERB_LIST(X)                                                                           \
@@ -37,6 +38,8 @@ enum {
     "f, then the n gradient entries (scalar programs, m = 1)")                                     \
   X(JVP, "jvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
     "the m outputs, then the m entries of J v (records end with n direction values)")              \
+  X(VJP, "vjp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
+    "the m outputs, then the n entries of u^T J (records end with m cotangent values u)")        \
   X(HESSIAN, "hessian", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                          \
     "f, the n gradient entries, then H row-major (n x n; scalar programs, m = 1)")                 \
   X(HVP, "hvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
@@ -63,6 +66,7 @@ typedef struct cli_options {
   int device;        /* dual_device */
   int threads;       /* 0 = all cores */
   int width;         /* 0 = automatic */
+  int ad_mode;       /* dual_ad_mode (--mode) */
 } cli_options;
 
 #if defined(__GNUC__)
@@ -81,7 +85,7 @@ void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
  * Returns 0, or CLI_EXIT_FAIL after printing the error (both outputs NULL then). */
 int cli_load(const cli_options *o, int strict_device, dual_context **ctx, dual_program **prog);
 
-/* eval, jacobian, gradient, jvp, hessian, hvp: stream o->in through the program into o->out. */
+/* eval, jacobian, gradient, jvp, vjp, hessian, hvp: stream o->in through the program into o->out. */
 int cli_run_stream(const cli_options *o);
 
 #endif /* DUAL_CLI_H */

@@ -16,7 +16,7 @@ typedef enum cli_format { CLI_FORMAT_CSV = 0, CLI_FORMAT_F64 = 1 } cli_format;
 typedef struct cli_layout {
   int32_t inputs;     /* n */
   int32_t params;     /* p */
-  int32_t directions; /* n for jvp, else 0 */
+  int32_t directions; /* extra values per record: n for jvp and hvp, m for vjp, else 0 */
 } cli_layout;
 
 int64_t cli_layout_fields(const cli_layout *lay);

@@ -25,6 +25,8 @@
   X(CLI_OPT_THREADS, "--threads", NULL, "T", "CPU threads (default 0 = all cores)")                \
   X(CLI_OPT_WIDTH, "--width", NULL, "N",                                                           \
     "tangent directions per pass: 1, 2, 4, 8, 16 or 32 (default 0 = automatic)")                   \
+  X(CLI_OPT_MODE, "--mode", NULL, "auto|forward|reverse",                                          \
+    "how first derivatives are computed (default auto: forward; vjp is always reverse)")           \
   X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
 
 static const struct cli_option_def {
@@ -49,6 +51,7 @@ static const struct cli_verb_def {
 
 static const char *const format_names[] = {"csv", "f64"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* = dual_device values */
+static const char *const mode_names[] = {"auto", "forward", "reverse"}; /* = dual_ad_mode values */
 
 /* ---------------------------------------------------------------------------------------------
  * Suggestions
@@ -131,7 +134,7 @@ static void print_usage(FILE *f) {
         f);
   for (int i = 0; i < CLI_VERB_COUNT; i++)
     fprintf(f, "  %-9s %-16s %s\n", verbs[i].name, verbs[i].synopsis, verbs[i].help);
-  fputs("\noptions (eval, jacobian, gradient, jvp, hessian, hvp; before or after PROGRAM):\n", f);
+  fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp; before or after PROGRAM):\n", f);
   print_option_help(f, CLI_OPTS_STREAM);
   fputs("\nInput: one record per point: the n inputs, then the p params (jvp, hvp: then the n\n"
         "direction values).  csv: comma-separated numbers, one point per line; '#' comment lines\n"
@@ -154,7 +157,9 @@ static void print_verb_help(FILE *f, cli_verb v) {
   fprintf(f, "\n\n%s: %s.\n", d->name, d->help);
   if ((d->opts & CLI_OPTS_STREAM) == CLI_OPTS_STREAM)
     fprintf(f, "Each input record holds the n inputs, then the p params%s.\n",
-            v == CLI_VERB_JVP || v == CLI_VERB_HVP ? ", then the n direction values v" : "");
+            v == CLI_VERB_JVP || v == CLI_VERB_HVP ? ", then the n direction values v"
+            : v == CLI_VERB_VJP                    ? ", then the m cotangent values u"
+                                                   : "");
   fputs("\noptions:\n", f);
   print_option_help(f, d->opts);
 }
@@ -173,7 +178,7 @@ typedef struct cli_parse {
   const char *positional[3]; /* verb, then up to two arguments (more are only counted) */
   int npos;
   int seen; /* option bits given */
-  const char *threads, *width, *format, *device;
+  const char *threads, *width, *format, *device, *mode;
 } cli_parse;
 
 static const struct cli_option_def *find_option(const char *name, size_t len) {
@@ -195,6 +200,7 @@ static void store_option(cli_parse *ps, int bit, const char *value) {
   case CLI_OPT_DEVICE: ps->device = value; break;
   case CLI_OPT_THREADS: ps->threads = value; break;
   case CLI_OPT_WIDTH: ps->width = value; break;
+  case CLI_OPT_MODE: ps->mode = value; break;
   default: break;
   }
 }
@@ -287,6 +293,8 @@ static int parse_values(cli_parse *ps) {
     return CLI_EXIT_USAGE;
   ps->o.format = (cli_format)fmt;
   if (ps->device && parse_choice("--device", ps->device, device_names, 3, &ps->o.device) != 0)
+    return CLI_EXIT_USAGE;
+  if (ps->mode && parse_choice("--mode", ps->mode, mode_names, 3, &ps->o.ad_mode) != 0)
     return CLI_EXIT_USAGE;
   if (ps->threads && parse_int(ps->threads, 0, 1 << 16, &ps->o.threads) != 0) {
     cli_error("--threads: '%s' is not a valid thread count (an integer >= 0; 0 = all cores)",

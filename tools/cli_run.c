@@ -1,6 +1,6 @@
 /*
- * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp, hessian, hvp):
- * read a chunk of records, evaluate it with one library call, write it, report flagged points,
+ * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp, vjp,
+ * hessian, hvp): read a chunk of records, evaluate it with one library call, write it, report flagged points,
  * repeat.  Memory is bounded by the chunk size whatever the input size.  Also loads programs
  * (text or bytecode) for every verb.  Uses only the public API of dualbatch.h.
  */
@@ -90,7 +90,8 @@ static int make_context(const cli_options *o, int strict_device, dual_context **
     return CLI_EXIT_FAIL;
   }
   if ((st = dual_context_set_threads(*ctx, o->threads)) != DUAL_SUCCESS ||
-      (st = dual_context_set_width(*ctx, o->width)) != DUAL_SUCCESS) {
+      (st = dual_context_set_width(*ctx, o->width)) != DUAL_SUCCESS ||
+      (st = dual_context_set_ad_mode(*ctx, o->ad_mode)) != DUAL_SUCCESS) {
     cli_error("%s", dual_context_last_error(*ctx));
     dual_context_destroy(ctx);
     return CLI_EXIT_FAIL;
@@ -204,6 +205,7 @@ static int64_t output_fields(cli_verb verb, int64_t n, int64_t m) {
   case CLI_VERB_JACOBIAN: return m + m * n;
   case CLI_VERB_GRADIENT: return 1 + n;
   case CLI_VERB_JVP: return 2 * m;
+  case CLI_VERB_VJP: return m + n;
   case CLI_VERB_HESSIAN: return 1 + n + n * n;
   case CLI_VERB_HVP: return 1 + 2 * n;
   default: return m;
@@ -225,6 +227,11 @@ static int check_shape(const cli_options *o, const dual_program *prog, const cli
     cli_error("%s needs a scalar program (m = 1), but '%s' has %d outputs%s",
               o->verb == CLI_VERB_GRADIENT ? "gradient" : (o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp"),
               o->arg, (int)m, o->verb == CLI_VERB_GRADIENT ? "; use jacobian" : " (the C API serves m > 1)");
+    return CLI_EXIT_FAIL;
+  }
+  if ((o->verb == CLI_VERB_HESSIAN || o->verb == CLI_VERB_HVP) && o->ad_mode == DUAL_AD_REVERSE) {
+    cli_error("%s: --mode reverse (forward-over-reverse) is not implemented yet; use forward or auto",
+              o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp");
     return CLI_EXIT_FAIL;
   }
   if (cli_layout_fields(lay) == 0) {
@@ -273,8 +280,10 @@ static int stream_setup(cli_stream *s, const cli_options *o) {
   int32_t n = dual_program_num_inputs(s->prog);
   s->lay.inputs = n;
   s->lay.params = dual_program_num_params(s->prog);
-  s->lay.directions = o->verb == CLI_VERB_JVP || o->verb == CLI_VERB_HVP ? n : 0;
   s->m = dual_program_num_outputs(s->prog);
+  s->lay.directions = o->verb == CLI_VERB_JVP || o->verb == CLI_VERB_HVP ? n
+                      : o->verb == CLI_VERB_VJP                    ? s->m
+                                                                   : 0;
   if (check_shape(o, s->prog, &s->lay) != 0) return CLI_EXIT_FAIL;
   s->in_fields = cli_layout_fields(&s->lay);
   s->out_fields = output_fields(o->verb, n, s->m);
@@ -299,6 +308,9 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
   }
   case CLI_VERB_JVP:
     return dual_jvp(s->ctx, s->prog, count, x, ld, p, ld, s->in + n + s->lay.params, ld, s->out, lo,
+                    s->out + s->m, lo, s->status);
+  case CLI_VERB_VJP:
+    return dual_vjp(s->ctx, s->prog, count, x, ld, p, ld, s->in + n + s->lay.params, ld, s->out, lo,
                     s->out + s->m, lo, s->status);
   case CLI_VERB_HESSIAN:
     return dual_hessian(s->ctx, s->prog, count, x, ld, p, ld, s->out, lo, s->out + 1, lo,
