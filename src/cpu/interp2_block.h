@@ -8,7 +8,7 @@
  * defined here.
  */
 #include "engine/interp2_ops.h"
-#include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
 #define DUAL_ALL_PARTIALS 1
@@ -27,14 +27,7 @@
  * input owns in this pass: 1, or v[i] in the direction lane of an HVP. */
 #define DUAL_ENGINE_LDX()                                                                        \
   {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
-    const int64_t xps = b->x_ps;                                                                 \
-    DUAL_POINTS(p) {                                                                             \
-      double v = xs[(p < nb ? p : 0) * xps];                                                     \
-      vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
-    }                                                                                            \
+    DUAL_LOAD_X_VALUES()                                                                         \
     for (uint32_t m_ = ma; m_ != 0u; m_ &= m_ - 1u) {                                            \
       const int k_ = DUAL_CTZ(m_);                                                               \
       double *DUAL_RESTRICT tr = DUAL_TANP(dst, od, md, k_);                                     \

@@ -19,19 +19,12 @@
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)DUAL_WT + (size_t)(k)) * (size_t)DUAL_BLK)
 #define DUAL_TSTEP DUAL_BLK
 
-#include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
 
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
   {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                       \
-    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                                 \
-    const int64_t xps = b->x_ps;                                                                    \
-    DUAL_POINTS(p) {                                                                                \
-      double v = xs[(p < nb ? p : 0) * xps];                                                        \
-      vr[p] = v;                                                                                    \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                        \
-    }                                                                                               \
+    DUAL_LOAD_X_VALUES()                                                                         \
     if (DUAL_W > 0 && ma != 0u) { /* seed the one lane this input owns in this pass */              \
       double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                       \
       if (job->mode == DUAL_MODE_JVP) {                                                             \

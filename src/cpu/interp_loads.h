@@ -1,10 +1,25 @@
 /*
- * interp_loads.h — the loads of parameters and constants and the NaN/Inf flag test, shared by the
- * CPU block interpreters of first order (interp_block.h) and second order (interp2_block.h); the
+ * interp_loads.h — the loads of inputs' values, parameters and constants and the NaN/Inf flag
+ * test, shared by the CPU block interpreters of first order (interp_block.h), second order
+ * (interp2_block.h) and reverse mode (interp_rev_block.h); the
  * includer defines DUAL_POINTS and DUAL_VAL and has b, p0, nb, st, ra, dst and prog in scope.
  */
 #ifndef DUAL_CPU_INTERP_LOADS_H
 #define DUAL_CPU_INTERP_LOADS_H
+
+/* x[i] of every point in the block into the register's value row, with the non-finite check
+ * (the start of each interpreter's LDX; a padded point repeats the block's first). */
+#define DUAL_LOAD_X_VALUES()                                                                     \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
+    const int64_t xps = b->x_ps;                                                                 \
+    DUAL_POINTS(p) {                                                                             \
+      double v = xs[(p < nb ? p : 0) * xps];                                                     \
+      vr[p] = v;                                                                                 \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+    }                                                                                            \
+  }
 
 /* p[i] of every point in the block, with the non-finite check. */
 #define DUAL_ENGINE_LDP()                                                                        \

@@ -9,7 +9,7 @@
  * the input's derivative, an OUT seeds it with the cotangent.  The op table's "prop" column is
  * thus both the tangent rule and, transposed, the adjoint rule of every op.
  */
-#include "interp_loads.h" /* LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
 #define DUAL_ALL_PARTIALS 1
@@ -22,17 +22,7 @@
 #define DUAL_TSTEP DUAL_BLKR
 
 /* x[i] of every point in the block, with the non-finite check (no seed: reverse mode). */
-#define DUAL_ENGINE_LDX()                                                                        \
-  {                                                                                              \
-    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
-    const double *xs = b->x + (int64_t)ra * b->x_es + p0 * b->x_ps;                              \
-    const int64_t xps = b->x_ps;                                                                 \
-    DUAL_POINTS(p) {                                                                             \
-      double v = xs[(p < nb ? p : 0) * xps];                                                     \
-      vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
-    }                                                                                            \
-  }
+#define DUAL_ENGINE_LDX() DUAL_LOAD_X_VALUES()
 
 /* The outputs' values (the derivatives come from the adjoint sweep). */
 #define DUAL_ENGINE_OUT()                                                                        \
