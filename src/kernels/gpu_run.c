@@ -231,8 +231,8 @@ static chunk_layout layout_for(const dual_job *job, int64_t c) {
   return l;
 }
 
-static void gather(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
-                   double *dst, int threads) {
+void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
+                     double *dst, int threads) {
   if (src == NULL || len == 0) return;
 #pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
   for (int64_t i = 0; i < c; ++i)
@@ -243,9 +243,10 @@ static void pack(const dual_job *job, const chunk_layout *l, int64_t p0, int64_t
                  int threads) {
   const dual_batch *b = job->b;
   const int64_t n = job->prog->n_in, np = job->prog->n_par;
-  gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l->x), threads);
-  gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l->p), threads);
-  if (job->mode == DUAL_MODE_JVP) gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l->v), threads);
+  dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l->x), threads);
+  dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l->p), threads);
+  if (job->mode == DUAL_MODE_JVP)
+    dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l->v), threads);
 }
 
 /* Which part of a chunk's results a group of passes produced: the values and the first status

@@ -77,15 +77,6 @@ static chunk2 chunk_layout2(const dual_job *job, int64_t c, size_t at) {
   return l;
 }
 
-/* Points [p0, p0 + c) of a strided host array into a packed [c][len] staging array. */
-static void gather2(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
-                    double *dst, int threads) {
-  if (src == NULL || len == 0) return;
-#pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
-  for (int64_t i = 0; i < c; ++i)
-    for (int64_t j = 0; j < len; ++j) dst[i * len + j] = src[(p0 + i) * ps + j * es];
-}
-
 /* The results of one pass for a chunk, back into the caller's strided arrays: the values and the
  * status on the first pass, the Jacobian columns and components this pass wrote. */
 static void scatter(const dual_job *job, const dual_pass2 *ps, int first_pass, int64_t p0,
@@ -159,9 +150,10 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
     }
     if (i >= nchunks) continue;
     const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
-    gather2(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l.x), threads);
-    gather2(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l.p), threads);
-    if (job->mode == DUAL_MODE_HVP) gather2(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l.v), threads);
+    dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l.x), threads);
+    dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l.p), threads);
+    if (job->mode == DUAL_MODE_HVP)
+      dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l.v), threads);
     cudaError_t e = cudaMemcpyAsync(set, pin, l.y, cudaMemcpyHostToDevice, stream);
     if (e != cudaSuccess) {
       st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
@@ -195,10 +187,19 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
-  int bps = 0;
-  cudaError_t e = (cudaError_t)dual_gpu_kernel2_blocks_per_sm(&bps);
-  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "configuring the second-order kernel");
-  if (bps < 1) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: the second-order kernel fits no block");
+  cudaError_t e = cudaSuccess;
+  if (g->blocks2 == 0) { /* once per context: the kernel's shape never changes */
+    e = (cudaError_t)dual_gpu_kernel2_blocks_per_sm(&g->blocks2);
+    if (e != cudaSuccess) {
+      g->blocks2 = 0;
+      return dual_gpu_fail(ctx, e, "configuring the second-order kernel");
+    }
+    if (g->blocks2 < 1) {
+      g->blocks2 = 0;
+      return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: the second-order kernel fits no block");
+    }
+  }
+  const int bps = g->blocks2;
   const dual_program *prog = job->prog;
   dual_plan2 plan;
   dual_pass2 *ps = (dual_pass2 *)malloc(sizeof *ps);
