@@ -8,7 +8,7 @@
  * defined here.
  */
 #include "engine/interp2_ops.h"
-#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, seeds, LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
 #define DUAL_ALL_PARTIALS 1
@@ -31,17 +31,7 @@
     for (uint32_t m_ = ma; m_ != 0u; m_ &= m_ - 1u) {                                            \
       const int k_ = DUAL_CTZ(m_);                                                               \
       double *DUAL_RESTRICT tr = DUAL_TANP(dst, od, md, k_);                                     \
-      if (k_ == pass->vlane) {                                                                   \
-        const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                          \
-        const int64_t vps = b->v_ps;                                                             \
-        DUAL_POINTS(p) {                                                                         \
-          double v = vs[(p < nb ? p : 0) * vps];                                                 \
-          tr[p] = v;                                                                             \
-          st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                 \
-        }                                                                                        \
-      } else {                                                                                   \
-        DUAL_POINTS(p) { tr[p] = 1.0; }                                                          \
-      }                                                                                          \
+      DUAL_SEED_ROW(tr, k_ == pass->vlane)                                                       \
     }                                                                                            \
   }
 

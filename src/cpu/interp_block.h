@@ -19,25 +19,15 @@
 #define DUAL_TAN(r, k) (T + ((size_t)(r) * (size_t)DUAL_WT + (size_t)(k)) * (size_t)DUAL_BLK)
 #define DUAL_TSTEP DUAL_BLK
 
-#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, seeds, LDP, LDK, DUAL_FINITE_FLAGS */
 
 /* x[i] of every point in the block, with the non-finite check, then the tangent seed. */
 #define DUAL_ENGINE_LDX()                                                                        \
   {                                                                                              \
     DUAL_LOAD_X_VALUES()                                                                         \
     if (DUAL_W > 0 && ma != 0u) { /* seed the one lane this input owns in this pass */              \
-      double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                       \
-      if (job->mode == DUAL_MODE_JVP) {                                                             \
-        const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                             \
-        const int64_t vps = b->v_ps;                                                                \
-        DUAL_POINTS(p) {                                                                            \
-          double v = vs[(p < nb ? p : 0) * vps];                                                    \
-          tr[p] = v;                                                                                \
-          st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                    \
-        }                                                                                           \
-      } else {                                                                                      \
-        DUAL_POINTS(p) { tr[p] = 1.0; }                                                             \
-      }                                                                                             \
+      double *DUAL_RESTRICT tr = DUAL_TAN(dst, DUAL_CTZ(ma));                                    \
+      DUAL_SEED_ROW(tr, job->mode == DUAL_MODE_JVP)                                              \
     }                                                                                               \
   }
 

@@ -21,6 +21,21 @@
     }                                                                                            \
   }
 
+/* Seed lane row `tr` of input i (= ra) for every point: the direction's v[i] (JVP, HVP), with the
+ * non-finite check, when `from_v`; else the unit seed 1. */
+#define DUAL_SEED_ROW(tr, from_v)                                                                \
+  if (from_v) {                                                                                  \
+    const double *vs = b->v + (int64_t)ra * b->v_es + p0 * b->v_ps;                              \
+    const int64_t vps = b->v_ps;                                                                 \
+    DUAL_POINTS(p) {                                                                             \
+      double v = vs[(p < nb ? p : 0) * vps];                                                     \
+      (tr)[p] = v;                                                                               \
+      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+    }                                                                                            \
+  } else {                                                                                       \
+    DUAL_POINTS(p) { (tr)[p] = 1.0; }                                                            \
+  }
+
 /* p[i] of every point in the block, with the non-finite check. */
 #define DUAL_ENGINE_LDP()                                                                        \
   {                                                                                              \

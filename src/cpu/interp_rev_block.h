@@ -9,7 +9,7 @@
  * the input's derivative, an OUT seeds it with the cotangent.  The op table's "prop" column is
  * thus both the tangent rule and, transposed, the adjoint rule of every op.
  */
-#include "interp_loads.h" /* x values, LDP, LDK, DUAL_FINITE_FLAGS */
+#include "interp_loads.h" /* x values, seeds, LDP, LDK, DUAL_FINITE_FLAGS */
 
 #define DUAL_W 1
 #define DUAL_ALL_PARTIALS 1
