@@ -17,12 +17,7 @@
 #include "dualbatch.h"
 #include "engine/interp2_ops.h"
 #include "kernels/gpu_kernel.h"
-
-#if defined(__CUDA_ARCH__)
-#define DUAL_POINT2_FN static __forceinline__ __device__
-#else
-#define DUAL_POINT2_FN static inline
-#endif
+#include "kernels/point_loads.h" /* LDP, LDK, flag tests */
 
 #define DUAL_W 1
 #define DUAL_ALL_PARTIALS 1
@@ -35,8 +30,6 @@
 #define DUAL_TSTEP S
 #define DUAL_INPLACE (dst == ra && od == oa)
 #define DUAL_PAIR_ENTRY(i) (A->ents[i])
-#define DUAL_PT_NONFINITE(v) (!(fabs(v) <= DBL_MAX))
-#define DUAL_PT_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 
 /* x[i] of the point, then the seeds of the lanes the input owns: 1, or v[i] in the HVP lane. */
 #define DUAL_ENGINE_LDX()                                                                          \
@@ -55,14 +48,6 @@
     }                                                                                              \
   }
 
-#define DUAL_ENGINE_LDP()                                                                          \
-  {                                                                                                \
-    const double v_ = A->p[pt * A->p_ps + (int64_t)ra * A->p_es];                                  \
-    DUAL_VAL(dst)[0] = v_;                                                                         \
-    st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                        \
-  }
-
-#define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = dual_point2_const(oa, ob);
 
 /* Output rb from register ra: the value (first pass), this pass's Jacobian columns and its
  * components (zeros where the plan proved them zero; mirrored for the full layout). */
@@ -93,14 +78,8 @@
     }                                                                                              \
   }
 
-DUAL_POINT2_FN double dual_point2_const(uint32_t lo, uint32_t hi) {
-  const uint64_t bits = ((uint64_t)hi << 32) | lo;
-  double d;
-  memcpy(&d, &bits, sizeof d);
-  return d;
-}
 
-DUAL_POINT2_FN int dual_point2_run(const dual_gpu_args2 *A, double *V, double *T, uint32_t S,
+DUAL_POINT_FN int dual_point2_run(const dual_gpu_args2 *A, double *V, double *T, uint32_t S,
                                    int64_t pt) {
   const dual_pass2 *pass = A->pass;
   int st[1] = {0};

@@ -23,6 +23,7 @@
 #include "engine/pass.h"
 #include "dualbatch.h"
 #include "kernels/gpu_kernel.h"
+#include "kernels/point_loads.h"
 
 #ifndef DUAL_W
 #error "define DUAL_W (0 or 1) before including interp_point.h"
@@ -30,20 +31,6 @@
 
 #ifndef DUAL_INTERP_POINT_ONCE
 #define DUAL_INTERP_POINT_ONCE
-#if defined(__CUDA_ARCH__)
-#define DUAL_POINT_FN static __forceinline__ __device__
-#define DUAL_FROM_BITS(lo, hi) __hiloint2double((int)(hi), (int)(lo))
-#else
-#define DUAL_POINT_FN static inline
-static inline double dual_from_words(uint32_t lo, uint32_t hi) {
-  const uint64_t bits = ((uint64_t)hi << 32) | lo;
-  double d;
-  memcpy(&d, &bits, sizeof d);
-  return d;
-}
-#define DUAL_FROM_BITS(lo, hi) dual_from_words(lo, hi)
-#endif
-
 /* The interpreter body's interface (engine/interp_ops.h) for one point. */
 #define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
@@ -72,8 +59,6 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
 #define DUAL_LANE_STEP ((int)G)
 #define DUAL_OWNS(k) (((uint32_t)(k) & (G - 1u)) == lane)
 #define DUAL_INPLACE (dst == ra && od == oa)
-#define DUAL_PT_NONFINITE(v) (!(fabs(v) <= DBL_MAX))
-#define DUAL_PT_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 
 /* x[i] of the point, with the non-finite check, then the tangent seed of this pass (one lane). */
 #define DUAL_ENGINE_LDX()                                                                        \
@@ -91,14 +76,6 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
     }                                                                                            \
   }
 
-#define DUAL_ENGINE_LDP()                                                                        \
-  {                                                                                              \
-    const double v_ = A->p[pt * A->p_ps + (int64_t)ra * A->p_es];                                \
-    DUAL_VAL(dst)[0] = v_;                                                                       \
-    st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
-  }
-
-#define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = DUAL_FROM_BITS(oa, ob);
 
 /* Output rb from register ra: the value on the first pass, then this pass's derivative columns
  * (lanes outside the mask are structural zeros). */
