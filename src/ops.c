@@ -6,8 +6,8 @@
 #include "dual/ops.h"
 
 const dual_op_info dual_op_table[DUAL_OP_COUNT] = {
-#define OP(name, spelling, arity, prop, flags, synopsis)                                         \
-  {#name, spelling, arity, DUAL_PROP_##prop, flags, synopsis},
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
+  {#name, spelling, arity, DUAL_PROP_##prop, DUAL_ADJ_##adj, flags, synopsis},
 #include "dual/ops.def"
 #undef OP
 };

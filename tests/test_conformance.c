@@ -56,7 +56,7 @@ typedef struct op_desc {
 } op_desc;
 
 static const op_desc OPS[DUAL_OP_COUNT] = {
-#define OP(name, spelling, arity, prop, flags, synopsis) {#name, spelling, arity},
+#define OP(name, spelling, arity, prop, adj, flags, synopsis) {#name, spelling, arity},
 #include "dual/ops.def"
 #undef OP
 };
@@ -763,17 +763,30 @@ static void run_mask(dual_context *ctx, op_stats *s, int op, const point_ref *pt
   else if (memcmp(y_all, base.y, sizeof(double) * (size_t)B) != 0)
     failf(s, "mask %d: values differ bitwise from the all-active program", mask);
 
+  /* reverse mode: the op's adjoint rule (ops.def "adj") against the same reference */
+  run_buf rev = run_alloc(B, 1, n);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
+  jacobian(ctx, prog, B, x, n, p, np, 1, &rev);
+  cr_assert_eq(dual_context_last_ad_mode(ctx), DUAL_AD_REVERSE);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_AUTO), DUAL_SUCCESS);
+
   for (int64_t q = 0; q < B; ++q) {
     const point_ref *pr = &pts[q];
-    const double *J = base.J + q * n;
+    const double *J = base.J + q * n, *JR = rev.J + q * n;
     if (mask == (1 << ar) - 1) check_value(s, op, pr, base.y[q]);
     check_flags(s, op, pr, base.y[q], J, n, base.st[q], "jacobian");
+    check_flags(s, op, pr, rev.y[q], JR, n, rev.st[q], "reverse jacobian");
     check_flags(s, op, pr, ye[q], NULL, 0, se[q], "eval");
     for (int i = 0; i < ar; ++i)
-      if (col[i] >= 0) check_partial(s, op, pr, i, J[col[i]], base.st[q], mask);
+      if (col[i] >= 0) {
+        check_partial(s, op, pr, i, J[col[i]], base.st[q], mask);
+        check_partial(s, op, pr, i, JR[col[i]], rev.st[q], mask);
+      }
   }
+  if (memcmp(rev.y, base.y, sizeof(double) * (size_t)B) != 0)
+    failf(s, "mask %d: reverse-mode values differ bitwise from forward mode", mask);
   free(ye), free(se), free(x), free(p);
-  run_free(&base), run_free(&other);
+  run_free(&base), run_free(&other), run_free(&rev);
   dual_program_destroy(&prog);
 }
 
@@ -913,13 +926,32 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set) {
   print_header();
 }
 
-/* Every op of the table has a reference, a domain and (public ones) a builder spelling. */
+/* The adjoint rule every op must have: the transpose of its tangent rule (ops.def). */
+static int expected_adj(int op) {
+  switch (dual_op_table[op].prop) {
+  case DUAL_PROP_LOAD: return op == DUAL_OP_LDX ? DUAL_ADJ_GRAD : DUAL_ADJ_NONE;
+  case DUAL_PROP_OUT: return DUAL_ADJ_SEED;
+  case DUAL_PROP_LIN:
+  case DUAL_PROP_MUL: return DUAL_ADJ_LIN;
+  case DUAL_PROP_ADD: return DUAL_ADJ_ADD;
+  case DUAL_PROP_SUB: return DUAL_ADJ_SUB;
+  case DUAL_PROP_NEG: return DUAL_ADJ_NEG;
+  case DUAL_PROP_CHOOSE: return DUAL_ADJ_CHOOSE;
+  case DUAL_PROP_NONE: return DUAL_ADJ_NONE;
+  default: return DUAL_ADJ_MISSING;
+  }
+}
+
+/* Every op of the table has a reference, a domain, (public ones) a builder spelling, and an
+ * adjoint rule. */
 Test(conformance, table_is_covered) {
   for (int op = 0; op < DUAL_OP_COUNT; ++op) {
     Q v;
     double x[3];
     rng r = {1};
     cr_expect(quad_ref_value(op, 0.5, 0.5, 0.5, &v), "%s has no quad reference", OPS[op].name);
+    cr_expect(dual_op_table[op].adj == expected_adj(op), "%s: its adjoint rule (ops.def adj) is "
+              "not the transpose of its tangent rule", OPS[op].name);
     if (OPS[op].spelling[0] != '\0') {
       cr_expect(sample_point(op, &r, x), "%s has no domain in sample_point()", OPS[op].name);
       cr_expect_eq(dual_op_by_spelling(OPS[op].spelling), op, "%s: spelling lookup", OPS[op].name);
@@ -928,7 +960,7 @@ Test(conformance, table_is_covered) {
 }
 
 /* One test per op of ops.def. */
-#define OP(name, spelling, arity, prop, flags, synopsis)                                         \
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
   Test(conformance, name, .timeout = 120) { check_op(DUAL_OP_##name); }
 #include "dual/ops.def"
 #undef OP

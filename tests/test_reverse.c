@@ -232,6 +232,91 @@ Test(reverse, bitwise_across_thread_counts_and_batch_splits) {
   dual_context_destroy(&one), dual_context_destroy(&two);
 }
 
+/* A long chain of ops over a few registers (tapes much longer than the register file, which is
+ * where checkpointing pays), m outputs. */
+static dual_program *chain_program(dual_context *ctx, uint64_t *s, int nin, int m, int steps) {
+  static const char *step[] = {"t = sin(t) * x[%d] + u", "u = t * x[%d] - cos(u)",
+                               "t = exp(-0.1 * t * t) + x[%d] * u", "u = tanh(u + x[%d]) * t",
+                               "t = log1p(t * t) * x[%d] + t", "u = max(t, x[%d]) * u",
+                               "t = hypot(t, x[%d]) - u", "u = sqrt(u * u + x[%d] * x[%d] + 1)",
+                               "t = (t < x[%d] ? t : u) * 0.5 + u", "u = u / (1 + x[%d] * x[%d])"};
+  const size_t cap = 64 * (size_t)(steps + m + 8);
+  char *src = malloc(cap), line[128];
+  cr_assert(src);
+  int len = snprintf(src, cap, "input x[%d]\nlet t = x[0]\nlet u = x[%d]\n", nin, nin - 1);
+  for (int k = 0; k < steps; ++k) {
+    const int j = rp_pick(s, nin);
+    snprintf(line, sizeof line, step[rp_pick(s, 10)], j, j);
+    len += snprintf(src + len, cap - (size_t)len, "%s\n", line);
+  }
+  for (int i = 0; i < m; ++i)
+    len += snprintf(src + len, cap - (size_t)len, "output f%d = t * %d + u * x[%d]\n", i, i + 1, i % nin);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, src, "chain", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  free(src);
+  return prog;
+}
+
+/* Checkpointing (engine/rev_plan.h): under a memory limit too small for a block's whole tape
+ * the program runs in recomputed segments (the context's note says so); results are bitwise
+ * those of one segment, for Jacobians (a sweep per output) and VJPs, and a limit too small for
+ * any segmentation is an error that says so. */
+Test(reverse, checkpointed_segments_are_bitwise_the_whole_tape) {
+  dual_context *whole = make_ctx(DUAL_AD_REVERSE, 1), *cut = make_ctx(DUAL_AD_REVERSE, 1);
+  int64_t tried = 0;
+  int most = 0;
+  for (int i = 0; i < 40; ++i) {
+    uint64_t s = 0xc4eULL + (uint64_t)i;
+    const int nin = 2 + rp_pick(&s, 10), m = 1 + rp_pick(&s, 3), np = 0;
+    dual_program *prog = chain_program(whole, &s, nin, m, 40 + rp_pick(&s, 200));
+    const int64_t B = 37;
+    double *x = malloc(sizeof(double) * B * nin);
+    double *y = malloc(sizeof(double) * B * m), *u = malloc(sizeof(double) * B * m);
+    double *J1 = malloc(sizeof(double) * B * m * nin), *J2 = malloc(sizeof(double) * B * m * nin);
+    double *V1 = malloc(sizeof(double) * B * nin);
+    int32_t *s1 = malloc(sizeof(int32_t) * B), *s2 = malloc(sizeof(int32_t) * B);
+    cr_assert(x && y && u && J1 && J2 && V1 && s1 && s2);
+    for (int64_t k = 0; k < B * nin; ++k) x[k] = rp_uniform(&s, -2.0, 2.0);
+    for (int64_t k = 0; k < B * m; ++k) u[k] = rp_uniform(&s, -1.0, 1.0);
+    jacobian(whole, prog, B, x, NULL, y, J1, s1);
+    cr_assert_eq(dual_vjp(whole, prog, B, x, nin, NULL, np, u, m, NULL, m, V1, nin, NULL), DUAL_SUCCESS);
+    /* limits falling in steps of 10% until none fits: every segmented run against the whole */
+    const int64_t regs = dual_program_num_registers(prog);
+    for (double lim = 16.0 * 8.0 * (double)(4 * regs + 4 * dual_program_num_instructions(prog));;
+         lim *= 0.9) {
+      cr_assert_eq(dual_context_set_memory_limit(cut, (int64_t)lim), DUAL_SUCCESS);
+      const int rc = dual_jacobian(cut, prog, B, x, nin, NULL, np, y, m, J2, (int64_t)m * nin, s2);
+      if (rc != DUAL_SUCCESS) {
+        cr_assert_eq(rc, DUAL_ERR_NO_MEMORY, "%s", dual_context_last_error(cut));
+        cr_assert(strstr(dual_context_last_error(cut), "memory limit") != NULL);
+        break;
+      }
+      const char *note = strstr(dual_context_last_note(cut), "in ");
+      if (note == NULL) continue; /* still one segment */
+      const int nseg = atoi(note + 3);
+      ++tried, most = nseg > most ? nseg : most;
+      cr_assert(nseg >= 2, "%s", dual_context_last_note(cut));
+      cr_assert(memcmp(J1, J2, sizeof(double) * B * m * nin) == 0, "program %d, %d segments: Jacobian differs", i, nseg);
+      cr_assert(memcmp(s1, s2, sizeof(int32_t) * B) == 0, "program %d: flags differ", i);
+      cr_assert_eq(dual_vjp(cut, prog, B, x, nin, NULL, np, u, m, NULL, m, J2, nin, s2), DUAL_SUCCESS);
+      cr_assert(memcmp(V1, J2, sizeof(double) * B * nin) == 0, "program %d, %d segments: VJP differs", i, nseg);
+    }
+    free(x), free(y), free(u), free(J1), free(J2), free(V1), free(s1), free(s2);
+    dual_program_destroy(&prog);
+  }
+  cr_log_info("checkpointing: %lld segmented runs of 40 programs (up to %d segments), bitwise "
+              "equal to the whole tape", (long long)tried, most);
+  cr_assert(tried >= 40 && most >= 4);
+  /* far too little memory: a clear error, no crash */
+  dual_program *prog = bench_program(whole, "kin");
+  double x[32] = {0}, y[32], J[32 * 32];
+  cr_assert_eq(dual_context_set_memory_limit(cut, 4096), DUAL_SUCCESS);
+  cr_assert_eq(dual_jacobian(cut, prog, 1, x, 32, NULL, 0, y, 32, J, 32 * 32, NULL), DUAL_ERR_NO_MEMORY);
+  cr_assert(strstr(dual_context_last_error(cut), "memory limit") != NULL, "%s", dual_context_last_error(cut));
+  dual_program_destroy(&prog);
+  dual_context_destroy(&whole), dual_context_destroy(&cut);
+}
+
 Test(reverse, argument_errors) {
   dual_context *ctx = make_ctx(DUAL_AD_AUTO, 0);
   cr_assert_eq(dual_context_set_ad_mode(ctx, 7), DUAL_ERR_ARGUMENT);

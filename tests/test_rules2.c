@@ -52,7 +52,7 @@ typedef struct op_desc {
 } op_desc;
 
 static const op_desc OPS[DUAL_OP_COUNT] = {
-#define OP(name, spelling, arity, prop, flags, synopsis) {#name, arity, flags},
+#define OP(name, spelling, arity, prop, adj, flags, synopsis) {#name, arity, flags},
 #include "dual/ops.def"
 #undef OP
 };
@@ -584,7 +584,7 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set) {
 
 /* One test per op of ops.def: an op without dual_rule2_NAME does not compile, one without a
  * domain or reference fails. */
-#define OP(name, spelling, arity, prop, flags, synopsis)                                         \
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
   Test(rules2, name, .timeout = 120) { check_op(DUAL_OP_##name); }
 #include "dual/ops.def"
 #undef OP

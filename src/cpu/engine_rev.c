@@ -1,9 +1,12 @@
 /*
- * engine_rev.c — the CPU reverse-mode engine: VJPs, and gradients and Jacobians when the context
- * asks for reverse mode.  Per block of points one forward sweep records each op's partials on a
- * tape (interp_rev_block.h), then one adjoint sweep per cotangent (the caller's u for a VJP, each
- * output's unit vector for a Jacobian) accumulates the derivatives.  OpenMP over blocks; each
- * point's arithmetic is independent of the block and thread, so results are reproducible.
+ * engine_rev.c — the CPU reverse-mode engine: VJPs, and gradients and Jacobians in reverse mode.
+ * Per block of points one forward sweep tapes each op's partials, then one adjoint sweep runs per
+ * cotangent (the caller's u for a VJP, each output's unit vector for a Jacobian); the sweeps are
+ * engine/interp_rev.h, shared with the GPU.  When a thread's tape would pass its share of the
+ * memory budget (the context's memory limit, else DUAL_CPU_REV_BUDGET), the plan cuts the
+ * program into checkpointed segments (engine/rev_plan.h).  OpenMP over blocks; each point's
+ * arithmetic is independent of the block, the thread and the segmentation, so results are
+ * reproducible bit for bit.
  */
 #include <float.h>
 #include <math.h>
@@ -12,73 +15,72 @@
 
 #include "context.h"
 #include "dual/rules.h"
+#include "engine/rev_plan.h"
 #include "exec.h"
 
-/* Points per block: the tape holds three rows per recorded instruction. */
+/* Points per block. */
 #define DUAL_BLKR 16
+/* Default bound on the reverse-mode workspaces of all threads together, bytes. */
+#define DUAL_CPU_REV_BUDGET ((int64_t)1 << 30)
 
 typedef struct dual_cpu_wsr {
-  double *val;          /* [n_regs][BLK] */
-  double *tape;         /* [rows][BLK] */
-  const int64_t *tape_at; /* [n_instr]: first tape row of instruction t, or -1 (shared) */
-  double *adj;          /* [n_active + 1][BLK] */
-  double *grad;         /* [n_in + 1][BLK] */
-  double *scratch;      /* [3][BLK] */
-  int *st;              /* [BLK] */
+  double *val;     /* [n_regs][BLK] */
+  double *snap;    /* [nseg][n_regs][BLK]: the values at each segment's start (nseg > 1) */
+  double *tape;    /* [rows][BLK] */
+  double *adj;     /* [n_active + 1][BLK] */
+  double *grad;    /* [n_in + 1][BLK] */
+  double *scratch; /* [3][BLK] */
+  int *st;         /* [BLK] */
   void *mem;
 } dual_cpu_wsr;
 
 #include "interp_rev_block.h"
 
-static int wsr_alloc(dual_cpu_wsr *ws, const dual_program *prog, int64_t tape_rows) {
-  const size_t rows = (size_t)prog->n_regs + (size_t)tape_rows + (size_t)prog->n_active + 1 +
-                      (size_t)prog->n_in + 1 + 3;
-  ws->mem = malloc(rows * DUAL_BLKR * sizeof(double) + DUAL_BLKR * sizeof(int));
+/* A zeroed workspace (the sweeps leave adjoints and derivatives zero again). */
+static int wsr_alloc(dual_cpu_wsr *ws, const dual_rev_plan *pl, const dual_program *prog) {
+  const dual_rev_layout l = dual_rev_plan_layout(pl, prog);
+  ws->mem = calloc((size_t)l.end * DUAL_BLKR * sizeof(double) + DUAL_BLKR * sizeof(int), 1);
   if (ws->mem == NULL) return 0;
-  ws->val = (double *)ws->mem;
-  ws->tape = ws->val + (size_t)prog->n_regs * DUAL_BLKR;
-  ws->adj = ws->tape + (size_t)tape_rows * DUAL_BLKR;
-  ws->grad = ws->adj + ((size_t)prog->n_active + 1) * DUAL_BLKR;
-  ws->scratch = ws->grad + ((size_t)prog->n_in + 1) * DUAL_BLKR;
-  ws->st = (int *)(ws->scratch + 3 * DUAL_BLKR);
+  double *base = (double *)ws->mem;
+  ws->val = base + l.val * DUAL_BLKR;
+  ws->snap = base + l.snap * DUAL_BLKR;
+  ws->tape = base + l.tape * DUAL_BLKR;
+  ws->adj = base + l.adj * DUAL_BLKR;
+  ws->grad = base + l.grad * DUAL_BLKR;
+  ws->scratch = base + l.scratch * DUAL_BLKR;
+  ws->st = (int *)(base + l.end * DUAL_BLKR);
   return 1;
-}
-
-/* Tape rows: three per instruction whose active result carries tangents. */
-static int64_t tape_layout(const dual_program *prog, int64_t *tape_at) {
-  int64_t rows = 0;
-  for (int64_t t = 0; t < prog->n_instr; ++t) {
-    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
-    const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
-    const int records = DUAL_INSTR_DST(w) < prog->n_active && info->prop != DUAL_PROP_LOAD &&
-                        info->prop != DUAL_PROP_OUT && info->prop != DUAL_PROP_NONE;
-    tape_at[t] = records ? rows : -1;
-    if (records) rows += 3;
-  }
-  return rows;
 }
 
 int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   const dual_program *prog = job->prog;
   const int64_t count = job->b->count;
   if (count == 0) return DUAL_SUCCESS;
-  int64_t *tape_at = (int64_t *)malloc(((size_t)prog->n_instr + 1) * sizeof *tape_at);
-  if (tape_at == NULL)
+  const int64_t nblocks = (count + DUAL_BLKR - 1) / DUAL_BLKR;
+  int threads = job->threads;
+  if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_REV_BUDGET;
+  const int64_t budget = limit / threads / DUAL_BLKR / (int64_t)sizeof(double);
+  dual_rev_plan plan;
+  const int ps = dual_rev_plan_build(&plan, prog, budget);
+  if (ps == DUAL_ERR_LIMIT)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
+                     "reverse mode: a block of %d points needs at least %lld bytes of tape and "
+                     "snapshots per thread, over the memory limit of %lld bytes for %d threads "
+                     "(dual_context_set_memory_limit)", DUAL_BLKR,
+                     (long long)(plan.per_point * DUAL_BLKR * (int64_t)sizeof(double)),
+                     (long long)limit, threads);
+  if (ps != DUAL_SUCCESS)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory preparing %lld instructions",
                      (long long)prog->n_instr);
-  const int64_t tape_rows = tape_layout(prog, tape_at);
-  const int64_t nblocks = (count + DUAL_BLKR - 1) / DUAL_BLKR;
   /* cotangents: the caller's u (VJP) or the outputs' unit vectors, one sweep each */
   const int sweeps = job->mode == DUAL_MODE_JACOBIAN ? prog->n_out : 1;
   int failed = 0;
-  int threads = job->threads;
-  if ((int64_t)threads > nblocks) threads = (int)nblocks;
 #pragma omp parallel num_threads(threads)
   {
     dual_cpu_wsr ws;
     memset(&ws, 0, sizeof ws);
-    const int ok = wsr_alloc(&ws, prog, tape_rows);
-    ws.tape_at = tape_at;
+    const int ok = wsr_alloc(&ws, &plan, prog);
     if (!ok) {
 #pragma omp atomic write
       failed = 1;
@@ -86,21 +88,29 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
 #pragma omp for schedule(dynamic, 4)
     for (int64_t ib = 0; ib < nblocks; ++ib) {
       if (!ok) continue;
-      const int64_t p0 = ib * DUAL_BLKR;
-      const int nb = (int)(count - p0 < DUAL_BLKR ? count - p0 : DUAL_BLKR);
+      dual_cpu_rev_ctx R;
+      R.job = job, R.ws = &ws, R.plan = &plan;
+      R.p0 = ib * DUAL_BLKR;
+      R.nb = (int)(count - R.p0 < DUAL_BLKR ? count - R.p0 : DUAL_BLKR);
       memset(ws.st, 0, (size_t)DUAL_BLKR * sizeof(int));
-      dual_cpu_rev_forward(job, &ws, p0, nb);
-      for (int s = 0; s < sweeps; ++s)
-        dual_cpu_rev_adjoint(job, &ws, p0, nb, job->mode == DUAL_MODE_VJP ? -1 : s, s);
+      for (int s = 0; s < sweeps; ++s) {
+        R.unit_output = job->mode == DUAL_MODE_VJP ? -1 : s;
+        dual_rev_sweeps(&R, prog->n_active, plan.seg, plan.nseg, s > 0);
+        dual_cpu_rev_store(&R, s);
+      }
       if (job->b->status != NULL)
-        for (int p = 0; p < nb; ++p) job->b->status[p0 + p] = (int32_t)ws.st[p];
+        for (int p = 0; p < R.nb; ++p) job->b->status[R.p0 + p] = (int32_t)ws.st[p];
     }
     free(ws.mem);
   }
-  free(tape_at);
+  const int32_t nseg = plan.nseg;
+  dual_rev_plan_free(&plan);
+  if (!failed && nseg > 1)
+    dual_set_note(ctx, dual_strdup_printf("reverse mode: the tape was over the memory limit, so "
+                                          "the program ran in %d checkpointed segments", nseg));
   if (failed)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
-                     "out of memory allocating the reverse-mode workspace (%d points x %lld tape "
-                     "rows)", DUAL_BLKR, (long long)tape_rows);
+                     "out of memory allocating the reverse-mode workspace (%d points x %lld "
+                     "doubles)", DUAL_BLKR, (long long)plan.per_point);
   return DUAL_SUCCESS;
 }

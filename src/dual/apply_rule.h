@@ -12,7 +12,7 @@
 
 DUAL_INLINE double dual_apply_rule(int op, double a, double b, double c, double *d, int *flags) {
   switch (op) {
-#define OP(name, spelling, arity, prop, fl, synopsis)                                            \
+#define OP(name, spelling, arity, prop, adj, fl, synopsis)                                       \
   case DUAL_OP_##name:                                                                           \
     return dual_rule_##name(a, b, c, d, flags);
 #include "ops.def"
@@ -28,7 +28,7 @@ DUAL_INLINE double dual_apply_rule(int op, double a, double b, double c, double 
 DUAL_INLINE void dual_apply_rule2(int op, double a, double b, double c, double r, const double *d,
                                   double *dd) {
   switch (op) {
-#define OP(name, spelling, arity, prop, fl, synopsis)                                            \
+#define OP(name, spelling, arity, prop, adj, fl, synopsis)                                       \
   case DUAL_OP_##name:                                                                           \
     dual_rule2_##name(a, b, c, r, d, dd);                                                        \
     return;

@@ -21,13 +21,26 @@ enum dual_prop {
   DUAL_PROP_NONE
 };
 
+/* How an op's result adjoint flows back to its operands (ops.def "adj" column). */
+enum dual_adj {
+  DUAL_ADJ_MISSING, /* no rule: never in the table (tests/test_reverse.c fails on it) */
+  DUAL_ADJ_GRAD,
+  DUAL_ADJ_SEED,
+  DUAL_ADJ_LIN,
+  DUAL_ADJ_ADD,
+  DUAL_ADJ_SUB,
+  DUAL_ADJ_NEG,
+  DUAL_ADJ_CHOOSE,
+  DUAL_ADJ_NONE
+};
+
 /* ops.def "flags" column.  F_D2AA / F_D2AB / F_D2BB: the second partial d2r/da2 (da db, db2)
  * of this op may be nonzero; where the flag is absent dual_rule2_NAME stores exactly 0.0 there
  * and the second-order engines skip the term structurally.  No op has a second partial in c. */
 enum dual_op_flag { F_COMM = 1, F_CHECK = 2, F_BOOL = 4, F_D2AA = 8, F_D2AB = 16, F_D2BB = 32 };
 
 typedef enum dual_op {
-#define OP(name, spelling, arity, prop, flags, synopsis) DUAL_OP_##name,
+#define OP(name, spelling, arity, prop, adj, flags, synopsis) DUAL_OP_##name,
 #include "ops.def"
 #undef OP
   DUAL_OP_COUNT
@@ -38,6 +51,7 @@ typedef struct dual_op_info {
   const char *spelling;  /* "+" ; "" for internal ops */
   int arity;             /* register operands read */
   int prop;              /* enum dual_prop */
+  int adj;               /* enum dual_adj */
   int flags;             /* enum dual_op_flag */
   const char *synopsis;  /* "r=a+b ; t=ta+tb" */
 } dual_op_info;

@@ -204,7 +204,7 @@
 #define DUAL_CASE_CHOOSE(name, arity, flags) DUAL_COMPUTE(name, arity, flags, CHOOSE)
 #define DUAL_CASE_NONE(name, arity, flags) DUAL_VALUE_LOOP(name, arity, flags, -1)
 
-#define OP(name, spelling, arity, prop, flags, synopsis)                                         \
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
   case DUAL_OP_##name: {                                                                         \
     DUAL_CASE_##prop(name, arity, flags)                                                         \
   } break;

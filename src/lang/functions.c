@@ -12,7 +12,7 @@ static const struct {
   const char *spelling;
   int arity;
 } op_spellings[] = {
-#define OP(name, spelling, arity, prop, flags, synopsis) {spelling, arity},
+#define OP(name, spelling, arity, prop, adj, flags, synopsis) {spelling, arity},
 #include "dual/ops.def"
 #undef OP
 };

@@ -1,0 +1,137 @@
+/*
+ * interp_rev.h — the reverse sweep over the bytecode, written once for the CPU block engine
+ * (cpu/interp_rev_block.h, DUAL_BLKR points at a time) and the GPU kernel
+ * (kernels/interp_rev_point.h, one point per thread).  Defines dual_rev_forward, dual_rev_adjoint
+ * and dual_rev_sweeps (checkpointed or not) with the includer's storage.
+ *
+ * Forward: the values-only interpreter of interp_ops.h with DUAL_ALL_PARTIALS, over instructions
+ * [t0, t1): each op whose adjoint rule reads partials stores its rule's d[] (the numbers forward
+ * mode multiplies tangents by) in its tape rows (engine/rev_plan.h).  Adjoint: instructions
+ * t1 - 1 down to t0, each applying its ops.def "adj" rule: the result's adjoint g is taken (and
+ * its register's adjoint cleared: the definition ends there) and handed to the active operands —
+ * LIN  += d*g through the guarded product DUAL_TM (a zero g adds nothing, even against an
+ * infinite partial), CHOOSE += g to the operand whose taped partial is nonzero, ADD/SUB/NEG
+ * +-g; GRAD adds g to the input's derivative, SEED starts an output's adjoint at its cotangent.
+ * Every register's adjoint is zero again after a full sweep, so the storage is cleared once.
+ *
+ * The includer defines: DUAL_REV_FN (function qualifier), DUAL_REV_CTX (its state type, passed
+ * as R), DUAL_REV_LOCALS (declarations from R: st, V and what its load/store macros use),
+ * DUAL_POINTS / DUAL_POINTS_OR / DUAL_VAL, DUAL_TAPE(row), DUAL_SCRATCH(i), DUAL_ADJ(r),
+ * DUAL_GRAD(i) (row pointers), DUAL_REV_WORDS(t) (instruction t's four words into w0..w3),
+ * DUAL_REV_AUX(t), DUAL_ENGINE_LDX/LDP/LDK/OUT (forward), DUAL_REV_SEED(ar, out) (add output
+ * `out`'s cotangent to the adjoint row ar, with its checks), and DUAL_REV_SNAPSHOT(k) /
+ * DUAL_REV_RESTORE(k) (copy the register values to / from checkpoint k).
+ */
+#include "dual/ops.h"
+#include "engine/rev_plan.h"
+
+#define DUAL_W 1
+#define DUAL_ALL_PARTIALS 1
+#define DUAL_TAN(r, k) ((double *)NULL) /* no tangents: the lane masks are empty */
+#define DUAL_TSTEP 1
+
+/* The forward sweep over instructions [t0, t1): values, flags and the tape of partials. */
+DUAL_REV_FN void dual_rev_forward(DUAL_REV_CTX *R, int64_t t0, int64_t t1) {
+  DUAL_REV_LOCALS
+  for (int64_t t = t0; t < t1; ++t) {
+    uint32_t w0, w1, w2, w3;
+    DUAL_REV_WORDS(t);
+    const uint32_t aux = DUAL_REV_AUX(t);
+    const int op = (int)(w0 >> DUAL_DST_BITS);
+    const int32_t dst = (int32_t)(w0 & ((1u << DUAL_DST_BITS) - 1u));
+    const int32_t ra = (int32_t)w1, rb = (int32_t)w2, rc = (int32_t)w3;
+    const uint32_t ma = 0u, mb = 0u, mc = 0u; /* no tangents */
+    const int taped = DUAL_REV_TAPED(aux), arity = DUAL_REV_ARITY(aux);
+    const uint32_t row = DUAL_REV_ROW(aux);
+    double *DUAL_RESTRICT pa = taped ? DUAL_TAPE(row) : DUAL_SCRATCH(0);
+    double *DUAL_RESTRICT pb = taped && arity > 1 ? DUAL_TAPE(row + 1u) : DUAL_SCRATCH(1);
+    double *DUAL_RESTRICT pc = taped && arity > 2 ? DUAL_TAPE(row + 2u) : DUAL_SCRATCH(2);
+    int prop_ = DUAL_PROP_NONE, bad_ = 0;
+    (void)rc, (void)ma, (void)mb, (void)mc, (void)pa, (void)pb, (void)pc, (void)bad_, (void)prop_;
+    switch (op) {
+#include "engine/interp_ops.h"
+    default:
+      break;
+    }
+  }
+}
+
+/* The adjoint sweep over instructions t1 - 1 down to t0 (the cotangents enter at the outputs
+ * through DUAL_REV_SEED). */
+DUAL_REV_FN void dual_rev_adjoint(DUAL_REV_CTX *R, int32_t nact, int64_t t0, int64_t t1) {
+  DUAL_REV_LOCALS
+  for (int64_t t = t1 - 1; t >= t0; --t) {
+    uint32_t w0, w1, w2, w3;
+    DUAL_REV_WORDS(t);
+    const uint32_t aux = DUAL_REV_AUX(t);
+    const int adj = DUAL_REV_ADJ(aux);
+    const int32_t dst = (int32_t)(w0 & ((1u << DUAL_DST_BITS) - 1u));
+    const int32_t r[3] = {(int32_t)w1, (int32_t)w2, (int32_t)w3};
+    if (adj == DUAL_ADJ_NONE) continue;
+    if (adj == DUAL_ADJ_SEED) {
+      if (r[0] < nact) {
+        double *DUAL_RESTRICT ar = DUAL_ADJ(r[0]);
+        DUAL_REV_SEED(ar, r[1]);
+      }
+      continue;
+    }
+    if (dst >= nact) continue; /* a passive result has no adjoint */
+    double *DUAL_RESTRICT ad = DUAL_ADJ(dst);
+    if (adj == DUAL_ADJ_GRAD) {
+      double *DUAL_RESTRICT gi = DUAL_GRAD(r[0]);
+      DUAL_POINTS(p) { gi[p] += ad[p]; ad[p] = 0.0; }
+      continue;
+    }
+    double *DUAL_RESTRICT gr = DUAL_SCRATCH(0);
+    DUAL_POINTS(p) { gr[p] = ad[p]; ad[p] = 0.0; } /* the definition ends here (dst may be a) */
+    const int arity = DUAL_REV_ARITY(aux);
+    const uint32_t row = DUAL_REV_ROW(aux);
+    const int first = (int)(w0 >> DUAL_DST_BITS) == DUAL_OP_SELECT; /* the condition: no adjoint */
+    for (int i = first; i < arity; ++i) {
+      if (r[i] >= nact) continue;
+      double *ai = DUAL_ADJ(r[i]); /* may be the same row for two operands: no restrict */
+      if (adj == DUAL_ADJ_LIN) {
+        const double *DUAL_RESTRICT di = DUAL_TAPE(row + (uint32_t)i);
+        DUAL_POINTS(p) { ai[p] += DUAL_TM(di[p], gr[p]); }
+      } else if (adj == DUAL_ADJ_CHOOSE) {
+        const double *DUAL_RESTRICT di = DUAL_TAPE(row + (uint32_t)i);
+        DUAL_POINTS(p) { ai[p] += di[p] != 0.0 ? gr[p] : 0.0; }
+      } else if (adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0)) {
+        DUAL_POINTS(p) { ai[p] += gr[p]; }
+      } else { /* SUB's b, NEG */
+        DUAL_POINTS(p) { ai[p] -= gr[p]; }
+      }
+    }
+  }
+}
+
+/* One cotangent's sweeps over the whole program (segments seg[0..nseg], engine/rev_plan.h).
+ * One segment: a forward sweep that tapes everything (skipped when `taped`: a previous
+ * cotangent's tape is still there), then the adjoint sweep.  Several: a forward sweep that
+ * snapshots the values at every segment's start (DUAL_REV_SNAPSHOT(k)), then each segment, the
+ * last first, is recomputed from its snapshot (DUAL_REV_RESTORE(k)), taping it, and swept
+ * backwards.  Either way each op computes the same numbers, so the results are the same bits. */
+DUAL_REV_FN void dual_rev_sweeps(DUAL_REV_CTX *R, int32_t nact, const int64_t *seg, int32_t nseg,
+                                 int taped) {
+  if (nseg == 1) {
+    if (!taped) dual_rev_forward(R, seg[0], seg[1]);
+    dual_rev_adjoint(R, nact, seg[0], seg[1]);
+    return;
+  }
+  for (int32_t k = 0; k < nseg; ++k) {
+    DUAL_REV_SNAPSHOT(k);
+    dual_rev_forward(R, seg[k], seg[k + 1]);
+  }
+  for (int32_t k = nseg - 1; k >= 0; --k) {
+    if (k < nseg - 1) {
+      DUAL_REV_RESTORE(k);
+      dual_rev_forward(R, seg[k], seg[k + 1]);
+    }
+    dual_rev_adjoint(R, nact, seg[k], seg[k + 1]);
+  }
+}
+
+#undef DUAL_W
+#undef DUAL_ALL_PARTIALS
+#undef DUAL_TAN
+#undef DUAL_TSTEP

@@ -1,0 +1,54 @@
+/*
+ * rev_plan.h — a program prepared for the reverse sweep (engine/interp_rev.h), shared by the CPU
+ * and GPU engines: one auxiliary word per instruction (its adjoint rule, arity and tape rows) and
+ * the segments of checkpointed recomputation when the whole tape would exceed a memory budget.
+ *
+ * The forward sweep tapes the partials of every op whose adjoint rule (ops.def "adj") is LIN or
+ * CHOOSE and whose result is active, one row per operand; ADD/SUB/NEG need none (their partials
+ * are +-1).  A point then needs, in doubles: its register values, the tape, one adjoint per
+ * active register (+1), one derivative per input (+1) and 3 scratch rows.  When that is over the
+ * budget the instructions are cut into K segments: the forward sweep keeps a snapshot of the
+ * register values at each segment's start instead of the whole tape, and the reverse sweep
+ * recomputes one segment at a time from its snapshot (taping it) before sweeping it backwards —
+ * K snapshots plus the largest segment's tape, for one extra forward sweep.  Host code.
+ */
+#ifndef DUAL_REV_PLAN_H
+#define DUAL_REV_PLAN_H
+
+#include <stdint.h>
+
+#include "program.h"
+
+/* The auxiliary word of instruction t: adjoint rule (enum dual_adj), arity, whether it tapes
+ * (then `arity` rows from its row, counted from its segment's start). */
+#define DUAL_REV_ADJ(aux) ((int)((aux)&15u))
+#define DUAL_REV_ARITY(aux) ((int)(((aux) >> 4) & 3u))
+#define DUAL_REV_TAPED(aux) ((int)(((aux) >> 6) & 1u))
+#define DUAL_REV_ROW(aux) ((uint32_t)(aux) >> 7)
+#define DUAL_REV_MAX_ROWS ((int64_t)1 << 25) /* tape rows per segment the word can address */
+
+typedef struct dual_rev_plan {
+  uint32_t *aux;      /* [n_instr] */
+  int64_t *seg;       /* [nseg + 1]: first instruction of each segment; seg[nseg] = n_instr */
+  int32_t nseg;       /* 1: the whole tape at once, no recomputation */
+  int64_t tape_rows;  /* rows of the largest segment's tape */
+  int64_t total_rows; /* rows of the whole program's tape */
+  int64_t per_point;  /* doubles a point needs (dual_rev_layout) */
+} dual_rev_plan;
+
+/* Where each part of a point's storage starts, in rows (doubles per point) from its base. */
+typedef struct dual_rev_layout {
+  int64_t val, snap, tape, adj, grad, scratch, end;
+} dual_rev_layout;
+
+/* Plan the reverse sweep of `prog` so that a point needs at most `budget` doubles (0: no bound),
+ * with as few segments as fit.  Returns DUAL_SUCCESS, DUAL_ERR_NO_MEMORY (host allocation) or
+ * DUAL_ERR_LIMIT when no segmentation fits the budget (pl->per_point then holds the least a
+ * point could need).  A plan is freed with dual_rev_plan_free. */
+int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int64_t budget);
+void dual_rev_plan_free(dual_rev_plan *pl);
+
+/* The storage layout of a plan's point. */
+dual_rev_layout dual_rev_plan_layout(const dual_rev_plan *pl, const dual_program *prog);
+
+#endif /* DUAL_REV_PLAN_H */
