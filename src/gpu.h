@@ -25,6 +25,10 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job);
 /* The same for a second-order job (Hessian, HVP: kernels/gpu_run2.c). */
 int dual_gpu_run2(dual_context *ctx, const dual_job *job);
 
+/* The same for a reverse-mode job (VJP; gradient or Jacobian in reverse mode:
+ * kernels/gpu_run_rev.c). */
+int dual_gpu_run_rev(dual_context *ctx, const dual_job *job);
+
 /* Free a context's GPU state (NULL is fine). */
 void dual_gpu_release(struct dual_gpu *gpu);
 

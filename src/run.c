@@ -33,10 +33,10 @@ static const char *mode_name(int mode) {
  * passes * (W + 4) — a pass re-evaluates the values, worth about four tangent lanes — preferring
  * the larger width on ties; on the GPU the fewest passes (a GPU stores only the lanes a register
  * uses, engine/plan.h, so a wider pass costs little register file; bench/NOTES.md). */
-static int choose_width(const dual_context *ctx, const dual_program *prog, int mode) {
+static int choose_width(const dual_context *ctx, const dual_program *prog, int mode, int forced) {
   if (mode == DUAL_MODE_EVAL) return 0;
   if (mode == DUAL_MODE_JVP) return 1;
-  if (ctx->width > 0) return ctx->width;
+  if (forced && ctx->width > 0) return ctx->width;
   /* Second order: every pass re-evaluates the values and the lanes, while the pairs add up to
    * the same total for any blocking, so the fewest passes win: one diagonal block up to n = 32,
    * blocks of 16 beyond (engine/pass2.h). */
@@ -54,6 +54,29 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
     if (w >= n) break;
   }
   return best;
+}
+
+/* Forward or reverse for first derivatives (dual_context_set_ad_mode; VJPs are always reverse).
+ * AUTO compares the modelled cost of the two over the same bytecode, in units of one forward
+ * pass's value sweep per instruction:
+ *   CPU  forward passes * (W + 4)  (the value sweep is worth about four tangent lanes)
+ *        reverse  12 + 28 * s      (a taping forward sweep, then one adjoint sweep per
+ *                                   cotangent s: 1 for a gradient, m for a Jacobian)
+ *   GPU  forward passes * 4        (a pass costs about the same at any width: the GPU stores only
+ *                                   the lanes a register uses, so its work is the interpretation)
+ *        reverse  3 + 5 * s
+ * The constants come from the measured crossover (bench/bench_crossover.c, bench/NOTES.md): on
+ * the CPU reverse wins from n = 33 inputs for a scalar function, on the GPU from n = 65. */
+static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
+  if (mode == DUAL_MODE_VJP) return 1;
+  if (mode != DUAL_MODE_GRADIENT && mode != DUAL_MODE_JACOBIAN) return 0;
+  if (ctx->ad_mode != DUAL_AD_AUTO) return ctx->ad_mode == DUAL_AD_REVERSE;
+  /* the automatic width, not a forced one: the choice (and so the bits) never depends on it */
+  const int width = choose_width(ctx, prog, mode, 0);
+  const int64_t n = prog->n_in, s = mode == DUAL_MODE_GRADIENT ? 1 : prog->n_out;
+  const int64_t passes = (n + width - 1) / (width > 0 ? width : 1);
+  if (ctx->device == DUAL_DEVICE_GPU) return 3 + 5 * s < passes * 4;
+  return 12 + 28 * s < passes * (width + 4);
 }
 
 /* Every element index b*ps + i*es (0 <= b < count, 0 <= i < len) must fit in int64. */
@@ -77,8 +100,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
     return st;
   }
-  int st = job->reverse ? dual_fail(ctx, DUAL_ERR_UNSUPPORTED,
-                                    "%s: the GPU engine has no reverse mode yet", mode_name(job->mode))
+  int st = job->reverse ? dual_gpu_run_rev(ctx, job)
            : dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job)
                                                    : dual_gpu_run(ctx, job);
   if (st == DUAL_SUCCESS) {
@@ -153,9 +175,8 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.prog = prog;
   job.b = b;
   job.mode = mode;
-  job.width = choose_width(ctx, prog, mode);
-  job.reverse = mode == DUAL_MODE_VJP ||
-                (ctx->ad_mode == DUAL_AD_REVERSE && (mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_JACOBIAN));
+  job.width = choose_width(ctx, prog, mode, 1);
+  job.reverse = choose_reverse(ctx, prog, mode);
   job.threads = ctx->threads;
 #ifdef _OPENMP
   if (job.threads <= 0) job.threads = omp_get_max_threads();

@@ -232,31 +232,6 @@ Test(reverse, bitwise_across_thread_counts_and_batch_splits) {
   dual_context_destroy(&one), dual_context_destroy(&two);
 }
 
-/* A long chain of ops over a few registers (tapes much longer than the register file, which is
- * where checkpointing pays), m outputs. */
-static dual_program *chain_program(dual_context *ctx, uint64_t *s, int nin, int m, int steps) {
-  static const char *step[] = {"t = sin(t) * x[%d] + u", "u = t * x[%d] - cos(u)",
-                               "t = exp(-0.1 * t * t) + x[%d] * u", "u = tanh(u + x[%d]) * t",
-                               "t = log1p(t * t) * x[%d] + t", "u = max(t, x[%d]) * u",
-                               "t = hypot(t, x[%d]) - u", "u = sqrt(u * u + x[%d] * x[%d] + 1)",
-                               "t = (t < x[%d] ? t : u) * 0.5 + u", "u = u / (1 + x[%d] * x[%d])"};
-  const size_t cap = 64 * (size_t)(steps + m + 8);
-  char *src = malloc(cap), line[128];
-  cr_assert(src);
-  int len = snprintf(src, cap, "input x[%d]\nlet t = x[0]\nlet u = x[%d]\n", nin, nin - 1);
-  for (int k = 0; k < steps; ++k) {
-    const int j = rp_pick(s, nin);
-    snprintf(line, sizeof line, step[rp_pick(s, 10)], j, j);
-    len += snprintf(src + len, cap - (size_t)len, "%s\n", line);
-  }
-  for (int i = 0; i < m; ++i)
-    len += snprintf(src + len, cap - (size_t)len, "output f%d = t * %d + u * x[%d]\n", i, i + 1, i % nin);
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile(ctx, src, "chain", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  free(src);
-  return prog;
-}
-
 /* Checkpointing (engine/rev_plan.h): under a memory limit too small for a block's whole tape
  * the program runs in recomputed segments (the context's note says so); results are bitwise
  * those of one segment, for Jacobians (a sweep per output) and VJPs, and a limit too small for
@@ -268,7 +243,8 @@ Test(reverse, checkpointed_segments_are_bitwise_the_whole_tape) {
   for (int i = 0; i < 40; ++i) {
     uint64_t s = 0xc4eULL + (uint64_t)i;
     const int nin = 2 + rp_pick(&s, 10), m = 1 + rp_pick(&s, 3), np = 0;
-    dual_program *prog = chain_program(whole, &s, nin, m, 40 + rp_pick(&s, 200));
+    dual_program *prog = rp_chain_program(whole, &s, nin, m, 40 + rp_pick(&s, 200));
+    cr_assert(prog != NULL, "%s", dual_context_last_error(whole));
     const int64_t B = 37;
     double *x = malloc(sizeof(double) * B * nin);
     double *y = malloc(sizeof(double) * B * m), *u = malloc(sizeof(double) * B * m);
@@ -315,6 +291,40 @@ Test(reverse, checkpointed_segments_are_bitwise_the_whole_tape) {
   cr_assert(strstr(dual_context_last_error(cut), "memory limit") != NULL, "%s", dual_context_last_error(cut));
   dual_program_destroy(&prog);
   dual_context_destroy(&whole), dual_context_destroy(&cut);
+}
+
+/* AUTO's choice on the CPU (run.c's cost model), reported by dual_context_last_ad_mode: forward
+ * for few inputs, reverse for many; a Jacobian weighs one adjoint sweep per output; a forced
+ * width never changes the choice. */
+Test(reverse, auto_mode_choice_is_reported) {
+  dual_context *ctx = make_ctx(DUAL_AD_AUTO, 1);
+  static const struct { const char *src; int want; } cases[] = {
+      {"input x[8]\noutput f = sum(i in 0..8, sin(x[i]))\n", DUAL_AD_FORWARD},
+      {"input x[32]\noutput f = sum(i in 0..32, sin(x[i]))\n", DUAL_AD_FORWARD},
+      {"input x[40]\noutput f = sum(i in 0..40, sin(x[i]))\n", DUAL_AD_REVERSE},
+      {"input x[300]\noutput f = sum(i in 0..300, sin(x[i]))\n", DUAL_AD_REVERSE},
+      /* 40 inputs, 2 outputs: forward 2 passes of 32 + 4 = 72 (or 60 at 16) < 12 + 56: forward */
+      {"input x[40]\noutput f = sum(i in 0..40, sin(x[i]))\noutput g = x[0]\n", DUAL_AD_FORWARD},
+      {"input x[300]\noutput f = sum(i in 0..300, sin(x[i]))\noutput g = x[0]\n", DUAL_AD_REVERSE},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_program_compile(ctx, cases[c].src, "auto", &prog), DUAL_SUCCESS);
+    const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+    double *x = calloc((size_t)n, sizeof(double)), *d = calloc((size_t)(n * m), sizeof(double)), y[2];
+    cr_assert(x && d);
+    for (int width = 0; width <= 4; width += 4) {
+      cr_assert_eq(dual_context_set_width(ctx, width), DUAL_SUCCESS);
+      jacobian(ctx, prog, 1, x, NULL, y, d, NULL);
+      cr_assert_eq(dual_context_last_ad_mode(ctx), cases[c].want, "case %zu (width %d): got mode %d",
+                   c, width, dual_context_last_ad_mode(ctx));
+      for (int j = 0; j < n; ++j) cr_assert_eq(d[j], 1.0, "d sin / dx at 0 is 1");
+    }
+    free(x), free(d);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_eq(dual_context_set_width(ctx, 0), DUAL_SUCCESS);
+  dual_context_destroy(&ctx);
 }
 
 Test(reverse, argument_errors) {

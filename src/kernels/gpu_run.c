@@ -32,9 +32,9 @@ static int64_t deriv_count(const dual_job *job) {
 /* ---- pointers ---------------------------------------------------------------------------- */
 
 int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b) {
-  const void *ptrs[7] = {b->x, b->p, b->v, b->y, b->d, b->h, b->status};
-  static const char *names[7] = {"x", "p", "v", "y", "d", "h", "status"};
-  for (int i = 0; i < 7; ++i) {
+  const void *ptrs[8] = {b->x, b->p, b->v, b->u, b->y, b->d, b->h, b->status};
+  static const char *names[8] = {"x", "p", "v", "u", "y", "d", "h", "status"};
+  for (int i = 0; i < 8; ++i) {
     if (ptrs[i] == NULL) continue;
     struct cudaPointerAttributes at;
     cudaError_t e = cudaPointerGetAttributes(&at, ptrs[i]);

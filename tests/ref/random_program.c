@@ -4,6 +4,7 @@
 #include "random_program.h"
 #include "ulp_ref.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "builder.h"
@@ -54,5 +55,28 @@ dual_program *rp_random_program(dual_context *ctx, uint64_t *state, int len, int
   if (st == 0) dual_builder_finish(b, &prog);
   dual_builder_destroy(&b);
   free(vals);
+  return prog;
+}
+
+dual_program *rp_chain_program(dual_context *ctx, uint64_t *state, int nin, int nout, int steps) {
+  static const char *step[] = {"t = sin(t) * x[%d] + u", "u = t * x[%d] - cos(u)",
+                               "t = exp(-0.1 * t * t) + x[%d] * u", "u = tanh(u + x[%d]) * t",
+                               "t = log1p(t * t) * x[%d] + t", "u = max(t, x[%d]) * u",
+                               "t = hypot(t, x[%d]) - u", "u = sqrt(u * u + x[%d] * x[%d] + 1)",
+                               "t = (t < x[%d] ? t : u) * 0.5 + u", "u = u / (1 + x[%d] * x[%d])"};
+  const size_t cap = 64 * (size_t)(steps + nout + 8);
+  char *src = malloc(cap), line[128];
+  if (src == NULL) return NULL;
+  int len = snprintf(src, cap, "input x[%d]\nlet t = x[0]\nlet u = x[%d]\n", nin, nin - 1);
+  for (int k = 0; k < steps; ++k) {
+    const int j = rp_pick(state, nin);
+    snprintf(line, sizeof line, step[rp_pick(state, 10)], j, j);
+    len += snprintf(src + len, cap - (size_t)len, "%s\n", line);
+  }
+  for (int i = 0; i < nout; ++i)
+    len += snprintf(src + len, cap - (size_t)len, "output f%d = t * %d + u * x[%d]\n", i, i + 1, i % nin);
+  dual_program *prog = NULL;
+  dual_program_compile(ctx, src, "chain", &prog);
+  free(src);
   return prog;
 }

@@ -20,4 +20,9 @@ int rp_pick(uint64_t *state, int n);                   /* 0 .. n-1 */
 dual_program *rp_random_program(dual_context *ctx, uint64_t *state, int len, int nin, int npar,
                                 int nout);
 
+/* A long chain of `steps` ops over two running values and nin inputs (nin >= 2), nout outputs:
+ * tapes far longer than the register file (the reverse-mode checkpointing tests).  NULL on a
+ * library error. */
+dual_program *rp_chain_program(dual_context *ctx, uint64_t *state, int nin, int nout, int steps);
+
 #endif /* DUAL_TEST_RANDOM_PROGRAM_H */
