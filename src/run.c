@@ -56,6 +56,21 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
   return best;
 }
 
+/* Second order in AUTO: nested forward passes (engine/pass2.h) against forward-over-reverse
+ * (a tangent-carrying taping sweep, then an adjoint pair sweep per output; per direction for a
+ * Hessian), in units of a forward value sweep per instruction, fitted on the CPU at m = 1
+ * (bench/NOTES.md: forward-over-reverse HVPs were 1.3x faster at n = 4 and 7.9x at n = 256;
+ * Hessians 3-8x slower up to n = 64 and 0.65x at n = 256):
+ *   HVP      forward  ceil(n / 31) * 128         reverse  40 + 60 m
+ *   Hessian  forward  n (n + 1) / 2 + 4 n        reverse  n (100 + 100 m)
+ * The GPU engine has no forward-over-reverse yet: AUTO stays forward there. */
+static int choose_reverse2(const dual_context *ctx, const dual_program *prog, int mode) {
+  const int64_t n = prog->n_in, m = prog->n_out;
+  if (ctx->device == DUAL_DEVICE_GPU) return 0;
+  if (mode == DUAL_MODE_HVP) return 40 + 60 * m < (n + 30) / 31 * 128;
+  return n * (100 + 100 * m) < n * (n + 1) / 2 + 4 * n;
+}
+
 /* Forward or reverse for first derivatives (dual_context_set_ad_mode; VJPs are always reverse).
  * AUTO compares the modelled cost of the two over the same bytecode, in units of one forward
  * pass's value sweep per instruction:
@@ -69,8 +84,9 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
  * the CPU reverse wins from n = 33 inputs for a scalar function, on the GPU from n = 65. */
 static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_VJP) return 1;
-  if (mode != DUAL_MODE_GRADIENT && mode != DUAL_MODE_JACOBIAN) return 0;
+  if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP) return 0;
   if (ctx->ad_mode != DUAL_AD_AUTO) return ctx->ad_mode == DUAL_AD_REVERSE;
+  if (dual_mode_is_second_order(mode)) return choose_reverse2(ctx, prog, mode);
   /* the automatic width, not a forced one: the choice (and so the bits) never depends on it */
   const int width = choose_width(ctx, prog, mode, 0);
   const int64_t n = prog->n_in, s = mode == DUAL_MODE_GRADIENT ? 1 : prog->n_out;

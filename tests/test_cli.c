@@ -588,10 +588,16 @@ Test(cli, vjp_and_reverse_mode) {
   for (int k = 0; k < 3 * 8; k += 8)
     for (int j = 0; j < 3; j++) assert_close(vb[k + j], va[k + j], "reverse jacobian");
   free_result(&a), free_result(&b);
-  run_result e = run_fail("hessian", PROG_F, PTS_CSV, "--mode reverse");
-  assert_fails(&e, 1, "not implemented yet");
-  free_result(&e);
-  e = run_fail("gradient", PROG_F, PTS_CSV, "--mode sideways");
+  /* hessian records (f, 2 gradient entries, 4 Hessian entries) by forward-over-reverse */
+  a = run_verb("hessian", PROG_F, PTS_CSV, "--mode forward");
+  b = run_verb("hessian", PROG_F, PTS_CSV, "--mode reverse");
+  cr_assert_eq(parse_csv(a.out, va, 3, 8, &cols), 3);
+  cr_assert_eq(cols, 7);
+  cr_assert_eq(parse_csv(b.out, vb, 3, 8, &cols), 3);
+  for (int k = 0; k < 3 * 8; k += 8)
+    for (int j = 0; j < 7; j++) assert_close(vb[k + j], va[k + j], "reverse hessian");
+  free_result(&a), free_result(&b);
+  run_result e = run_fail("gradient", PROG_F, PTS_CSV, "--mode sideways");
   assert_fails(&e, 2, "--mode");
   free_result(&e);
 }

@@ -26,7 +26,7 @@
   X(CLI_OPT_WIDTH, "--width", NULL, "N",                                                           \
     "tangent directions per pass: 1, 2, 4, 8, 16 or 32 (default 0 = automatic)")                   \
   X(CLI_OPT_MODE, "--mode", NULL, "auto|forward|reverse",                                          \
-    "how first derivatives are computed (default auto: forward; vjp is always reverse)")           \
+    "forward or reverse mode (hessian/hvp: forward-over-reverse); default auto: a cost model")           \
   X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
 
 static const struct cli_option_def {

@@ -229,11 +229,6 @@ static int check_shape(const cli_options *o, const dual_program *prog, const cli
               o->arg, (int)m, o->verb == CLI_VERB_GRADIENT ? "; use jacobian" : " (the C API serves m > 1)");
     return CLI_EXIT_FAIL;
   }
-  if ((o->verb == CLI_VERB_HESSIAN || o->verb == CLI_VERB_HVP) && o->ad_mode == DUAL_AD_REVERSE) {
-    cli_error("%s: --mode reverse (forward-over-reverse) is not implemented yet; use forward or auto",
-              o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp");
-    return CLI_EXIT_FAIL;
-  }
   if (cli_layout_fields(lay) == 0) {
     cli_error("'%s' has no inputs or parameters: there is nothing to read per point", o->arg);
     return CLI_EXIT_FAIL;

@@ -2,7 +2,10 @@
  * engine_rev.c — the CPU reverse-mode engine: VJPs, and gradients and Jacobians in reverse mode.
  * Per block of points one forward sweep tapes each op's partials, then one adjoint sweep runs per
  * cotangent (the caller's u for a VJP, each output's unit vector for a Jacobian); the sweeps are
- * engine/interp_rev.h, shared with the GPU.  When a thread's tape would pass its share of the
+ * engine/interp_rev.h, shared with the GPU.  Hessians and HVPs in reverse mode run
+ * forward-over-reverse: a forward sweep carrying one direction's tangents (v, or each input's
+ * unit vector for a Hessian), then an adjoint sweep per output that yields the gradient and the
+ * derivative along the direction.  When a thread's tape would pass its share of the
  * memory budget (the context's memory limit, else DUAL_CPU_REV_BUDGET), the plan cuts the
  * program into checkpointed segments (engine/rev_plan.h).  OpenMP over blocks; each point's
  * arithmetic is independent of the block, the thread and the segmentation, so results are
@@ -24,13 +27,15 @@
 #define DUAL_CPU_REV_BUDGET ((int64_t)1 << 30)
 
 typedef struct dual_cpu_wsr {
-  double *val;     /* [n_regs][BLK] */
-  double *snap;    /* [nseg][n_regs][BLK]: the values at each segment's start (nseg > 1) */
-  double *tape;    /* [rows][BLK] */
-  double *adj;     /* [n_active + 1][BLK] */
-  double *grad;    /* [n_in + 1][BLK] */
-  double *scratch; /* [3][BLK] */
-  int *st;         /* [BLK] */
+  double *val;        /* [n_regs][BLK] */
+  double *tan;        /* [n_active][BLK] (forward-over-reverse) */
+  double *snap;       /* [nseg][state_rows][BLK]: values (and tangents) at each segment's start */
+  double *tape;       /* [rows][BLK] */
+  double *adj, *adjd; /* [n_active + 1][BLK] each (adjd: forward-over-reverse) */
+  double *grad, *gradd; /* [n_in + 1][BLK] each */
+  double *scratch;    /* [3 or 8][BLK] */
+  int *st;            /* [BLK] */
+  int64_t state_rows; /* rows of a checkpoint */
   void *mem;
 } dual_cpu_wsr;
 
@@ -43,11 +48,15 @@ static int wsr_alloc(dual_cpu_wsr *ws, const dual_rev_plan *pl, const dual_progr
   if (ws->mem == NULL) return 0;
   double *base = (double *)ws->mem;
   ws->val = base + l.val * DUAL_BLKR;
+  ws->tan = base + l.tan * DUAL_BLKR;
   ws->snap = base + l.snap * DUAL_BLKR;
   ws->tape = base + l.tape * DUAL_BLKR;
   ws->adj = base + l.adj * DUAL_BLKR;
+  ws->adjd = base + l.adjd * DUAL_BLKR;
   ws->grad = base + l.grad * DUAL_BLKR;
+  ws->gradd = base + l.gradd * DUAL_BLKR;
   ws->scratch = base + l.scratch * DUAL_BLKR;
+  ws->state_rows = l.snap - l.val;
   ws->st = (int *)(base + l.end * DUAL_BLKR);
   return 1;
 }
@@ -61,8 +70,9 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
   const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_REV_BUDGET;
   const int64_t budget = limit / threads / DUAL_BLKR / (int64_t)sizeof(double);
+  const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   dual_rev_plan plan;
-  const int ps = dual_rev_plan_build(&plan, prog, budget);
+  const int ps = dual_rev_plan_build(&plan, prog, for_, budget);
   if (ps == DUAL_ERR_LIMIT)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
                      "reverse mode: a block of %d points needs at least %lld bytes of tape and "
@@ -93,10 +103,23 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
       R.p0 = ib * DUAL_BLKR;
       R.nb = (int)(count - R.p0 < DUAL_BLKR ? count - R.p0 : DUAL_BLKR);
       memset(ws.st, 0, (size_t)DUAL_BLKR * sizeof(int));
-      for (int s = 0; s < sweeps; ++s) {
-        R.unit_output = job->mode == DUAL_MODE_VJP ? -1 : s;
-        dual_rev_sweeps(&R, prog->n_active, plan.seg, plan.nseg, s > 0);
-        dual_cpu_rev_store(&R, s);
+      R.dir = -1;
+      if (!for_) {
+        for (int s = 0; s < sweeps; ++s) {
+          R.unit_output = job->mode == DUAL_MODE_VJP ? -1 : s;
+          dual_rev_sweeps(&R, prog->n_active, plan.seg, plan.nseg, s > 0);
+          dual_cpu_rev_store(&R, s);
+        }
+      } else { /* HVP: the direction v; Hessian: each input's unit vector; one sweep per output */
+        const int32_t ndir = job->mode == DUAL_MODE_HVP || prog->n_in == 0 ? 1 : prog->n_in;
+        for (int32_t k = 0; k < ndir; ++k) {
+          R.dir = job->mode == DUAL_MODE_HVP ? -1 : k;
+          for (int s = 0; s < prog->n_out; ++s) {
+            R.unit_output = s;
+            dual_rev_sweeps_for(&R, prog->n_active, plan.seg, plan.nseg, s > 0);
+            dual_cpu_for_store(&R, s);
+          }
+        }
       }
       if (job->b->status != NULL)
         for (int p = 0; p < R.nb; ++p) job->b->status[R.p0 + p] = (int32_t)ws.st[p];

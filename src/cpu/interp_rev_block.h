@@ -14,6 +14,7 @@ typedef struct dual_cpu_rev_ctx {
   int64_t p0;
   int nb;
   int unit_output; /* the output whose unit cotangent seeds the sweep; -1: the caller's u */
+  int dir;         /* forward-over-reverse: the direction is input dir's unit vector; -1: v */
 } dual_cpu_rev_ctx;
 
 #define DUAL_REV_FN static
@@ -26,7 +27,8 @@ typedef struct dual_cpu_rev_ctx {
   const int nb = R->nb;                                                                          \
   double *V = ws_->val;                                                                          \
   int *DUAL_RESTRICT st = ws_->st;                                                               \
-  (void)prog, (void)b, (void)p0, (void)nb, (void)V, (void)st;
+  const int32_t nact_ = prog->n_active;                                                          \
+  (void)prog, (void)b, (void)p0, (void)nb, (void)V, (void)st, (void)nact_;
 #define DUAL_POINTS(p) _Pragma("omp simd") for (int p = 0; p < DUAL_BLKR; ++p)
 #define DUAL_PRAGMA(x) _Pragma(#x)
 #define DUAL_POINTS_OR(p, v) DUAL_PRAGMA(omp simd reduction(| : v)) for (int p = 0; p < DUAL_BLKR; ++p)
@@ -37,6 +39,9 @@ typedef struct dual_cpu_rev_ctx {
 #define DUAL_SCRATCH(i) DUAL_ROW(ws_->scratch, i)
 #define DUAL_ADJ(r) DUAL_ROW(ws_->adj, r)
 #define DUAL_GRAD(i) DUAL_ROW(ws_->grad, i)
+#define DUAL_TANR(r) DUAL_ROW(ws_->tan, r)
+#define DUAL_ADJD(r) DUAL_ROW(ws_->adjd, r)
+#define DUAL_GRADD(i) DUAL_ROW(ws_->gradd, i)
 #define DUAL_REV_WORDS(t)                                                                        \
   {                                                                                              \
     const uint32_t *w_ = prog->code + (t)*DUAL_INSTR_WORDS;                                      \
@@ -44,8 +49,21 @@ typedef struct dual_cpu_rev_ctx {
   }
 #define DUAL_REV_AUX(t) (R->plan->aux[t])
 
-/* x[i] of every point in the block, with the non-finite check (no seed: reverse mode). */
-#define DUAL_ENGINE_LDX() DUAL_LOAD_X_VALUES()
+/* x[i] of every point in the block, with the non-finite check; forward-over-reverse also seeds
+ * the input's tangent: v[i] (checked) or the unit direction's 1 or 0. */
+#define DUAL_ENGINE_LDX()                                                                        \
+  {                                                                                              \
+    DUAL_LOAD_X_VALUES()                                                                         \
+    if (DUAL_REV_FOR) {                                                                          \
+      double *DUAL_RESTRICT tr_ = DUAL_TANR(dst);                                                \
+      if (R->dir < 0) {                                                                          \
+        DUAL_SEED_ROW(tr_, 1)                                                                    \
+      } else {                                                                                   \
+        const double s_ = ra == R->dir ? 1.0 : 0.0;                                              \
+        DUAL_POINTS(p) { tr_[p] = s_; }                                                          \
+      }                                                                                          \
+    }                                                                                            \
+  }
 
 /* The outputs' values (the derivatives come from the adjoint sweep). */
 #define DUAL_ENGINE_OUT()                                                                        \
@@ -73,13 +91,21 @@ typedef struct dual_cpu_rev_ctx {
     }                                                                                            \
   }
 
-/* Checkpoint k: the block's register values. */
-#define DUAL_REV_REGS_BYTES ((size_t)R->job->prog->n_regs * DUAL_BLKR * sizeof(double))
+/* Checkpoint k: the block's register values (and tangents), rows [val, snap) of the layout. */
+#define DUAL_REV_REGS_BYTES ((size_t)R->ws->state_rows * DUAL_BLKR * sizeof(double))
 #define DUAL_REV_SNAPSHOT(k)                                                                     \
   memcpy((char *)R->ws->snap + (size_t)(k)*DUAL_REV_REGS_BYTES, R->ws->val, DUAL_REV_REGS_BYTES)
 #define DUAL_REV_RESTORE(k)                                                                      \
   memcpy(R->ws->val, (char *)R->ws->snap + (size_t)(k)*DUAL_REV_REGS_BYTES, DUAL_REV_REGS_BYTES)
 
+/* Reverse mode, then forward-over-reverse (names ending in _for). */
+#define DUAL_REV_FOR 0
+#define DUAL_REV_NAME(f) f
+#include "engine/interp_rev.h"
+#undef DUAL_REV_FOR
+#undef DUAL_REV_NAME
+#define DUAL_REV_FOR 1
+#define DUAL_REV_NAME(f) f##_for
 #include "engine/interp_rev.h"
 
 /* The derivatives of one sweep into row `row` of d (VJP / gradient: row 0), each point's row in
@@ -94,6 +120,41 @@ static void dual_cpu_rev_store(const dual_cpu_rev_ctx *R, int64_t row) {
       ds[p * b->d_ps] = gj[p];
     }
     DUAL_POINTS(p) { gj[p] = 0.0; }
+  }
+}
+
+/* Forward-over-reverse results of one sweep: output `out`'s gradient (row out of d, when asked)
+ * and its derivative along the direction — the H v product (HVP, row out of h), or column dir of
+ * its Hessian, of which the entries (j, dir), j <= dir, are stored (and mirrored in the full
+ * layout), so H is exactly symmetric.  Both rows are cleared for the next sweep. */
+static void dual_cpu_for_store(const dual_cpu_rev_ctx *R, int64_t out) {
+  DUAL_REV_LOCALS
+  const int64_t n = prog->n_in;
+  for (int32_t j = 0; j < n; ++j) {
+    double *DUAL_RESTRICT gj = DUAL_GRAD(j), *DUAL_RESTRICT hj = DUAL_GRADD(j);
+    if (b->d != NULL && R->dir <= 0) {
+      double *ds = b->d + out * b->d_rs + (int64_t)j * b->d_cs + p0 * b->d_ps;
+      DUAL_STORED(p) {
+        st[p] |= DUAL_FINITE_FLAGS(gj[p]);
+        ds[p * b->d_ps] = gj[p];
+      }
+    }
+    int64_t e0 = j, e1 = -1; /* h entries: HVP k = j */
+    if (R->dir >= 0) {
+      const int64_t k = R->dir;
+      if (j > k) e0 = -1;
+      else if (b->h_layout == DUAL_HESSIAN_PACKED) e0 = j * n - (int64_t)j * (j - 1) / 2 + k - j;
+      else e0 = j * n + k, e1 = j == k ? -1 : k * n + j;
+    }
+    if (e0 >= 0) {
+      double *hs = b->h + out * b->h_rs + p0 * b->h_ps;
+      DUAL_STORED(p) {
+        st[p] |= DUAL_FINITE_FLAGS(hj[p]);
+        hs[p * b->h_ps + e0 * b->h_es] = hj[p];
+        if (e1 >= 0) hs[p * b->h_ps + e1 * b->h_es] = hj[p];
+      }
+    }
+    DUAL_POINTS(p) { gj[p] = 0.0, hj[p] = 0.0; }
   }
 }
 

@@ -28,6 +28,7 @@
 #define DUAL_REV_MAX_ROWS ((int64_t)1 << 25) /* tape rows per segment the word can address */
 
 typedef struct dual_rev_plan {
+  int for_;           /* forward-over-reverse: tangents of one direction ride along (below) */
   uint32_t *aux;      /* [n_instr] */
   int64_t *seg;       /* [nseg + 1]: first instruction of each segment; seg[nseg] = n_instr */
   int32_t nseg;       /* 1: the whole tape at once, no recomputation */
@@ -36,16 +37,27 @@ typedef struct dual_rev_plan {
   int64_t per_point;  /* doubles a point needs (dual_rev_layout) */
 } dual_rev_plan;
 
-/* Where each part of a point's storage starts, in rows (doubles per point) from its base. */
+/* Where each part of a point's storage starts, in rows (doubles per point) from its base.  The
+ * register values, then (forward-over-reverse) the active registers' tangents, so that a
+ * checkpoint copies rows [val, snap) as one block. */
 typedef struct dual_rev_layout {
-  int64_t val, snap, tape, adj, grad, scratch, end;
+  int64_t val, tan, snap, tape, adj, adjd, grad, gradd, scratch, end;
 } dual_rev_layout;
 
-/* Plan the reverse sweep of `prog` so that a point needs at most `budget` doubles (0: no bound),
+/* Scratch rows of the sweeps: 3 (reverse), 8 (forward-over-reverse). */
+#define DUAL_REV_SCRATCH(for_) ((for_) ? 8 : 3)
+
+/* Forward-over-reverse (for_ = 1, Hessian-vector products): the forward sweep also carries one
+ * tangent direction and tapes, beside each partial d, its derivative along that direction
+ * (d' = d2 . t, from the op's second-order rule); the adjoint sweep carries (g, g') pairs:
+ * g'_a += d_a g' + d'_a g.  The tape then holds 2 * arity rows per LIN op, and a point also
+ * needs the tangents, a second adjoint and derivative row each, and 8 scratch rows.
+ *
+ * Plan the reverse sweep of `prog` so that a point needs at most `budget` doubles (0: no bound),
  * with as few segments as fit.  Returns DUAL_SUCCESS, DUAL_ERR_NO_MEMORY (host allocation) or
  * DUAL_ERR_LIMIT when no segmentation fits the budget (pl->per_point then holds the least a
  * point could need).  A plan is freed with dual_rev_plan_free. */
-int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int64_t budget);
+int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int for_, int64_t budget);
 void dual_rev_plan_free(dual_rev_plan *pl);
 
 /* The storage layout of a plan's point. */

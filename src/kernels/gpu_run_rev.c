@@ -55,7 +55,7 @@ static int plan_blocks(dual_context *ctx, const dual_program *prog, size_t room,
   for (int i = 0; i < 3 && st == DUAL_ERR_LIMIT; ++i) {
     const int64_t budget = (int64_t)(room / 8) / (want[i] * T);
     if (budget < 1) continue;
-    st = dual_rev_plan_build(pl, prog, i == 0 ? 0 : budget); /* first: whole tape, if it fits */
+    st = dual_rev_plan_build(pl, prog, 0, i == 0 ? 0 : budget); /* first: whole tape, if it fits */
     if (st == DUAL_SUCCESS && i == 0 && pl->nseg == 1 && pl->per_point > budget) {
       /* the whole tape fits fewer blocks: keep it if every multiprocessor still gets one */
       if ((int64_t)(room / 8) / (pl->per_point * T) >= sm) break;
@@ -155,6 +155,9 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
 int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   const dual_program *prog = job->prog;
+  if (dual_mode_is_second_order(job->mode))
+    return dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "GPU: reverse-mode (forward-over-reverse) Hessians "
+                     "and HVPs run on the CPU only so far; use DUAL_AD_FORWARD or AUTO on the GPU");
   if (b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);

@@ -99,6 +99,8 @@ typedef struct dual_gpu_rev_ctx {
     for (uint32_t r_ = 0; r_ < (uint32_t)A_->n_regs; ++r_) v_[r_ * R->S] = sn_[r_ * R->S];      \
   }
 
+#define DUAL_REV_FOR 0 /* forward-over-reverse runs on the CPU only so far */
+#define DUAL_REV_NAME(f) f
 #include "engine/interp_rev.h"
 
 /* Every sweep of point pt, its derivatives stored (row s of d per sweep), its flags returned.
