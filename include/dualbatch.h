@@ -104,7 +104,8 @@ void dual_context_destroy(dual_context **ctx);
 int dual_context_device(const dual_context *ctx);
 
 /* The device the last successful evaluation on this context ran on, and a note saying why it
- * was not the context's device ("" when it was).  An AUTO context whose GPU evaluation fails
+ * was not the context's device, or that reverse mode ran in checkpointed segments ("" when
+ * neither).  An AUTO context whose GPU evaluation fails
  * (out of device memory, a launch or kernel error) repeats the evaluation on the CPU, returns
  * its status, and records the GPU's error here. */
 int dual_context_last_device(const dual_context *ctx);
@@ -121,7 +122,9 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
 
 /* GPU contexts: the most device memory, in bytes, the context's pool may hold (0 = default: 90%
  * of the memory free when the pool is first used).  Host-memory batches larger than the pool are
- * split into chunks; results do not depend on the chunking. */
+ * split into chunks; results do not depend on the chunking.  On the CPU it bounds the reverse-mode
+ * workspaces of all threads together (0 = 1 GiB); past it the sweeps are checkpointed
+ * (dual_context_set_ad_mode). */
 int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes);
 
 /* Number of CPU threads (OpenMP) used by evaluations; 0 (default) = all available cores. */
@@ -132,15 +135,27 @@ int dual_context_set_threads(dual_context *ctx, int threads);
  * ceil(n / N) passes.  Results are bitwise identical for every width. */
 int dual_context_set_width(dual_context *ctx, int width);
 
-/* How first derivatives are computed: DUAL_AD_FORWARD (multi-dual passes, ceil(n / N) of them),
- * DUAL_AD_REVERSE (one forward sweep that records each op's partials, then one adjoint sweep per
- * output: the cost of a gradient does not grow with n), or DUAL_AD_AUTO (default: forward, until
- * the cost model of the reverse-mode milestone lands).  Applies to dual_gradient and
- * dual_jacobian (and dual_run's GRADIENT / JACOBIAN modes); dual_vjp always runs in reverse.
- * Results of the two modes agree to rounding (their sums run in different orders). */
+/* How derivatives are computed: DUAL_AD_FORWARD (multi-dual passes, ceil(n / N) of them; nested
+ * second-order passes for dual_hessian / dual_hvp), DUAL_AD_REVERSE (one forward sweep that tapes
+ * each op's partials, then one adjoint sweep per output: the cost of a gradient does not grow
+ * with n; dual_hessian / dual_hvp run forward-over-reverse: a sweep carrying one direction's
+ * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n — CPU only so far), or
+ * DUAL_AD_AUTO (default: a cost model over n, the outputs and the device picks; on the CPU
+ * reverse from n = 33 inputs for a gradient, forward-over-reverse for HVPs of one output, nested
+ * forward for Hessians up to ~400 inputs; bench/NOTES.md has the measured crossover).  The
+ * choice never depends on a forced width.  dual_vjp always runs in reverse.  The results of the
+ * two modes agree to rounding (their sums run in different orders); each is bitwise
+ * reproducible.  Reverse mode needs per point (doubles): the registers, the tape (one row per
+ * operand of each computing op; two in forward-over-reverse), one adjoint per active register
+ * and one derivative per input (dualbatch disasm shows the counts); the CPU holds blocks of 16
+ * points per thread, the GPU one point per resident thread.  When that exceeds the memory limit
+ * (dual_context_set_memory_limit; CPU default 1 GiB for all threads) the program runs in
+ * checkpointed segments — snapshots of the registers at each segment's start, each segment
+ * recomputed once — with the same bits, and dual_context_last_note says so. */
 typedef enum dual_ad_mode { DUAL_AD_AUTO = 0, DUAL_AD_FORWARD = 1, DUAL_AD_REVERSE = 2 } dual_ad_mode;
 int dual_context_set_ad_mode(dual_context *ctx, int mode);
-/* The mode the last successful evaluation used (DUAL_AD_FORWARD or DUAL_AD_REVERSE). */
+/* The mode the last successful evaluation used (DUAL_AD_FORWARD or DUAL_AD_REVERSE): AUTO's
+ * choice is reported here. */
 int dual_context_last_ad_mode(const dual_context *ctx);
 
 /* The message of the last failure on this context (a static "no error" if none).  The pointer
@@ -285,9 +300,7 @@ int dual_hvp(dual_context *ctx, const dual_program *prog, int64_t B, const doubl
 
 /* Vector-Jacobian products by reverse mode: g = u^T J, i.e. g[b*ldg + j] = sum_i u_i df_i/dx_j,
  * for one cotangent u_b [B][ldu>=m] per point; y [B][ldy>=m] may be NULL, g: [B][ldg>=n].  A NaN
- * or infinite u flags its point (DUAL_PT_BAD_INPUT).  CPU engine (a GPU context runs it on the
- * CPU and says so in dual_context_last_note, or with DUAL_DEVICE_GPU fails with
- * DUAL_ERR_UNSUPPORTED). */
+ * or infinite u flags its point (DUAL_PT_BAD_INPUT).  CPU and GPU (the same sweeps: equal bits). */
 int dual_vjp(dual_context *ctx, const dual_program *prog, int64_t B, const double *x, int64_t ldx,
              const double *p, int64_t ldp, const double *u, int64_t ldu, double *y, int64_t ldy,
              double *g, int64_t ldg, int32_t *status);
