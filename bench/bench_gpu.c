@@ -1,12 +1,17 @@
 /*
- * bench_gpu.c — dualbatch_bench_gpu: the GPU half of BENCHMARKS.md.  For ba and kin (Jacobians)
- * and hess (Hessians) it generates the points (bench_points.c), writes them and this library's
- * results for the first points into a directory for the Python peers (bench/peers/jax_peer.py,
- * torch_peer.py), and times calls at each batch size: device-resident (arrays from cudaMalloc, DUAL_MEMORY_DEVICE) and with
- * host arrays (the library stages them).  It also prints each workload's roofline from the
- * bytecode: FLOPs per point counted over the lane masks the engine actually runs, bytes per point
- * of the device-resident I/O.  Output: tab-separated ROW / ROOF / META lines that
- * bench/gpu_table.py turns into the tables.  Run through bench/run_gpu.sh.
+ * bench_gpu.c — dualbatch_bench_gpu: the GPU half of BENCHMARKS.md.  For ba and kin (Jacobians),
+ * hess (Hessians) and grad (n = 1024 gradients by reverse mode, DUAL_AD_REVERSE) it generates the
+ * points (bench_points.c), writes them and this library's results for the first points into a
+ * directory for the Python peers (bench/peers/jax_peer.py, torch_peer.py), and times calls at each
+ * batch size: device-resident (arrays from cudaMalloc, DUAL_MEMORY_DEVICE) and with host arrays
+ * (the library stages them).  It also prints each workload's roofline from the bytecode: FLOPs per
+ * point counted over the lane masks the engine actually runs (grad: over the forward and adjoint
+ * sweeps of reverse mode), bytes per point of the device-resident I/O.  grad runs at its own batch
+ * sizes (--grad-batches, default 1e3,1e4,1e5: 16 KiB of I/O per point), its gradients are checked
+ * against the hand-derived formula (grad_ref.h), and when the GPU refuses or fails its reverse
+ * mode the rows say so, the reference results for the peers come from the CPU engine, and the
+ * run goes on.  Output: tab-separated ROW / ROOF / META lines that bench/gpu_table.py turns into
+ * the tables.  Run through bench/run_gpu.sh.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -20,6 +25,7 @@
 
 #include "bench_points.h"
 #include "dualbatch.h"
+#include "grad_ref.h"
 #include "engine/pass2.h"
 #include "engine/plan.h"
 #include "engine/plan2.h"
@@ -39,18 +45,22 @@ enum { REF_POINTS = 1024, MAX_BATCHES = 8, MAX_WIDTHS = 8 };
 typedef struct workload {
   const char *name;
   int32_t n, p, m;
-  int mode; /* DUAL_MODE_JACOBIAN or DUAL_MODE_HESSIAN */
+  int mode;    /* DUAL_MODE_JACOBIAN, DUAL_MODE_HESSIAN or DUAL_MODE_GRADIENT */
+  int ad_mode; /* the context's dual_ad_mode while it runs */
 } workload;
 
-static const workload WORKLOADS[] = {{"ba", 15, 2, 2, DUAL_MODE_JACOBIAN},
-                                     {"kin", 32, 0, 32, DUAL_MODE_JACOBIAN},
-                                     {"hess", 16, 0, 1, DUAL_MODE_HESSIAN}};
+static const workload WORKLOADS[] = {{"ba", 15, 2, 2, DUAL_MODE_JACOBIAN, DUAL_AD_AUTO},
+                                     {"kin", 32, 0, 32, DUAL_MODE_JACOBIAN, DUAL_AD_AUTO},
+                                     {"hess", 16, 0, 1, DUAL_MODE_HESSIAN, DUAL_AD_AUTO},
+                                     {"grad", 1024, 0, 1, DUAL_MODE_GRADIENT, DUAL_AD_REVERSE}};
 #define NUM_WORKLOADS ((int)(sizeof WORKLOADS / sizeof WORKLOADS[0]))
 
 typedef struct options {
   int run[NUM_WORKLOADS];
   double batches[MAX_BATCHES];
   int num_batches;
+  double grad_batches[MAX_BATCHES]; /* grad's own sizes (16 KiB of I/O per point) */
+  int num_grad_batches;
   int widths[MAX_WIDTHS]; /* forced widths measured at the width-study batch */
   int num_widths;
   int groups[MAX_WIDTHS]; /* threads per point measured at the study batch */
@@ -61,6 +71,8 @@ typedef struct options {
   int host;                 /* also time host-array calls */
   double link_h2d, link_d2h; /* measured pinned copy bandwidth, bytes/s */
 } options;
+
+static int g_disagree; /* a workload's results disagreed with its formula: exit status 1 */
 
 static double now(void) {
   struct timespec ts;
@@ -135,7 +147,7 @@ static double flops_per_point(const dual_program *prog, int width) {
 static double flops_per_point2(const dual_program *prog) {
   dual_batch b;
   memset(&b, 0, sizeof b);
-  dual_job job = {prog, &b, DUAL_MODE_HESSIAN, 32, 1};
+  dual_job job = {.prog = prog, .b = &b, .mode = DUAL_MODE_HESSIAN, .width = 32, .threads = 1};
   dual_pass2 *ps = xmalloc(sizeof *ps);
   dual_plan2 pl;
   dual_pass2_make(&job, 0, ps);
@@ -166,6 +178,28 @@ static double flops_per_point2(const dual_program *prog) {
   return flops;
 }
 
+/* FLOPs per point of a gradient by reverse mode, from the bytecode (every instruction active, a
+ * lower bound like the counts above): the forward sweep's value (one per op) and, for LIN ops, one
+ * per partial; the adjoint sweep's multiply-add per operand of a LIN or MUL op, add per operand
+ * of an ADD or SUB, one for NEG and CHOOSE.  The tape the sweeps share is not I/O: the roofline's
+ * bytes stay the inputs and outputs. */
+static double flops_per_point_reverse(const dual_program *prog) {
+  double flops = 0.0;
+  for (int64_t i = 0; i < prog->n_instr; ++i) {
+    const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(prog->code + i * DUAL_INSTR_WORDS)];
+    switch (info->prop) {
+    case DUAL_PROP_LIN: flops += 1.0 + info->arity + 2.0 * info->arity; break;
+    case DUAL_PROP_MUL: flops += 1.0 + 4.0; break;
+    case DUAL_PROP_ADD:
+    case DUAL_PROP_SUB: flops += 1.0 + 2.0; break;
+    case DUAL_PROP_NEG:
+    case DUAL_PROP_CHOOSE: flops += 1.0 + 1.0; break;
+    default: break; /* loads, stores, passive ops */
+    }
+  }
+  return flops;
+}
+
 /* Median seconds per call of dual_run over `reps` calls after two warm-up calls. */
 static double time_calls(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b,
                          int reps) {
@@ -183,6 +217,12 @@ static double time_calls(dual_context *ctx, const dual_program *prog, int mode, 
   }
   qsort(t, (size_t)reps, sizeof(double), cmp_double);
   return t[reps / 2];
+}
+
+/* A row for calls that were not timed because the tool cannot make them ("unsupported"). */
+static void row_not_run(const char *wl, int64_t B, const char *tool, const char *access, const char *why) {
+  printf("ROW\t%s\t%lld\t%s\t%s\t-\t%s\t-\n", wl, (long long)B, tool, access, why);
+  fflush(stdout);
 }
 
 static void row(const char *wl, int64_t B, const char *tool, const char *access, double sec) {
@@ -215,6 +255,29 @@ static void measure_link(double *h2d, double *d2h) {
   CUDA_OK(cudaFreeHost(host));
 }
 
+/* The first `count` points' results of a workload whose GPU reference call failed, from a CPU
+ * context in the same AD mode (the peers' agreement check still has this library's results). */
+static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t count,
+                            const double *x, const double *p, double *y, double *J, double *H) {
+  dual_context *cpu = NULL;
+  int st = dual_context_create(&cpu, DUAL_DEVICE_CPU);
+  if (st == DUAL_SUCCESS) st = dual_context_set_ad_mode(cpu, w->ad_mode);
+  const int64_t n = w->n, np = w->p, m = w->m;
+  dual_batch h;
+  memset(&h, 0, sizeof h);
+  h.count = count;
+  h.x = x, h.x_ps = n, h.x_es = 1;
+  h.p = np ? p : NULL, h.p_ps = np, h.p_es = 1;
+  h.y = y, h.y_ps = m, h.y_es = 1;
+  h.d = J, h.d_ps = m * n, h.d_rs = n, h.d_cs = 1;
+  if (w->mode == DUAL_MODE_HESSIAN)
+    h.h = H, h.h_ps = m * n * n, h.h_rs = n * n, h.h_es = 1, h.h_layout = DUAL_HESSIAN_FULL;
+  if (st == DUAL_SUCCESS) st = dual_run(cpu, prog, w->mode, &h);
+  if (st != DUAL_SUCCESS) fprintf(stderr, "bench_gpu: %s on the CPU: %s\n", w->name, dual_context_last_error(cpu));
+  dual_context_destroy(&cpu);
+  return st;
+}
+
 static void run_workload(const options *o, const workload *w, dual_context *ctx) {
   char path[1024];
   snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
@@ -225,11 +288,18 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   }
   const int64_t n = w->n, np = w->p, m = w->m;
   const int second = w->mode == DUAL_MODE_HESSIAN;
+  const int reverse = w->ad_mode == DUAL_AD_REVERSE; /* grad: no width study, its own batches */
   const int64_t nh = second ? m * n * n : 0; /* Hessian entries per point */
+  const double *batches = reverse ? o->grad_batches : o->batches;
+  const int num_batches = reverse ? o->num_grad_batches : o->num_batches;
+  dual_context_set_ad_mode(ctx, w->ad_mode);
   int64_t bmax = 0;
-  for (int i = 0; i < o->num_batches; ++i)
-    if ((int64_t)o->batches[i] > bmax) bmax = (int64_t)o->batches[i];
-  if ((int64_t)o->width_batch > bmax) bmax = (int64_t)o->width_batch;
+  for (int i = 0; i < num_batches; ++i)
+    if ((int64_t)batches[i] > bmax) bmax = (int64_t)batches[i];
+  const int study = (o->num_widths > 0 || o->num_groups > 0) && !reverse;
+  if (study && (int64_t)o->width_batch > bmax) bmax = (int64_t)o->width_batch;
+  if (reverse && (o->num_widths > 0 || o->num_groups > 0))
+    fprintf(stderr, "bench_gpu: %s: the width and group study is for forward mode; skipped\n", w->name);
   /* the largest batch that fits on the device with the library's own needs beside it */
   size_t free_b = 0, total_b = 0;
   CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
@@ -244,6 +314,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   double *p = xmalloc(sizeof(double) * (size_t)(bmax * (np ? np : 1)));
   if (strcmp(w->name, "ba") == 0) bench_points_ba(bmax, 1, x, p);
   else if (strcmp(w->name, "kin") == 0) bench_points_kin(bmax, 2, x);
+  else if (strcmp(w->name, "grad") == 0) bench_points_grad(bmax, w->n, 5, x); /* as the CPU's */
   else bench_points_hess(bmax, 3, x);
   if (o->dir != NULL) {
     char name[64];
@@ -273,21 +344,48 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   b.d = dJ, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
   b.h = dH, b.h_ps = nh, b.h_rs = n * n, b.h_es = 1, b.h_layout = DUAL_HESSIAN_FULL;
   b.status = ds;
-  /* reference results of the first points for the peers' agreement check */
+  /* reference results of the first points for the peers' agreement check; a reverse-mode
+   * workload whose GPU call fails (the GPU reverse mode is young) takes them from the CPU and
+   * reports its rows as not run */
   const int64_t kref = bmax < REF_POINTS ? bmax : REF_POINTS;
   b.count = kref;
-  if (dual_run(ctx, prog, w->mode, &b) != 0) {
-    fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
-    exit(2);
+  const int gpu_status = dual_run(ctx, prog, w->mode, &b);
+  const char *not_run = NULL; /* why dualbatch's rows were not timed */
+  if (gpu_status != DUAL_SUCCESS) {
+    if (!reverse) {
+      fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
+      exit(2);
+    }
+    not_run = gpu_status == DUAL_ERR_UNSUPPORTED ? "unsupported" : "error";
+    printf("META\t%s\tdualbatch's GPU reverse mode failed (%s: %s); its rows are not timed, the "
+           "peers' reference results come from the CPU engine\n", w->name,
+           dual_status_string(gpu_status), dual_context_last_error(ctx));
+    fprintf(stderr, "bench_gpu: %s: the GPU call failed: %s\n", w->name, dual_context_last_error(ctx));
   }
-  if (o->dir != NULL) { /* per point: the m values, J [m][n], then (hess) H [m][n][n] */
-    const int64_t cols = m + m * n + nh;
-    double *ref = xmalloc(sizeof(double) * (size_t)(kref * cols));
-    double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
-    double *hh = xmalloc(sizeof(double) * (size_t)(kref * nh));
+  double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
+  double *hh = xmalloc(sizeof(double) * (size_t)(kref * nh));
+  int have_ref = 1;
+  if (gpu_status == DUAL_SUCCESS) {
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
     if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
+  } else {
+    have_ref = reference_on_cpu(w, prog, kref, x, p, yy, jj, hh) == DUAL_SUCCESS;
+  }
+  if (strcmp(w->name, "grad") == 0 && have_ref) { /* the gradient against its formula */
+    const double worst = grad_ref_worst((int32_t)n, x, jj, n, 0, kref);
+    printf("META\t%s check\tdualbatch %s gradients of the first %lld points against the "
+           "hand-derived formula: max row-scaled difference %.3g (%s)\n", w->name,
+           gpu_status == DUAL_SUCCESS ? "GPU" : "CPU", (long long)kref, worst,
+           worst <= 1e-12 ? "agree" : "WRONG");
+    if (!(worst <= 1e-12)) {
+      fprintf(stderr, "bench_gpu: %s: gradients differ from the formula by %.3g\n", w->name, worst);
+      g_disagree = 1;
+    }
+  }
+  if (o->dir != NULL && have_ref) { /* per point: the m values, J [m][n], then (hess) H [m][n][n] */
+    const int64_t cols = m + m * n + nh;
+    double *ref = xmalloc(sizeof(double) * (size_t)(kref * cols));
     for (int64_t i = 0; i < kref; ++i) {
       memcpy(ref + i * cols, yy + i * m, sizeof(double) * (size_t)m);
       memcpy(ref + i * cols + m, jj + i * m * n, sizeof(double) * (size_t)(m * n));
@@ -296,11 +394,14 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     char name[64];
     snprintf(name, sizeof name, "%s_ref.f64", w->name);
     write_file(o->dir, name, ref, sizeof(double) * (size_t)(kref * cols));
-    free(ref), free(yy), free(jj), free(hh);
+    free(ref);
   }
+  free(yy), free(jj), free(hh);
   /* roofline */
   const int width = n <= 16 ? 16 : 32;
-  const double flops = second ? flops_per_point2(prog) : flops_per_point(prog, width);
+  const double flops = second    ? flops_per_point2(prog)
+                       : reverse ? flops_per_point_reverse(prog)
+                                 : flops_per_point(prog, width);
   const double bytes = (double)per_point;
   const double r_compute = PEAK_FP64 / flops, r_memory = PEAK_BYTES / bytes;
   printf("ROOF\t%s\t%.0f\t%.0f\t%.6g\t%s\n", w->name, flops, bytes,
@@ -311,15 +412,16 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   const double t_in = in_b / o->link_h2d, t_out = out_b / o->link_d2h;
   printf("LINK\t%s\t%.0f\t%.0f\t%.3g\t%.3g\t%.6g\n", w->name, in_b, out_b, o->link_h2d, o->link_d2h,
          1.0 / (t_in > t_out ? t_in : t_out));
-  for (int i = 0; i < o->num_batches; ++i) {
-    const int64_t B = (int64_t)o->batches[i];
+  for (int i = 0; i < num_batches; ++i) {
+    const int64_t B = (int64_t)batches[i];
     if (B > bmax) continue;
     b.count = B;
-    row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
+    if (not_run) row_not_run(w->name, B, "dualbatch", "device", not_run);
+    else row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
   }
   /* study at one batch size: each forced width, then each number of threads per point, with
    * register files in global memory (the default) and in shared memory (when a block fits) */
-  if ((o->num_widths > 0 || o->num_groups > 0) && (int64_t)o->width_batch <= bmax) {
+  if (study && (int64_t)o->width_batch <= bmax) {
     b.count = (int64_t)o->width_batch;
     for (int rf = 0; rf < 2; ++rf) {
       const char *suffix = rf ? "-sharedrf" : "";
@@ -343,9 +445,13 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   }
   cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(dH), cudaFree(ds);
   if (o->host) { /* host arrays: the library copies in and out through its pinned staging */
-    for (int i = 0; i < o->num_batches; ++i) {
-      const int64_t B = (int64_t)o->batches[i];
+    for (int i = 0; i < num_batches; ++i) {
+      const int64_t B = (int64_t)batches[i];
       if (B > bmax || (double)B * (double)per_point > 40e9) continue; /* host RAM */
+      if (not_run) {
+        row_not_run(w->name, B, "dualbatch", "host", not_run);
+        continue;
+      }
       double *y = xmalloc(sizeof(double) * (size_t)(B * m)), *J = xmalloc(sizeof(double) * (size_t)(B * m * n));
       double *H = second ? xmalloc(sizeof(double) * (size_t)(B * nh)) : NULL;
       int32_t *st = xmalloc(sizeof(int32_t) * (size_t)B);
@@ -358,6 +464,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   }
   free(x), free(p);
   dual_program_destroy(&prog);
+  dual_context_set_ad_mode(ctx, DUAL_AD_AUTO);
 }
 
 static int parse_list(const char *s, double *out, int cap) {
@@ -374,6 +481,7 @@ int main(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   for (int k = 0; k < NUM_WORKLOADS; ++k) o.run[k] = 1;
   o.num_batches = parse_list("1e4,1e5,1e6,1e7", o.batches, MAX_BATCHES);
+  o.num_grad_batches = parse_list("1e3,1e4,1e5", o.grad_batches, MAX_BATCHES);
   o.reps = 20;
   o.host = 1;
   o.width_batch = 1e6;
@@ -385,6 +493,8 @@ int main(int argc, char **argv) {
       ++i;
     } else if (strcmp(a, "--batches") == 0 && v) {
       o.num_batches = parse_list(v, o.batches, MAX_BATCHES), ++i;
+    } else if (strcmp(a, "--grad-batches") == 0 && v) {
+      o.num_grad_batches = parse_list(v, o.grad_batches, MAX_BATCHES), ++i;
     } else if (strcmp(a, "--widths") == 0 && v) {
       double ws[MAX_WIDTHS];
       o.num_widths = parse_list(v, ws, MAX_WIDTHS), ++i;
@@ -404,8 +514,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "--no-host") == 0) {
       o.host = 0;
     } else {
-      fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin|hess] [--batches 1e4,...] "
-              "[--widths 8,16,32] [--groups 1,4] [--width-batch B] [--reps N] [--dir DIR] [--commit SHA] [--no-host]\n");
+      fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin|hess|grad] [--batches 1e4,...] "
+              "[--grad-batches 1e3,...] [--widths 8,16,32] [--groups 1,4] [--width-batch B] [--reps N] "
+              "[--dir DIR] [--commit SHA] [--no-host]\n");
       return 2;
     }
   }
@@ -430,5 +541,5 @@ int main(int argc, char **argv) {
   for (int k = 0; k < NUM_WORKLOADS; ++k)
     if (o.run[k]) run_workload(&o, &WORKLOADS[k], ctx);
   dual_context_destroy(&ctx);
-  return 0;
+  return g_disagree ? 1 : 0;
 }

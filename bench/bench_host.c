@@ -1,5 +1,5 @@
 /*
- * bench_host.c — what the CPU benchmark harnesses (bench_cpu.c, bench_cpu_hess.c) share: memory
+ * bench_host.c — what the CPU benchmark harnesses (bench_cpu*.c, bench_crossover.c) share: memory
  * that exits on failure, medians, the machine's description, and how busy the machine was.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -88,7 +88,7 @@ void bench_load_average(char *buf, size_t cap) {
  * busy ticks of all CPUs (/proc/stat) and this process's own ticks (/proc/self/stat) around the
  * timed calls; the difference is what others used, as a share of wall time x CPUs. */
 void bench_cpu_sample_take(bench_cpu_sample *s) {
-  long long v[8] = {0}, ut = 0, st = 0;
+  long long v[8] = {0}, ut = 0, st = 0, cut = 0, cst = 0;
   char line[1024];
   s->ok = 0;
   s->wall = omp_get_wtime();
@@ -104,10 +104,12 @@ void bench_cpu_sample_take(bench_cpu_sample *s) {
   char *ok = fgets(line, sizeof line, f);
   fclose(f);
   const char *after = ok ? strrchr(line, ')') : NULL; /* the command name may hold spaces */
-  if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld", &ut,
-                       &st) != 2)
+  /* utime, stime, and cutime, cstime: the waited-for children count as this process (the ADOL-C
+   * peers fork their workers) */
+  if (!after || sscanf(after + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld",
+                       &ut, &st, &cut, &cst) != 4)
     return;
-  s->self = ut + st;
+  s->self = ut + st + cut + cst;
   s->ok = 1;
 }
 

@@ -1,5 +1,6 @@
 /*
- * bench_host.h — helpers shared by the CPU benchmark harnesses (bench_cpu.c, bench_cpu_hess.c).
+ * bench_host.h — helpers shared by the CPU benchmark harnesses (bench_cpu.c, bench_cpu_hess.c,
+ * bench_cpu_grad.c, bench_crossover.c).
  */
 #ifndef DUAL_BENCH_HOST_H
 #define DUAL_BENCH_HOST_H
@@ -21,8 +22,9 @@ void bench_cpu_model(char *buf, size_t cap);
 /* The 1, 5 and 15 minute load averages. */
 void bench_load_average(char *buf, size_t cap);
 
-/* How busy the machine was: the busy ticks of all CPUs and of this process around timed calls;
- * the difference is what other processes used, as a share of wall time x CPUs (-1: unknown). */
+/* How busy the machine was: the busy ticks of all CPUs and of this process (with its waited-for
+ * children: forked peer workers) around timed calls; the difference is what other processes
+ * used, as a share of wall time x CPUs (-1: unknown). */
 #define BENCH_OTHERS_WARN 0.10
 typedef struct bench_cpu_sample {
   double wall;

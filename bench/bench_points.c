@@ -1,5 +1,6 @@
 /*
- * bench_points.c — splitmix64 + Box–Muller and the ba/kin point generators of BENCHMARKS.md.
+ * bench_points.c — splitmix64 + Box–Muller and the ba/kin/hess/grad point generators of
+ * BENCHMARKS.md.
  * Plain C11 and libm only, so the points are the same on every platform for a given seed.
  */
 #include "bench_points.h"
@@ -58,4 +59,10 @@ void bench_points_hess(int64_t B, uint64_t seed, double *x) {
   bench_rng rng;
   bench_rng_seed(&rng, seed);
   for (int64_t i = 0; i < B * 16; ++i) x[i] = bench_rng_normal(&rng);
+}
+
+void bench_points_grad(int64_t B, int32_t n, uint64_t seed, double *x) {
+  bench_rng rng;
+  bench_rng_seed(&rng, seed);
+  for (int64_t i = 0; i < B * n; ++i) x[i] = bench_rng_normal(&rng);
 }

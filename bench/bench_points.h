@@ -1,7 +1,7 @@
 /*
  * bench_points.h — the benchmark's point generators (BENCHMARKS.md "Points") and their portable
  * RNG: splitmix64 for uniforms, Box–Muller for normals, so every machine and every tool sees the
- * same points for a given seed.  Used by bench_cpu.c (and any later GPU harness).
+ * same points for a given seed.  Used by the CPU and GPU harnesses (bench_*.c).
  */
 #ifndef DUAL_BENCH_POINTS_H
 #define DUAL_BENCH_POINTS_H
@@ -28,5 +28,8 @@ void bench_points_kin(int64_t B, uint64_t seed, double *x);
 
 /* hess: x [B][16], all N(0,1). */
 void bench_points_hess(int64_t B, uint64_t seed, double *x);
+
+/* grad (n = 1024) and its smaller sizes (the crossover study): x [B][n], all N(0,1). */
+void bench_points_grad(int64_t B, int32_t n, uint64_t seed, double *x);
 
 #endif /* DUAL_BENCH_POINTS_H */

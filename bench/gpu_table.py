@@ -9,13 +9,23 @@
 #   LINK <workload> <in_bytes> <out_bytes> <h2d_bytes_per_s> <d2h_bytes_per_s> <points_per_s>
 #   META <key> <value>
 # and ignores every other line.  A later ROW for the same (workload, B, tool, access) replaces an
-# earlier one.  Exits nonzero when no ROW line was found.
+# earlier one; a points/s field that is not a number ("oom", "error", "unsupported": dualbatch's
+# grad rows while its GPU reverse mode is missing) is shown as such.  Workloads with a note in
+# WORKLOAD_NOTES get it under their heading.  Exits nonzero when no ROW line was found.
 import sys
 
 DASH = "—"
 COLUMNS = ["B", "dualbatch device (pts/s)", "dualbatch host-arrays (pts/s)", "JAX (pts/s)",
            "PyTorch (pts/s)", "dualbatch / JAX", "dualbatch / PyTorch",
            "ms per call (dualbatch / JAX)", "roofline fraction", "max rel diff (JAX, PyTorch)"]
+# What each tool computes where the heading alone does not say it.
+WORKLOAD_NOTES = {
+    "grad": "Gradient per point, n = 1024: dualbatch dual_run(DUAL_MODE_GRADIENT) with "
+            "DUAL_AD_REVERSE; JAX jit(vmap(grad(f))); PyTorch vmap(torch.func.grad(f)). "
+            "Max rel diff: each point's gradient against dualbatch's (from the CPU engine when "
+            "the GPU rows say unsupported), scaled by its largest entry. "
+            "Anchor (BENCHMARKS.md): JAX 3.97e7 points/s at B = 1e5.",
+}
 
 
 def number(s):
@@ -127,6 +137,8 @@ def main():
         print()
     for wl in dict.fromkeys(k[0] for k in rows):  # workloads in order of first appearance
         print("### %s\n" % wl)
+        if wl in WORKLOAD_NOTES:
+            print(WORKLOAD_NOTES[wl] + "\n")
         table(wl, rows, roofs.get(wl), roofs.get(wl + "/link"))
 
 

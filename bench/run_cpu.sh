@@ -3,7 +3,10 @@
 # (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, libadolc-dev, pkg-config), configures
 # and builds the `bench` preset, runs dualbatch_bench_cpu (Jacobians against Ceres; arguments are
 # passed through, e.g. --workload ba), then dualbatch_bench_cpu_hess (Hessians against ADOL-C and a
-# compiled nested-dual peer), and tees both tables to bench/results/cpu-<date>.txt.
+# compiled nested-dual peer; HESS_ARGS), dualbatch_bench_cpu_grad (reverse-mode gradients against
+# ADOL-C; GRAD_ARGS) and the forward/reverse crossover study dualbatch_bench_crossover (CPU rows;
+# CROSSOVER_ARGS; its failure is reported but does not fail the run), and tees the tables to
+# bench/results/cpu-<date>.txt.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,12 +31,19 @@ fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu dualbatch_bench_cpu_hess -j "$(nproc)"; } \
+if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu dualbatch_bench_cpu_hess dualbatch_bench_cpu_grad -j "$(nproc)"; } \
     >"$log" 2>&1; then
   grep -m 20 -E "error|Error" "$log" | cut -c1-400 >&2 || true
   tail -n 15 "$log" | cut -c1-400 >&2
   echo "run_cpu.sh: the build failed (first errors and the last lines of the build above)" >&2
   exit 2
+fi
+# the crossover study is optional: a build failure is reported and the benchmarks still run
+crossover=1
+if ! cmake --build --preset bench --target dualbatch_bench_crossover -j "$(nproc)" >"$log" 2>&1; then
+  grep -m 5 -E "error|Error" "$log" | cut -c1-400 >&2 || true
+  echo "run_cpu.sh: dualbatch_bench_crossover did not build; the crossover study is skipped" >&2
+  crossover=0
 fi
 
 mkdir -p bench/results
@@ -45,5 +55,17 @@ echo | tee -a "$out"
 # the Hessian benchmark (hess against ADOL-C and a compiled nested-dual peer); HESS_ARGS tunes it
 # shellcheck disable=SC2086
 ./build-bench/bench/dualbatch_bench_cpu_hess ${HESS_ARGS:-} | tee -a "$out" || status=$?
+echo | tee -a "$out"
+# the gradient benchmark (grad, n = 1024: reverse, forward and AUTO mode against ADOL-C); GRAD_ARGS
+# tunes it (e.g. GRAD_ARGS="--reps 5 --batch-forward 3000")
+# shellcheck disable=SC2086
+./build-bench/bench/dualbatch_bench_cpu_grad ${GRAD_ARGS:-} | tee -a "$out" || status=$?
+if [ "$crossover" = 1 ]; then
+  echo | tee -a "$out"
+  # the forward/reverse crossover over the grad family (CPU rows); CROSSOVER_ARGS tunes it
+  # shellcheck disable=SC2086
+  ./build-bench/bench/dualbatch_bench_crossover --device cpu ${CROSSOVER_ARGS:-} | tee -a "$out" \
+    || echo "run_cpu.sh: the crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+fi
 echo "run_cpu.sh: output written to $out (exit status $status)" >&2
 exit "$status"

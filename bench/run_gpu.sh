@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # run_gpu.sh — the one command of the GPU benchmark (BENCHMARKS.md), for a machine with a CUDA GPU,
 # nvcc, and JAX / PyTorch for the peers: builds the `gpu` preset (unless DUAL_SKIP_BUILD=1),
-# runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline), then the
-# JAX and PyTorch peers on the identical points it wrote, and prints the tables of
-# bench/gpu_table.py.  Raw lines and tables go to $DUAL_RESULTS (default bench/results).
-# Arguments are passed to dualbatch_bench_gpu; PEER_BATCHES / PEER_REPS tune the peers.
+# runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline; ba, kin,
+# hess, and grad by reverse mode at its own batch sizes), then the JAX and PyTorch peers on the
+# identical points it wrote, and prints the tables of bench/gpu_table.py; last the forward/reverse
+# crossover study on the GPU (dualbatch_bench_crossover --device gpu, its own table; a failure
+# there is reported and does not fail the run).  Raw lines and tables go to $DUAL_RESULTS (default
+# bench/results).  Arguments are passed to dualbatch_bench_gpu; PEER_BATCHES / GRAD_PEER_BATCHES /
+# PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,6 +26,10 @@ if [ "${DUAL_SKIP_BUILD:-0}" != 1 ]; then
     echo "run_gpu.sh: the build failed" >&2
     exit 2
   fi
+  if ! cmake --build --preset gpu --target dualbatch_bench_crossover -j "$(nproc)" \
+      >>"$results/gpu-$stamp.build.log" 2>&1; then
+    echo "run_gpu.sh: dualbatch_bench_crossover did not build (see $results/gpu-$stamp.build.log)" >&2
+  fi
 fi
 commit="${DUAL_COMMIT:-}" # a copy of the tree without .git (the lent GPU machine) names it here
 if [ -z "$commit" ]; then
@@ -33,10 +40,19 @@ fi
 build-gpu/bench/dualbatch_bench_gpu --dir "$points" --commit "$commit" "$@" | tee "$raw"
 status=${PIPESTATUS[0]}
 batches="${PEER_BATCHES:-1e4,1e5,1e6,1e7}"
+grad_batches="${GRAD_PEER_BATCHES:-1e3,1e4,1e5}"
 reps="${PEER_REPS:-20}"
-python3 bench/peers/jax_peer.py --dir "$points" --batches "$batches" --reps "$reps" | tee -a "$raw" \
-  || echo "run_gpu.sh: the JAX peer failed" >&2
-python3 bench/peers/torch_peer.py --dir "$points" --batches "$batches" --reps "$reps" | tee -a "$raw" \
-  || echo "run_gpu.sh: the PyTorch peer failed" >&2
+python3 bench/peers/jax_peer.py --dir "$points" --batches "$batches" --grad-batches "$grad_batches" \
+  --reps "$reps" | tee -a "$raw" || echo "run_gpu.sh: the JAX peer failed" >&2
+python3 bench/peers/torch_peer.py --dir "$points" --batches "$batches" --grad-batches "$grad_batches" \
+  --reps "$reps" | tee -a "$raw" || echo "run_gpu.sh: the PyTorch peer failed" >&2
 python3 bench/gpu_table.py "$raw" | tee "$table"
+crossover=build-gpu/bench/dualbatch_bench_crossover
+if [ -x "$crossover" ]; then
+  # shellcheck disable=SC2086
+  "$crossover" --device gpu --commit "$commit" ${CROSSOVER_ARGS:-} | tee "$results/gpu-$stamp.crossover.md" \
+    || echo "run_gpu.sh: the crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+else
+  echo "run_gpu.sh: $crossover missing: the crossover study is skipped" >&2
+fi
 exit "$status"

@@ -77,11 +77,10 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
  *   CPU  forward passes * (W + 4)  (the value sweep is worth about four tangent lanes)
  *        reverse  12 + 28 * s      (a taping forward sweep, then one adjoint sweep per
  *                                   cotangent s: 1 for a gradient, m for a Jacobian)
- *   GPU  forward passes * 4        (a pass costs about the same at any width: the GPU stores only
- *                                   the lanes a register uses, so its work is the interpretation)
- *        reverse  3 + 5 * s
+ *   GPU  forward passes * (8 + min(n, W))   reverse  20 + 12 * s
  * The constants come from the measured crossover (bench/bench_crossover.c, bench/NOTES.md): on
- * the CPU reverse wins from n = 33 inputs for a scalar function, on the GPU from n = 65. */
+ * the CPU reverse was faster from n = 48 (0.92x at 32, 2.7x at 48), AUTO switches at n = 33; on
+ * the H200 reverse was faster from n = 24 (0.7x at 16, 1.27x at 24), AUTO switches at n = 25. */
 static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_VJP) return 1;
   if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP) return 0;
@@ -91,7 +90,7 @@ static int choose_reverse(const dual_context *ctx, const dual_program *prog, int
   const int width = choose_width(ctx, prog, mode, 0);
   const int64_t n = prog->n_in, s = mode == DUAL_MODE_GRADIENT ? 1 : prog->n_out;
   const int64_t passes = (n + width - 1) / (width > 0 ? width : 1);
-  if (ctx->device == DUAL_DEVICE_GPU) return 3 + 5 * s < passes * 4;
+  if (ctx->device == DUAL_DEVICE_GPU) return 20 + 12 * s < passes * (8 + (n < width ? n : width));
   return 12 + 28 * s < passes * (width + 4);
 }
 

@@ -31,6 +31,8 @@ static dual_context *context(int device, int width) {
   int st = dual_context_create(&ctx, device);
   cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   cr_assert_eq(dual_context_set_width(ctx, width), DUAL_SUCCESS);
+  /* nested forward mode on both (AUTO would run CPU HVPs forward-over-reverse) */
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD), DUAL_SUCCESS);
   return ctx;
 }
 

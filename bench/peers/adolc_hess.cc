@@ -6,17 +6,15 @@
 // the gradient and the full Hessian all come out of that one forward and one reverse sweep; the
 // driver calls (hessian, hessian2 with the gradient driver's two sweeps before) are kept as
 // alternatives and measured by dual_peer_adolc_check.  With threads > 1 the work is split over
-// forked processes (ADOL-C's Debian build has no OpenMP support: see adolc_hess.h).
+// forked processes (ADOL-C's Debian build has no OpenMP support: see adolc_hess.h; the split is
+// peer_fork.h's, shared with adolc_grad.cc).
 #include "adolc_hess.h"
 
 #include <omp.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstring>
 
 #include <adolc/adolc.h>
+
+#include "peer_fork.h"
 
 namespace {
 
@@ -38,11 +36,6 @@ T HessFunction(const T* x) {
 }
 
 bool g_traced = false;
-
-// The shared mapping the forked processes write into (threads > 1), grown as needed and kept for
-// the life of the process.
-void* g_shared = nullptr;
-size_t g_shared_bytes = 0;
 
 // Tapes the function once per process (at x0: the function has no branches, so one tape holds
 // for every point).
@@ -117,6 +110,16 @@ int RunRange(int64_t n, const double* x, double* f, double* g, double* H, int dr
   return 0;
 }
 
+// peer_fork_run's part: points [begin, begin + count) into outs = {f, g, H} of the part.
+struct PartArgs {
+  const double* x;
+  int driver;
+};
+int RunPart(int64_t begin, int64_t count, double* const* outs, void* arg) {
+  const PartArgs* a = static_cast<const PartArgs*>(arg);
+  return RunRange(count, a->x + begin * kN, outs[0], outs[1], outs[2], a->driver);
+}
+
 }  // namespace
 
 extern "C" int adolc_hess_run_driver(int64_t B, const double* x, double* f, double* g, double* H,
@@ -124,57 +127,11 @@ extern "C" int adolc_hess_run_driver(int64_t B, const double* x, double* f, doub
   if (B < 0 || driver < 0 || driver >= ADOLC_HESS_DRIVERS) return -1;
   if (B == 0) return 0;
   if (threads <= 0) threads = omp_get_max_threads();
-  if (threads > B) threads = static_cast<int>(B);
   TraceOnce(x);
-  if (threads == 1) return RunRange(B, x, f, g, H, driver);
-
-  // Part t = [start[t], start[t+1]); part 0 here, parts 1.. in forked children writing into one
-  // shared mapping laid out as f [rest], g [rest][16], H [rest][256], rest = B - start[1].
-  int64_t start[257];
-  if (threads > 256) threads = 256;
-  for (int t = 0; t <= threads; ++t) start[t] = B * t / threads;
-  const int64_t rest = B - start[1];
-  const size_t bytes = sizeof(double) * static_cast<size_t>(rest) * (1 + kN + kNN);
-  if (bytes > g_shared_bytes) {  // kept from call to call: its pages are touched once
-    if (g_shared) munmap(g_shared, g_shared_bytes);
-    g_shared_bytes = 0;
-    g_shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (g_shared == MAP_FAILED) {
-      g_shared = nullptr;
-      return -1;
-    }
-    g_shared_bytes = bytes;
-  }
-  double* fs = static_cast<double*>(g_shared);
-  double* gs = fs + rest;
-  double* Hs = gs + rest * kN;
-  pid_t pid[256];
-  int status = 0, started = 0;
-  for (int t = 1; t < threads; ++t) {
-    const int64_t o = start[t] - start[1];
-    pid[t] = fork();
-    if (pid[t] == 0)
-      _exit(RunRange(start[t + 1] - start[t], x + start[t] * kN, fs + o, gs + o * kN,
-                     Hs + o * kNN, driver) == 0
-                ? 0
-                : 1);
-    if (pid[t] < 0) {
-      status = -1;
-      break;
-    }
-    started = t;
-  }
-  if (status == 0 && RunRange(start[1], x, f, g, H, driver) != 0) status = -1;
-  for (int t = 1; t <= started; ++t) {
-    int ws = 0;
-    if (waitpid(pid[t], &ws, 0) != pid[t] || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0) status = -1;
-  }
-  if (status == 0) {
-    std::memcpy(f + start[1], fs, sizeof(double) * static_cast<size_t>(rest));
-    std::memcpy(g + start[1] * kN, gs, sizeof(double) * static_cast<size_t>(rest * kN));
-    std::memcpy(H + start[1] * kNN, Hs, sizeof(double) * static_cast<size_t>(rest * kNN));
-  }
-  return status;
+  // threads > 1: parts 1.. in forked processes (peer_fork.h), ADOL-C's state being process-wide
+  PartArgs args = {x, driver};
+  const peer_fork_output outs[3] = {{f, 1}, {g, kN}, {H, kNN}};
+  return peer_fork_run(B, threads, outs, 3, RunPart, &args);
 }
 
 extern "C" int adolc_hess_run(int64_t B, const double* x, double* f, double* g, double* H,

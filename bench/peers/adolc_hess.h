@@ -12,8 +12,9 @@
  * threads > 1 the points are therefore split into `threads` contiguous parts, each evaluated by a
  * forked process on the tape traced before the fork (the calling process takes the first part);
  * the children write into a shared mapping (kept from call to call) that the caller copies into
- * f, g, H.  The forks, the waits and the copy are inside the call, so they are timed.  Not
- * reentrant (one call at a time per process, as ADOL-C itself).
+ * f, g, H (peer_fork.h, shared with the grad peer adolc_grad.h).  The forks, the waits and the
+ * copy are inside the call, so they are timed.  Not reentrant (one call at a time per process,
+ * as ADOL-C itself).
  */
 #ifndef DUAL_BENCH_ADOLC_HESS_H
 #define DUAL_BENCH_ADOLC_HESS_H

@@ -1,14 +1,16 @@
 # jax_peer.py — the JAX peer of the GPU benchmark: per-point values and FP64 Jacobians of the
-# ba and kin workloads (BENCHMARKS.md "Workloads") with jit(vmap(jacfwd(f))), and the value,
-# gradient and Hessian of hess with jit(vmap(...)) of jax.hessian, timed on one device.
+# ba and kin workloads (BENCHMARKS.md "Workloads") with jit(vmap(jacfwd(f))), the value,
+# gradient and Hessian of hess with jit(vmap(...)) of jax.hessian, and the gradient of grad
+# (n = 1024, reverse mode) with jit(vmap(grad(f))), timed on one device.
 #
-#   python3 bench/peers/jax_peer.py --dir DIR [--workloads ba,kin,hess] [--batches 1e4,1e5,1e6,1e7]
+#   python3 bench/peers/jax_peer.py --dir DIR [--workloads ba,kin,hess,grad]
+#                                   [--batches 1e4,1e5,1e6,1e7] [--grad-batches 1e3,1e4,1e5]
 #                                   [--reps 20] [--device gpu|cpu] [--kin-form loop|stoich]
 #                                   [--hess-form both|hessian|aux]
 #
-# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64)
-# and our library's results for the first K points (ba_ref.f64, kin_ref.f64, hess_ref.f64; layouts
-# in peer_common.py).  Prints an INFO line, then
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64,
+# grad_x.f64) and our library's results for the first K points (ba_ref.f64, kin_ref.f64,
+# hess_ref.f64, grad_ref.f64; layouts in peer_common.py).  Prints an INFO line, then
 # per (workload, B) one tab-separated line
 #   ROW <workload> <B> jax device <seconds_per_call> <points_per_s> <max_rel_diff>
 # (median of --reps calls after compile + 2 warm-up calls).  Diagnostics go to stderr.
@@ -25,8 +27,9 @@ import time
 
 import numpy as np
 
-from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, hess_forms,
-                         hess_max_rel_diff, max_rel_diff, read_inputs, timed_row)
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batch_sizes, batches_to_run,
+                         grad_max_rel_diff, hess_forms, hess_max_rel_diff, max_rel_diff,
+                         read_inputs, timed_row)
 
 # Let one big batch use most of the GPU (JAX's default pool is 75% of it); the caller may override.
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.95")
@@ -81,6 +84,18 @@ def hess_fn(x):
     u = x[1:] - x[:-1] * x[:-1]
     v = 1 - x[:-1]
     return jnp.sum(100 * (u * u) + v * v) + jnp.log(jnp.sum(jnp.exp(x)))
+
+
+def grad_fn(x):
+    """grad (programs/grad.db): sum sin(x_i) x_(i+1 mod n) + log1p(sum x_i^2), a scalar."""
+    return jnp.sum(jnp.sin(x) * jnp.roll(x, -1)) + jnp.log1p(jnp.sum(x * x))
+
+
+def gradient_only(f):
+    """x -> (grad f(x),): the gradient by reverse mode (jax.grad), as a one-element tuple so that
+    measure() sees a tuple of per-point outputs as for the other workloads."""
+    g = jax.grad(f)
+    return lambda x: (g(x),)
 
 
 def value_grad_hessian(f, form):
@@ -145,6 +160,8 @@ def run_one(wl, b, args, device, ref, form):
     host = read_inputs(args.dir, wl, b)
     if wl == "hess":
         fn = jax.jit(jax.vmap(value_grad_hessian(hess_fn, form)))
+    elif wl == "grad":
+        fn = jax.jit(jax.vmap(gradient_only(grad_fn)))
     else:
         f = ba if wl == "ba" else (kin_loop if args.kin_form == "loop" else kin_stoich)
         fn = jax.jit(jax.vmap(values_and_jacobian(f)))
@@ -156,6 +173,8 @@ def run_one(wl, b, args, device, ref, form):
         diff = None
     elif wl == "hess":
         diff = hess_max_rel_diff(*out, ref[:k], n)
+    elif wl == "grad":
+        diff = grad_max_rel_diff(*out, ref[:k], n)
     else:
         diff = max_rel_diff(*out, ref[:k], n, m)
     return sec, diff
@@ -171,9 +190,8 @@ def main():
     print("INFO\tjax\tjax %s, %s (%s), kin form %s, hess form %s"
           % (jax.__version__, device.device_kind, device.platform, args.kin_form, args.hess_form),
           flush=True)
-    batches = [int(float(s)) for s in args.batches.split(",")]
     for wl in args.workloads.split(","):
-        todo = batches_to_run(args.dir, wl, batches, "jax_peer")
+        todo = batches_to_run(args.dir, wl, batch_sizes(wl, args), "jax_peer")
         if todo is None:
             continue
         ref, sizes = todo

@@ -4,12 +4,16 @@
 # report of a batch size that failed.
 #
 # Files in --dir, raw little-endian float64, point-major (written by the dualbatch harness):
-#   <wl>_x.f64     the points' active inputs, [B][n] (ba: n = 15, kin: n = 32, hess: n = 16)
+#   <wl>_x.f64     the points' active inputs, [B][n] (ba: n = 15, kin: n = 32, hess: n = 16,
+#                  grad: n = 1024)
 #   <wl>_feat.f64  the parameters, [B][p] (ba only: feat[2])
 #   <wl>_ref.f64   dualbatch's results for the first K points (optional; the agreement check):
 #                  ba, kin: per point the m values, then J [m][n] row-major (m + m n columns);
 #                  hess:    per point f, then the gradient [16], then the Hessian [16][16]
-#                           row-major, full (1 + 16 + 256 = 273 columns).
+#                           row-major, full (1 + 16 + 256 = 273 columns);
+#                  grad:    per point f, then the gradient [1024] (1 + 1024 columns; from the CPU
+#                           engine when dualbatch's GPU reverse mode failed).
+# grad (reverse mode, 16 KiB of inputs per point) runs at its own batch sizes (--grad-batches).
 import argparse
 import os
 import sys
@@ -26,11 +30,12 @@ np.add.at(S, (B, R), -1.0)
 np.add.at(S, (C, R), 2.0)
 
 # workload -> (input columns n, parameter columns, outputs m)
-SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32), "hess": (16, 0, 1)}
+SHAPES = {"ba": (15, 2, 2), "kin": (32, 0, 32), "hess": (16, 0, 1), "grad": (1024, 0, 1)}
 
 
 def ref_columns(wl):
-    """Columns per point of <wl>_ref.f64: m values + J [m][n]; hess: f, gradient [n], H [n][n]."""
+    """Columns per point of <wl>_ref.f64: m values + J [m][n] (grad: f, gradient [n]); hess: f,
+    gradient [n], H [n][n]."""
     n, _, m = SHAPES[wl]
     return 1 + n + n * n if wl == "hess" else m + m * n
 
@@ -91,6 +96,14 @@ def hess_max_rel_diff(vals, grads, hess, ref, n=16):
     return float(np.max([df.max(), dg.max(), dh.max()]))
 
 
+def grad_max_rel_diff(grads, ref, n=1024):
+    """grad: max over points of max |g - ref g| / max |ref g| (the point's gradient scaled as a
+    Jacobian row above; the value is not compared: grad(f) does not return it)."""
+    rg = ref[:, 1:1 + n]
+    dg = np.abs(grads - rg).max(axis=1) / np.maximum(np.abs(rg).max(axis=1), 1e-300)
+    return float(dg.max())
+
+
 def row(wl, b, tool, sec, pps, diff):
     """ROW <workload> <B> <tool> device <seconds_per_call> <points_per_s> <max_rel_diff>."""
     num = lambda v: "-" if v is None else v if isinstance(v, str) else "%.6g" % v
@@ -106,13 +119,20 @@ def arguments(description, kin_default):
     as its aux output (tool jax-aux / pytorch-aux); "both" (default) times both."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--workloads", default="ba,kin,hess")
+    ap.add_argument("--workloads", default="ba,kin,hess,grad")
     ap.add_argument("--batches", default="1e4,1e5,1e6,1e7")
+    ap.add_argument("--grad-batches", default="1e3,1e4,1e5",
+                    help="batch sizes of grad (the others use --batches)")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
     ap.add_argument("--kin-form", choices=["loop", "stoich"], default=kin_default)
     ap.add_argument("--hess-form", choices=["hessian", "aux", "both"], default="both")
     return ap
+
+
+def batch_sizes(wl, args):
+    """The batch sizes to time for a workload: --grad-batches for grad, --batches otherwise."""
+    return [int(float(s)) for s in (args.grad_batches if wl == "grad" else args.batches).split(",")]
 
 
 def hess_forms(wl, args):

@@ -1,15 +1,17 @@
 # torch_peer.py — the PyTorch peer of the GPU benchmark: per-point values and FP64 Jacobians of
 # the ba and kin workloads (BENCHMARKS.md "Workloads") with torch.func.vmap(torch.func.jacfwd(f)),
-# and the value, gradient and Hessian of hess with torch.func.vmap of torch.func.hessian.
+# the value, gradient and Hessian of hess with torch.func.vmap of torch.func.hessian, and the
+# gradient of grad (n = 1024, reverse mode) with torch.func.vmap(torch.func.grad(f)).
 #
-#   python3 bench/peers/torch_peer.py --dir DIR [--workloads ba,kin,hess]
-#                                     [--batches 1e4,1e5,1e6,1e7] [--reps 20] [--device gpu|cpu]
+#   python3 bench/peers/torch_peer.py --dir DIR [--workloads ba,kin,hess,grad]
+#                                     [--batches 1e4,1e5,1e6,1e7] [--grad-batches 1e3,1e4,1e5]
+#                                     [--reps 20] [--device gpu|cpu]
 #                                     [--kin-form stoich|loop] [--hess-form both|hessian|aux]
 #                                     [--compile]
 #
-# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64)
-# and our library's results for the first K points (ba_ref.f64, kin_ref.f64, hess_ref.f64; layouts
-# in peer_common.py).  Prints an INFO line, then
+# DIR holds the points written by the C benchmark (ba_x.f64, ba_feat.f64, kin_x.f64, hess_x.f64,
+# grad_x.f64) and our library's results for the first K points (ba_ref.f64, kin_ref.f64,
+# hess_ref.f64, grad_ref.f64; layouts in peer_common.py).  Prints an INFO line, then
 # per (workload, B) one tab-separated line
 #   ROW <workload> <B> pytorch device <seconds_per_call> <points_per_s> <max_rel_diff>
 # (median of --reps calls after 3 warm-up calls); --compile adds rows for tool "pytorch-compile"
@@ -28,10 +30,11 @@ import statistics
 import time
 
 import torch
-from torch.func import grad_and_value, hessian, jacfwd, vmap
+from torch.func import grad, grad_and_value, hessian, jacfwd, vmap
 
-from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batches_to_run, hess_forms,
-                         hess_max_rel_diff, max_rel_diff, read_inputs, timed_row)
+from peer_common import (A, B, C, E, K, S, SHAPES, arguments, batch_sizes, batches_to_run,
+                         grad_max_rel_diff, hess_forms, hess_max_rel_diff, max_rel_diff,
+                         read_inputs, timed_row)
 
 
 def ba(x, feat):
@@ -87,6 +90,18 @@ def hess_fn(x):
     u = x[1:] - x[:-1] * x[:-1]
     v = 1 - x[:-1]
     return torch.sum(100 * (u * u) + v * v) + torch.log(torch.sum(torch.exp(x)))
+
+
+def grad_fn(x):
+    """grad (programs/grad.db): sum sin(x_i) x_(i+1 mod n) + log1p(sum x_i^2), a scalar."""
+    return torch.sum(torch.sin(x) * torch.roll(x, -1)) + torch.log1p(torch.sum(x * x))
+
+
+def gradient_only(f):
+    """x -> (grad f(x),): the gradient by reverse mode (torch.func.grad), as a one-element tuple
+    so that measure() sees a tuple of per-point outputs as for the other workloads."""
+    g = grad(f)
+    return lambda x: (g(x),)
 
 
 def value_grad_hessian(f, form):
@@ -159,6 +174,8 @@ def run_one(wl, b, args, device, ref, compiled, form):
     host = read_inputs(args.dir, wl, b)
     if wl == "hess":
         fn = vmap(value_grad_hessian(hess_fn, form))
+    elif wl == "grad":
+        fn = vmap(gradient_only(grad_fn))
     else:
         if wl == "ba":
             f = ba
@@ -175,6 +192,8 @@ def run_one(wl, b, args, device, ref, compiled, form):
         diff = None
     elif wl == "hess":
         diff = hess_max_rel_diff(*out, ref[:k], n)
+    elif wl == "grad":
+        diff = grad_max_rel_diff(*out, ref[:k], n)
     else:
         diff = max_rel_diff(*out, ref[:k], n, m)
     return sec, diff
@@ -192,10 +211,9 @@ def main():
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     print("INFO\tpytorch\ttorch %s, %s (%s), kin form %s, hess form %s"
           % (torch.__version__, name, device.type, args.kin_form, args.hess_form), flush=True)
-    batches = [int(float(s)) for s in args.batches.split(",")]
     tools = [("pytorch", False)] + ([("pytorch-compile", True)] if args.compile else [])
     for wl in args.workloads.split(","):
-        todo = batches_to_run(args.dir, wl, batches, "torch_peer")
+        todo = batches_to_run(args.dir, wl, batch_sizes(wl, args), "torch_peer")
         if todo is None:
             continue
         ref, sizes = todo
