@@ -26,12 +26,9 @@
 #include "dualbatch.h"
 #include "bench_program.h"
 #include "random_program.h"
+#include "test_arrays.h"
 
 #define TOL 1e-13
-
-static void need_gpu(void) {
-  if (dual_device_count() == 0) cr_skip_test("no CUDA device (or a build without CUDA)");
-}
 
 static dual_context *context(int device) {
   dual_context *ctx = NULL;
@@ -60,8 +57,6 @@ static result jacobian(dual_context *ctx, const dual_program *prog, int64_t B, c
 }
 
 static void result_free(result *r) { free(r->y), free(r->J), free(r->st); }
-
-static int same_bits(double a, double b) { return memcmp(&a, &b, 8) == 0 || (isnan(a) && isnan(b)); }
 
 /* Entry-wise difference scaled by its row's largest finite magnitude (values: the point's values
  * form one row).  Non-finite entries must agree exactly (NaN with NaN).  Returns the largest
@@ -106,12 +101,6 @@ static void assert_bitwise(const result *a, const result *b, const char *what) {
     cr_assert(same_bits(a->J[i], b->J[i]), "%s: derivative %lld differs: %.17g vs %.17g", what,
               (long long)i, a->J[i], b->J[i]);
   cr_assert(memcmp(a->st, b->st, sizeof(int32_t) * (size_t)a->B) == 0, "%s: status differs", what);
-}
-
-static double *random_array(uint64_t *rng, int64_t count, double lo, double hi) {
-  double *a = malloc(sizeof(double) * (size_t)(count + 1));
-  for (int64_t i = 0; i < count; ++i) a[i] = rp_uniform(rng, lo, hi);
-  return a;
 }
 
 Test(gpu, every_op_matches_cpu) {
@@ -290,13 +279,6 @@ Test(gpu, eval_jvp_gradient_match_cpu) {
 }
 
 #ifdef DUAL_HAVE_CUDA
-static void *to_device(const void *host, size_t bytes) {
-  void *d = NULL;
-  cr_assert_eq(cudaMalloc(&d, bytes ? bytes : 8), cudaSuccess);
-  if (host) cr_assert_eq(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
-  return d;
-}
-
 Test(gpu, device_arrays_equal_host_arrays) {
   need_gpu();
   dual_context *gpu = context(DUAL_DEVICE_GPU);

@@ -21,10 +21,7 @@
 #include "dual/ops.h"
 #include "dualbatch.h"
 #include "random_program.h"
-
-static void need_gpu(void) {
-  if (dual_device_count() == 0) cr_skip_test("no CUDA device (or a build without CUDA)");
-}
+#include "test_arrays.h"
 
 static dual_context *context(int device, int width) {
   dual_context *ctx = NULL;
@@ -70,8 +67,6 @@ static result2 second(dual_context *ctx, const dual_program *prog, int mode, int
   return r;
 }
 
-static int same_bits(double a, double b) { return memcmp(&a, &b, 8) == 0 || (isnan(a) && isnan(b)); }
-
 /* Entries of a and b that differ (NaN equals NaN); the status words must match exactly. */
 static int64_t count_diff(const result2 *a, const result2 *b) {
   int64_t nd = 0;
@@ -80,13 +75,6 @@ static int64_t count_diff(const result2 *a, const result2 *b) {
   for (int64_t i = 0; i < a->B * a->m * a->len; ++i) nd += !same_bits(a->H[i], b->H[i]);
   for (int64_t i = 0; i < a->B; ++i) nd += a->st[i] != b->st[i];
   return nd;
-}
-
-static double *random_array(uint64_t *rng, int64_t count, double lo, double hi) {
-  double *a = malloc(sizeof(double) * (size_t)(count + 1));
-  cr_assert(a);
-  for (int64_t i = 0; i < count; ++i) a[i] = rp_uniform(rng, lo, hi);
-  return a;
 }
 
 Test(gpu2, hess_hessian_and_hvp_equal_cpu_in_every_layout_and_width) {
@@ -187,15 +175,6 @@ Test(gpu2, every_op_equals_cpu) {
   cr_assert_str_empty(bad, "not bitwise equal:%s", bad);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
-
-#ifdef DUAL_HAVE_CUDA
-static void *to_device(const void *host, size_t bytes) {
-  void *d = NULL;
-  cr_assert_eq(cudaMalloc(&d, bytes + 8), cudaSuccess);
-  if (host != NULL) cr_assert_eq(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
-  return d;
-}
-#endif
 
 Test(gpu2, device_arrays_and_small_memory_limit_equal_host_arrays) {
   need_gpu();

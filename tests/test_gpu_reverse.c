@@ -20,10 +20,7 @@
 #include "bench_program.h"
 #include "dualbatch.h"
 #include "random_program.h"
-
-static void need_gpu(void) {
-  if (dual_device_count() == 0) cr_skip_test("no CUDA device (or a build without CUDA)");
-}
+#include "test_arrays.h"
 
 static dual_context *context(int device) {
   dual_context *ctx = NULL;
@@ -58,8 +55,6 @@ static rev_result run(dual_context *ctx, const dual_program *prog, int64_t B, co
 
 static void release(rev_result *r) { free(r->y), free(r->d), free(r->st); }
 
-static int same_bits(double a, double b) { return memcmp(&a, &b, 8) == 0 || (isnan(a) && isnan(b)); }
-
 /* Entries that differ (NaN equals NaN); status words compared exactly. */
 static int64_t count_diff(const rev_result *a, const rev_result *b) {
   int64_t nd = 0;
@@ -67,13 +62,6 @@ static int64_t count_diff(const rev_result *a, const rev_result *b) {
   for (int64_t i = 0; i < a->B * a->rows * a->n; ++i) nd += !same_bits(a->d[i], b->d[i]);
   for (int64_t i = 0; i < a->B; ++i) nd += a->st[i] != b->st[i];
   return nd;
-}
-
-static double *random_array(uint64_t *s, int64_t len, double lo, double hi) {
-  double *a = malloc(sizeof(double) * (size_t)(len + 1));
-  cr_assert(a);
-  for (int64_t i = 0; i < len; ++i) a[i] = rp_uniform(s, lo, hi);
-  return a;
 }
 
 Test(gpu_reverse, random_programs_equal_the_cpu_bitwise) {
@@ -126,15 +114,6 @@ Test(gpu_reverse, benchmark_functions_equal_the_cpu_bitwise) {
   }
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
-
-#ifdef DUAL_HAVE_CUDA
-static void *to_device(const void *host, size_t bytes) {
-  void *d = NULL;
-  cr_assert_eq(cudaMalloc(&d, bytes + 8), cudaSuccess);
-  if (host != NULL) cr_assert_eq(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice), cudaSuccess);
-  return d;
-}
-#endif
 
 /* grad (n = 1024) with device arrays in place, and host arrays under a memory limit that forces
  * several chunks, against the CPU. */

@@ -24,6 +24,7 @@
 #include "hess_ref.h"
 #include "program.h"
 #include "random_program.h"
+#include "test_arrays.h"
 
 /* Hand-derived references are evaluated in double precision in a different order, so entries
  * differ by rounding (~1e-16 relative to the entries of a row that are summed).  1e-12 relative
@@ -273,8 +274,6 @@ Test(hessian, three_outputs_match_hand_derived_hessians_in_both_layouts) {
 /* ---- bitwise: widths, threads, chunking; symmetry; agreement with first order ---------------- */
 /* Same bits, or NaN in both places (NaN payloads and signs are not specified, as in
  * test_bitwise.c). */
-static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b)); }
-
 static void assert_same(const double *a, const double *b, size_t count, const char *what, int w, int t) {
   for (size_t i = 0; i < count; ++i)
     cr_assert(same_bits(a[i], b[i]), "%s entry %zu differs at width %d, %d threads: %.17g vs %.17g",

@@ -17,6 +17,7 @@
 #include "dualbatch.h"
 #include "hess_ref.h"
 #include "random_program.h"
+#include "test_arrays.h"
 
 static dual_context *make_ctx(int ad_mode, int threads) {
   dual_context *ctx = NULL;
@@ -46,7 +47,7 @@ static void hvp(dual_context *ctx, const dual_program *prog, int64_t B, const do
 /* Bitwise equal arrays, NaN equal to NaN (IEEE leaves a NaN's sign and payload open). */
 static int same(const double *a, const double *b, int64_t len) {
   for (int64_t i = 0; i < len; ++i)
-    if (memcmp(&a[i], &b[i], 8) != 0 && !(isnan(a[i]) && isnan(b[i]))) return 0;
+    if (!same_bits(a[i], b[i])) return 0;
   return 1;
 }
 

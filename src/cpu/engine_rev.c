@@ -129,8 +129,7 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   const int32_t nseg = plan.nseg;
   dual_rev_plan_free(&plan);
   if (!failed && nseg > 1)
-    dual_set_note(ctx, dual_strdup_printf("reverse mode: the tape was over the memory limit, so "
-                                          "the program ran in %d checkpointed segments", nseg));
+    dual_set_note(ctx, dual_strdup_printf(DUAL_REV_SEGMENTS_NOTE, nseg));
   if (failed)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
                      "out of memory allocating the reverse-mode workspace (%d points x %lld "

@@ -37,7 +37,8 @@ dual_rev_layout dual_rev_plan_layout(const dual_rev_plan *pl, const dual_program
 
 /* Cut the program into segments of at most `cap` tape rows (greedy); fills pl->seg when it is
  * not NULL and returns the number of segments and, in *largest, the largest segment's rows. */
-static int64_t cut(const dual_program *prog, int for_, int64_t cap, int64_t *seg, int64_t *largest) {
+static int64_t cut(const dual_program *prog, int for_, int64_t cap, int64_t *seg,
+                   int64_t *largest) {
   int64_t nseg = 0, rows = 0;
   *largest = 0;
   if (seg != NULL) seg[0] = 0;
@@ -63,7 +64,6 @@ int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int for_, i
   int64_t total = 0;
   for (int64_t t = 0; t < prog->n_instr; ++t)
     total += rows_of(prog->code + t * DUAL_INSTR_WORDS, prog->n_active, for_);
-  pl->total_rows = total;
   /* the fewest segments that fit: one, else K = 2, 3, 4, 6, 8, ... of ~total/K rows each */
   int64_t nseg = 1, largest = total, cap = total > 0 ? total : 1;
   pl->nseg = 1, pl->tape_rows = total;
@@ -80,7 +80,8 @@ int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int for_, i
         fits = 1;
         break;
       }
-      if ((int64_t)nseg * prog->n_regs > budget && budget > 0) break; /* checkpoints alone too big */
+      const int64_t state = prog->n_regs + (for_ ? prog->n_active : 0);
+      if (budget > 0 && nseg * state > budget) break; /* the checkpoints alone are too big */
     }
     if (!fits) {
       pl->per_point = best;

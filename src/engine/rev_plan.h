@@ -33,9 +33,13 @@ typedef struct dual_rev_plan {
   int64_t *seg;       /* [nseg + 1]: first instruction of each segment; seg[nseg] = n_instr */
   int32_t nseg;       /* 1: the whole tape at once, no recomputation */
   int64_t tape_rows;  /* rows of the largest segment's tape */
-  int64_t total_rows; /* rows of the whole program's tape */
   int64_t per_point;  /* doubles a point needs (dual_rev_layout) */
 } dual_rev_plan;
+
+/* The context's note after a checkpointed call (CPU and GPU engines; printf format, nseg). */
+#define DUAL_REV_SEGMENTS_NOTE                                                                   \
+  "reverse mode: the tape was over the memory limit, so the program ran in %d checkpointed "    \
+  "segments"
 
 /* Where each part of a point's storage starts, in rows (doubles per point) from its base.  The
  * register values, then (forward-over-reverse) the active registers' tangents, so that a

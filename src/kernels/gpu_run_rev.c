@@ -209,7 +209,6 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
     }
   }
   if (st == DUAL_SUCCESS && nseg > 1)
-    dual_set_note(ctx, dual_strdup_printf("reverse mode: the tape was over the memory limit, so "
-                                          "the program ran in %d checkpointed segments", nseg));
+    dual_set_note(ctx, dual_strdup_printf(DUAL_REV_SEGMENTS_NOTE, nseg));
   return st;
 }
