@@ -2,8 +2,9 @@
  * bench_crossover.c — dualbatch_bench_crossover: where reverse mode starts to beat forward mode
  * for one output (issue 5).  For the grad family of BENCHMARKS.md,
  * f(x) = sum_{i<n} sin(x_i) x_{(i+1) mod n} + log1p(sum x_i^2) at n = 2 .. 1024 (compiled from
- * program text at run time; n = 1024 is bench/programs/grad.db), it times dual_gradient with
- * DUAL_AD_FORWARD and with DUAL_AD_REVERSE on the same N(0,1) points, and records the mode
+ * program text at run time; n = 1024 is bench/programs/grad.db), it times dual_gradient (or with
+ * --product hvp dual_hvp along N(0,1) directions, with --product hessian dual_hessian, up to
+ * n = 256: nested forward against forward-over-reverse) with DUAL_AD_FORWARD and with DUAL_AD_REVERSE on the same N(0,1) points, and records the mode
  * DUAL_AD_AUTO runs (dual_context_last_ad_mode after a call).  On the CPU with all threads, and, in
  * CUDA builds when a GPU context can be created, on the GPU with device-resident arrays (dual_run,
  * DUAL_MEMORY_DEVICE); a mode the GPU refuses (DUAL_ERR_UNSUPPORTED: a build whose GPU engine has
@@ -12,7 +13,8 @@
  * B grows until the rate stops rising (calls up to --gpu-max-seconds, B capped by memory and
  * --gpu-max-batch).  Each rate is the best of --reps timed calls after a warm-up; rates within
  * 5% of each other are called a tie (the shared CPU machine moves that much between runs).
- * Every gradient is checked against the formula (grad_ref.h) on the first points; the run fails
+ * Every result is checked against the formula (grad_ref.h; a Hessian through H v) on the first
+ * points; the run fails
  * (exit 1) when one differs by more than 1e-12, or (exit 2) when a CPU call fails.  Prints
  * Markdown tables.  Run by bench/run_cpu.sh (CPU rows) and bench/run_gpu.sh (GPU rows,
  * --device gpu).
@@ -41,6 +43,8 @@
 #endif
 
 enum { MAX_SIZES = 32, CHECK_POINTS = 64, SEED = 5 };
+enum { PRODUCT_GRAD, PRODUCT_HVP, PRODUCT_HESSIAN };
+#define HESSIAN_MAX_N 256 /* a full Hessian per point: n^2 doubles */
 #define CHECK_TOL 1e-12
 /* Rates closer than this are called a tie (the machine is shared; repeated runs move ~3%). */
 #define TIE 0.05
@@ -55,6 +59,7 @@ typedef struct options {
   int reps;
   int threads; /* CPU threads, 0 = all */
   int cpu, gpu;
+  int product; /* PRODUCT_*: --product grad|hvp|hessian */
   double gpu_max_batch;
 } options;
 
@@ -83,38 +88,42 @@ static void grad_source(int n, char *buf, size_t cap) {
            n, n, n - 1, n - 1, n);
 }
 
-/* The points of one size, grown on demand: the generator's stream is prefix-stable, so the first
- * B points are the same whatever the pool's size. */
+/* The points (and HVP directions) of one size, grown on demand: the generator's stream is
+ * prefix-stable, so the first B points are the same whatever the pool's size. */
 typedef struct point_pool {
   int n;
   int64_t count;
-  double *x;
+  double *x, *v;
 } point_pool;
 
 static const double *pool_points(point_pool *pool, int64_t B) {
   if (B > pool->count) {
-    free(pool->x);
+    free(pool->x), free(pool->v);
     pool->x = bench_xmalloc(sizeof(double) * (size_t)(B * pool->n));
+    pool->v = bench_xmalloc(sizeof(double) * (size_t)(B * pool->n));
     bench_points_grad(B, pool->n, SEED, pool->x);
+    bench_points_grad(B, pool->n, SEED + 1, pool->v);
     pool->count = B;
   }
   return pool->x;
 }
 
 /* ---- one device's calls ---------------------------------------------------------------------
- * A runner evaluates the gradients of the first B points of the pool in the context's current AD
- * mode and copies the first `keep` gradients into g_host (packed [keep][n]). */
+ * A runner evaluates the gradients (HVPs) of the first B points of the pool in the context's
+ * current AD mode and copies the first `keep` of them into g_host (packed [keep][n]). */
 typedef struct runner runner;
 struct runner {
   dual_context *ctx;
   const dual_program *prog;
   point_pool *pool;
+  int product;
+  int64_t out_len; /* doubles of one point's result: n, or n^2 for a Hessian */
   int64_t max_batch;
   int (*run)(runner *r, int64_t B, double *g_host, int64_t keep);
   /* CPU: the gradient array; GPU: the device arrays and how many points they hold */
   double *g;
   int64_t g_count;
-  double *dx, *dg;
+  double *dx, *dv, *dg;
   int32_t *dstatus;
   int64_t d_count;
   const double *dx_of; /* the host points dx holds a copy of */
@@ -123,13 +132,21 @@ struct runner {
 static int cpu_run(runner *r, int64_t B, double *g_host, int64_t keep) {
   const double *x = pool_points(r->pool, B);
   const int n = r->pool->n;
+  const int64_t len = r->out_len;
   if (B > r->g_count) {
     free(r->g);
-    r->g = bench_xmalloc(sizeof(double) * (size_t)(B * n));
+    r->g = bench_xmalloc(sizeof(double) * (size_t)(B * len));
     r->g_count = B;
   }
-  const int st = dual_gradient(r->ctx, r->prog, B, x, n, NULL, 0, NULL, r->g, n, NULL);
-  if (st == DUAL_SUCCESS && keep > 0) memcpy(g_host, r->g, sizeof(double) * (size_t)(keep * n));
+  int st;
+  if (r->product == PRODUCT_HVP)
+    st = dual_hvp(r->ctx, r->prog, B, x, n, NULL, 0, r->pool->v, n, NULL, 0, NULL, 0, r->g, n, NULL);
+  else if (r->product == PRODUCT_HESSIAN)
+    st = dual_hessian(r->ctx, r->prog, B, x, n, NULL, 0, NULL, 0, NULL, 0, r->g, len,
+                      DUAL_HESSIAN_FULL, NULL);
+  else
+    st = dual_gradient(r->ctx, r->prog, B, x, n, NULL, 0, NULL, r->g, n, NULL);
+  if (st == DUAL_SUCCESS && keep > 0) memcpy(g_host, r->g, sizeof(double) * (size_t)(keep * len));
   return st;
 }
 
@@ -138,12 +155,14 @@ static int gpu_run(runner *r, int64_t B, double *g_host, int64_t keep) {
   const int n = r->pool->n;
   const double *x = pool_points(r->pool, B);
   if (B > r->d_count || x != r->dx_of) {
-    cudaFree(r->dx), cudaFree(r->dg), cudaFree(r->dstatus);
-    r->dx = r->dg = NULL, r->dstatus = NULL, r->d_count = 0;
-    if (cudaMalloc((void **)&r->dx, sizeof(double) * (size_t)(B * n)) != cudaSuccess ||
-        cudaMalloc((void **)&r->dg, sizeof(double) * (size_t)(B * n)) != cudaSuccess ||
+    cudaFree(r->dx), cudaFree(r->dv), cudaFree(r->dg), cudaFree(r->dstatus);
+    r->dx = r->dv = r->dg = NULL, r->dstatus = NULL, r->d_count = 0;
+    const size_t bytes = sizeof(double) * (size_t)(B * n);
+    if (cudaMalloc((void **)&r->dx, bytes) != cudaSuccess || cudaMalloc((void **)&r->dv, bytes) != cudaSuccess ||
+        cudaMalloc((void **)&r->dg, sizeof(double) * (size_t)(B * r->out_len)) != cudaSuccess ||
         cudaMalloc((void **)&r->dstatus, sizeof(int32_t) * (size_t)B) != cudaSuccess ||
-        cudaMemcpy(r->dx, x, sizeof(double) * (size_t)(B * n), cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaMemcpy(r->dx, x, bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(r->dv, r->pool->v, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
       fprintf(stderr, "dualbatch_bench_crossover: device arrays of %lld points (n = %d) failed\n",
               (long long)B, n);
       return DUAL_ERR_NO_MEMORY;
@@ -155,11 +174,19 @@ static int gpu_run(runner *r, int64_t B, double *g_host, int64_t keep) {
   b.count = B;
   b.memory = DUAL_MEMORY_DEVICE;
   b.x = r->dx, b.x_ps = n, b.x_es = 1;
-  b.d = r->dg, b.d_ps = n, b.d_rs = 0, b.d_cs = 1;
+  int mode = DUAL_MODE_GRADIENT;
+  if (r->product == PRODUCT_GRAD) {
+    b.d = r->dg, b.d_ps = n, b.d_rs = 0, b.d_cs = 1;
+  } else {
+    mode = r->product == PRODUCT_HVP ? DUAL_MODE_HVP : DUAL_MODE_HESSIAN;
+    b.v = r->dv, b.v_ps = n, b.v_es = 1;
+    b.h = r->dg, b.h_ps = r->out_len, b.h_rs = r->out_len, b.h_es = 1;
+    b.h_layout = DUAL_HESSIAN_FULL;
+  }
   b.status = r->dstatus;
-  const int st = dual_run(r->ctx, r->prog, DUAL_MODE_GRADIENT, &b);
+  const int st = dual_run(r->ctx, r->prog, mode, &b);
   if (st == DUAL_SUCCESS && keep > 0 &&
-      cudaMemcpy(g_host, r->dg, sizeof(double) * (size_t)(keep * n), cudaMemcpyDeviceToHost) != cudaSuccess)
+      cudaMemcpy(g_host, r->dg, sizeof(double) * (size_t)(keep * r->out_len), cudaMemcpyDeviceToHost) != cudaSuccess)
     return DUAL_ERR_DEVICE;
   return st;
 }
@@ -213,7 +240,7 @@ static int64_t choose_batch(runner *r, int gpu, const options *o, measured *out)
 static void measure_mode(runner *r, int mode, int gpu, const options *o, measured *out) {
   const int n = r->pool->n;
   memset(out, 0, sizeof *out);
-  double *g_check = bench_xmalloc(sizeof(double) * (size_t)(CHECK_POINTS * n));
+  double *g_check = bench_xmalloc(sizeof(double) * (size_t)(CHECK_POINTS * r->out_len));
   dual_context_set_ad_mode(r->ctx, mode);
   out->status = r->run(r, CHECK_POINTS, g_check, CHECK_POINTS);
   if (out->status != DUAL_SUCCESS) {
@@ -221,7 +248,22 @@ static void measure_mode(runner *r, int mode, int gpu, const options *o, measure
     free(g_check);
     return;
   }
-  out->worst = grad_ref_worst(n, pool_points(r->pool, CHECK_POINTS), g_check, n, 0, CHECK_POINTS);
+  const double *x = pool_points(r->pool, CHECK_POINTS);
+  const double *v = r->pool->v;
+  if (r->product == PRODUCT_HESSIAN) { /* checked through H v: the Hessian rows times v */
+    double *hv = bench_xmalloc(sizeof(double) * (size_t)(CHECK_POINTS * n));
+    for (int64_t b = 0; b < CHECK_POINTS; ++b)
+      for (int i = 0; i < n; ++i) {
+        double acc = 0.0;
+        for (int j = 0; j < n; ++j) acc += g_check[b * r->out_len + (int64_t)i * n + j] * v[b * n + j];
+        hv[b * n + i] = acc;
+      }
+    out->worst = grad_ref_hvp_worst(n, x, v, hv, n, 0, CHECK_POINTS);
+    free(hv);
+  } else {
+    out->worst = r->product == PRODUCT_HVP ? grad_ref_hvp_worst(n, x, v, g_check, n, 0, CHECK_POINTS)
+                                           : grad_ref_worst(n, x, g_check, n, 0, CHECK_POINTS);
+  }
   free(g_check);
   const int64_t B = choose_batch(r, gpu, o, out);
   if (B == 0) return;
@@ -263,6 +305,7 @@ static int study(const char *device_name, dual_context *ctx, int gpu, const opti
   printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (int s = 0; s < o->num_sizes; ++s) {
     const int n = o->sizes[s];
+    if (o->product == PRODUCT_HESSIAN && n > HESSIAN_MAX_N) continue;
     char src[512];
     grad_source(n, src, sizeof src);
     dual_program *prog = NULL;
@@ -279,17 +322,18 @@ static int study(const char *device_name, dual_context *ctx, int gpu, const opti
                (long long)dual_program_num_instructions(prog));
       dual_program_destroy(&file);
     }
-    point_pool pool = {n, 0, NULL};
+    point_pool pool = {n, 0, NULL, NULL};
     runner r;
     memset(&r, 0, sizeof r);
-    r.ctx = ctx, r.prog = prog, r.pool = &pool, r.run = cpu_run;
-    /* the CPU's largest batch: 256 MiB of points */
-    r.max_batch = (int64_t)((256 << 20) / (8 * n));
+    r.ctx = ctx, r.prog = prog, r.pool = &pool, r.run = cpu_run, r.product = o->product;
+    r.out_len = o->product == PRODUCT_HESSIAN ? (int64_t)n * n : n;
+    /* the CPU's largest batch: 256 MiB of results */
+    r.max_batch = (int64_t)((256 << 20) / (8 * r.out_len));
 #ifdef DUAL_BENCH_WITH_CUDA
     if (gpu) {
       size_t free_b = 0, total_b = 0;
       cudaMemGetInfo(&free_b, &total_b);
-      const double fit = 0.25 * (double)free_b / (16.0 * n + 4.0); /* the library needs room too */
+      const double fit = 0.25 * (double)free_b / (16.0 * n + 8.0 * (double)r.out_len + 4.0); /* the library needs room too */
       r.max_batch = (int64_t)fmin(fit, o->gpu_max_batch);
       r.run = gpu_run;
     }
@@ -337,9 +381,9 @@ static int study(const char *device_name, dual_context *ctx, int gpu, const opti
            others > BENCH_OTHERS_WARN ? " (busy)" : "");
     fflush(stdout);
 #ifdef DUAL_BENCH_WITH_CUDA
-    cudaFree(r.dx), cudaFree(r.dg), cudaFree(r.dstatus);
+    cudaFree(r.dx), cudaFree(r.dv), cudaFree(r.dg), cudaFree(r.dstatus);
 #endif
-    free(r.g), free(pool.x);
+    free(r.g), free(pool.x), free(pool.v);
     dual_program_destroy(&prog);
   }
   printf("\n");
@@ -382,13 +426,16 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--gpu-max-batch") == 0 && v) o.gpu_max_batch = strtod(v, NULL), ++i;
     else if (strcmp(a, "--gpu-max-seconds") == 0 && v) o.gpu_max_seconds = strtod(v, NULL), ++i;
     else if (strcmp(a, "--commit") == 0 && v) commit_arg = v, ++i;
+    else if (strcmp(a, "--product") == 0 && v && strcmp(v, "hvp") == 0) o.product = PRODUCT_HVP, ++i;
+    else if (strcmp(a, "--product") == 0 && v && strcmp(v, "hessian") == 0) o.product = PRODUCT_HESSIAN, ++i;
+    else if (strcmp(a, "--product") == 0 && v && strcmp(v, "grad") == 0) ++i;
     else if (strcmp(a, "--device") == 0 && v && strcmp(v, "cpu") == 0) o.gpu = 0, ++i;
     else if (strcmp(a, "--device") == 0 && v && strcmp(v, "gpu") == 0) o.cpu = 0, ++i;
     else if (strcmp(a, "--device") == 0 && v && strcmp(v, "all") == 0) ++i;
     else {
       fprintf(stderr, "usage: dualbatch_bench_crossover [--device cpu|gpu|all] [--sizes 2,4,...] "
                       "[--target SECONDS] [--reps R] [--threads T] [--gpu-max-batch B] "
-                      "[--gpu-max-seconds S] [--commit SHA]\n");
+                      "[--gpu-max-seconds S] [--commit SHA] [--product grad|hvp|hessian]\n");
       return 2;
     }
   }
@@ -404,7 +451,7 @@ int main(int argc, char **argv) {
   dual_build_info(info, sizeof info);
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
-  printf("# dualbatch forward/reverse crossover (dualbatch_bench_crossover)\n\n");
+  printf("# dualbatch forward/reverse crossover (dualbatch_bench_crossover, %s)\n\n", o.product == PRODUCT_HVP ? "HVPs" : o.product == PRODUCT_HESSIAN ? "Hessians" : "gradients");
   char build[300]; /* the build description on one line */
   size_t k = 0;
   for (const char *c = info; *c && k + 3 < sizeof build; ++c)
@@ -413,9 +460,12 @@ int main(int argc, char **argv) {
   build[k] = '\0';
   printf("date: %s; commit %s%s\nbuild: %s\n", date, commit[0] ? commit : "unknown",
          dirty[0] ? " + uncommitted changes" : "", build);
-  printf("grad family f = sum sin(x_i) x_(i+1 mod n) + log1p(sum x_i^2), dual_gradient, FP64, "
+  printf("grad family f = sum sin(x_i) x_(i+1 mod n) + log1p(sum x_i^2), %s, FP64, "
          "points N(0,1); B per (n, mode): CPU ~%.2g s per call, GPU where the rate stops rising "
          "(calls up to %.2g s, at most %.3g points); best of %d calls after a warm-up\n\n",
+         o.product == PRODUCT_HVP ? "dual_hvp (forward: nested passes, reverse: forward-over-reverse; directions N(0,1))"
+         : o.product == PRODUCT_HESSIAN ? "dual_hessian (forward: nested passes, reverse: forward-over-reverse)"
+                                        : "dual_gradient",
          o.target, o.gpu_max_seconds, o.gpu_max_batch, o.reps);
 
   int result = 0;

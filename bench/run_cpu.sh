@@ -62,10 +62,14 @@ echo | tee -a "$out"
 ./build-bench/bench/dualbatch_bench_cpu_grad ${GRAD_ARGS:-} | tee -a "$out" || status=$?
 if [ "$crossover" = 1 ]; then
   echo | tee -a "$out"
-  # the forward/reverse crossover over the grad family (CPU rows); CROSSOVER_ARGS tunes it
-  # shellcheck disable=SC2086
-  ./build-bench/bench/dualbatch_bench_crossover --device cpu ${CROSSOVER_ARGS:-} | tee -a "$out" \
-    || echo "run_cpu.sh: the crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+  # the forward/reverse crossover over the grad family (CPU rows), gradients then HVPs;
+  # CROSSOVER_ARGS tunes it
+  for product in grad hvp; do
+    # shellcheck disable=SC2086
+    ./build-bench/bench/dualbatch_bench_crossover --device cpu --product "$product" ${CROSSOVER_ARGS:-} \
+      | tee -a "$out" \
+      || echo "run_cpu.sh: the $product crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+  done
 fi
 echo "run_cpu.sh: output written to $out (exit status $status)" >&2
 exit "$status"

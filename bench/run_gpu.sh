@@ -4,10 +4,10 @@
 # runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline; ba, kin,
 # hess, and grad by reverse mode at its own batch sizes), then the JAX and PyTorch peers on the
 # identical points it wrote, and prints the tables of bench/gpu_table.py; last the forward/reverse
-# crossover study on the GPU (dualbatch_bench_crossover --device gpu, its own table; a failure
-# there is reported and does not fail the run).  Raw lines and tables go to $DUAL_RESULTS (default
-# bench/results).  Arguments are passed to dualbatch_bench_gpu; PEER_BATCHES / GRAD_PEER_BATCHES /
-# PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
+# crossover studies on the GPU (dualbatch_bench_crossover --device gpu, gradients and HVPs, their
+# own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
+# to $DUAL_RESULTS (default bench/results).  Arguments are passed to dualbatch_bench_gpu;
+# PEER_BATCHES / GRAD_PEER_BATCHES / PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -49,9 +49,12 @@ python3 bench/peers/torch_peer.py --dir "$points" --batches "$batches" --grad-ba
 python3 bench/gpu_table.py "$raw" | tee "$table"
 crossover=build-gpu/bench/dualbatch_bench_crossover
 if [ -x "$crossover" ]; then
-  # shellcheck disable=SC2086
-  "$crossover" --device gpu --commit "$commit" ${CROSSOVER_ARGS:-} | tee "$results/gpu-$stamp.crossover.md" \
-    || echo "run_gpu.sh: the crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+  for product in grad hvp; do # gradients, then HVPs (nested forward vs forward-over-reverse)
+    # shellcheck disable=SC2086
+    "$crossover" --device gpu --product "$product" --commit "$commit" ${CROSSOVER_ARGS:-} \
+      | tee -a "$results/gpu-$stamp.crossover.md" \
+      || echo "run_gpu.sh: the $product crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
+  done
 else
   echo "run_gpu.sh: $crossover missing: the crossover study is skipped" >&2
 fi

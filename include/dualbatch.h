@@ -139,10 +139,11 @@ int dual_context_set_width(dual_context *ctx, int width);
  * second-order passes for dual_hessian / dual_hvp), DUAL_AD_REVERSE (one forward sweep that tapes
  * each op's partials, then one adjoint sweep per output: the cost of a gradient does not grow
  * with n; dual_hessian / dual_hvp run forward-over-reverse: a sweep carrying one direction's
- * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n — CPU only so far), or
- * DUAL_AD_AUTO (default: a cost model over n, the outputs and the device picks; on the CPU
- * reverse from n = 33 inputs for a gradient, forward-over-reverse for HVPs of one output, nested
- * forward for Hessians up to ~400 inputs; bench/NOTES.md has the measured crossover).  The
+ * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n), or DUAL_AD_AUTO
+ * (default: a cost model over n, the outputs and the device picks: reverse for a gradient from
+ * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output (GPU:
+ * from n = 13); nested forward for Hessians up to ~400 inputs on the CPU and always on the GPU;
+ * bench/NOTES.md has the measured crossovers).  The
  * choice never depends on a forced width.  dual_vjp always runs in reverse.  The results of the
  * two modes agree to rounding (their sums run in different orders); each is bitwise
  * reproducible.  Reverse mode needs per point (doubles): the registers, the tape (one row per

@@ -58,16 +58,19 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
 
 /* Second order in AUTO: nested forward passes (engine/pass2.h) against forward-over-reverse
  * (a tangent-carrying taping sweep, then an adjoint pair sweep per output; per direction for a
- * Hessian), in units of a forward value sweep per instruction, fitted on the CPU at m = 1
- * (bench/NOTES.md: forward-over-reverse HVPs were 1.3x faster at n = 4 and 7.9x at n = 256;
- * Hessians 3-8x slower up to n = 64 and 0.65x at n = 256):
- *   HVP      forward  ceil(n / 31) * 128         reverse  40 + 60 m
- *   Hessian  forward  n (n + 1) / 2 + 4 n        reverse  n (100 + 100 m)
- * The GPU engine has no forward-over-reverse yet: AUTO stays forward there. */
+ * Hessian), in units of a forward value sweep per instruction, fitted at m = 1 on the grad family
+ * (bench_crossover --product hvp|hessian, bench/NOTES.md):
+ *   CPU HVP      forward  ceil(n / 31) * 128                reverse  40 + 60 m
+ *   CPU Hessian  forward  n (n + 1) / 2 + 4 n               reverse  n (100 + 100 m)
+ *   GPU HVP      forward  ceil(n / 31) * (14 + min(n, 31))  reverse  10 + 16 m
+ * (CPU: forward-over-reverse HVPs 1.3x faster at n = 4, 7.8x at n = 256; Hessians slower up to
+ * n = 64, even at 256.  H200: HVPs 0.81x at n = 8, 1.11x at 16, 13.5x at 1024.)  GPU Hessians
+ * stay forward: forward-over-reverse measured 0.13-0.37x of nested forward for n = 2 .. 256. */
 static int choose_reverse2(const dual_context *ctx, const dual_program *prog, int mode) {
-  const int64_t n = prog->n_in, m = prog->n_out;
-  if (ctx->device == DUAL_DEVICE_GPU) return 0;
-  if (mode == DUAL_MODE_HVP) return 40 + 60 * m < (n + 30) / 31 * 128;
+  const int64_t n = prog->n_in, m = prog->n_out, passes = (n + 30) / 31;
+  if (ctx->device == DUAL_DEVICE_GPU)
+    return mode == DUAL_MODE_HVP && 10 + 16 * m < passes * (14 + (n < 31 ? n : 31));
+  if (mode == DUAL_MODE_HVP) return 40 + 60 * m < passes * 128;
   return n * (100 + 100 * m) < n * (n + 1) / 2 + 4 * n;
 }
 
@@ -77,10 +80,11 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
  *   CPU  forward passes * (W + 4)  (the value sweep is worth about four tangent lanes)
  *        reverse  12 + 28 * s      (a taping forward sweep, then one adjoint sweep per
  *                                   cotangent s: 1 for a gradient, m for a Jacobian)
- *   GPU  forward passes * (8 + min(n, W))   reverse  20 + 12 * s
+ *   GPU  forward passes * (8 + min(n, W))   reverse  19 + 12 * s
  * The constants come from the measured crossover (bench/bench_crossover.c, bench/NOTES.md): on
  * the CPU reverse was faster from n = 48 (0.92x at 32, 2.7x at 48), AUTO switches at n = 33; on
- * the H200 reverse was faster from n = 24 (0.7x at 16, 1.27x at 24), AUTO switches at n = 25. */
+ * the H200 reverse was faster from n = 24 (0.76x at 16, 1.27x at 24), AUTO switches at n = 24
+ * (one pass of width >= n up to 31 inputs: 8 + n against 31). */
 static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_VJP) return 1;
   if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP) return 0;
@@ -90,7 +94,7 @@ static int choose_reverse(const dual_context *ctx, const dual_program *prog, int
   const int width = choose_width(ctx, prog, mode, 0);
   const int64_t n = prog->n_in, s = mode == DUAL_MODE_GRADIENT ? 1 : prog->n_out;
   const int64_t passes = (n + width - 1) / (width > 0 ? width : 1);
-  if (ctx->device == DUAL_DEVICE_GPU) return 20 + 12 * s < passes * (8 + (n < width ? n : width));
+  if (ctx->device == DUAL_DEVICE_GPU) return 19 + 12 * s < passes * (8 + (n < width ? n : width));
   return 12 + 28 * s < passes * (width + 4);
 }
 

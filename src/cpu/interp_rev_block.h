@@ -125,8 +125,7 @@ static void dual_cpu_rev_store(const dual_cpu_rev_ctx *R, int64_t row) {
 
 /* Forward-over-reverse results of one sweep: output `out`'s gradient (row out of d, when asked)
  * and its derivative along the direction — the H v product (HVP, row out of h), or column dir of
- * its Hessian, of which the entries (j, dir), j <= dir, are stored (and mirrored in the full
- * layout), so H is exactly symmetric.  Both rows are cleared for the next sweep. */
+ * its Hessian (DUAL_FOR_ENTRIES, rev_plan.h).  Both rows are cleared for the next sweep. */
 static void dual_cpu_for_store(const dual_cpu_rev_ctx *R, int64_t out) {
   DUAL_REV_LOCALS
   const int64_t n = prog->n_in;
@@ -139,13 +138,8 @@ static void dual_cpu_for_store(const dual_cpu_rev_ctx *R, int64_t out) {
         ds[p * b->d_ps] = gj[p];
       }
     }
-    int64_t e0 = j, e1 = -1; /* h entries: HVP k = j */
-    if (R->dir >= 0) {
-      const int64_t k = R->dir;
-      if (j > k) e0 = -1;
-      else if (b->h_layout == DUAL_HESSIAN_PACKED) e0 = j * n - (int64_t)j * (j - 1) / 2 + k - j;
-      else e0 = j * n + k, e1 = j == k ? -1 : k * n + j;
-    }
+    int64_t e0, e1;
+    DUAL_FOR_ENTRIES((int64_t)R->dir, (int64_t)j, n, b->h_layout == DUAL_HESSIAN_PACKED, e0, e1)
     if (e0 >= 0) {
       double *hs = b->h + out * b->h_rs + p0 * b->h_ps;
       DUAL_STORED(p) {

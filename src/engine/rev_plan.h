@@ -64,6 +64,21 @@ typedef struct dual_rev_layout {
 int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int for_, int64_t budget);
 void dual_rev_plan_free(dual_rev_plan *pl);
 
+/* Where a forward-over-reverse sweep's derivative g'_j goes in an output's row of h (CPU and GPU
+ * stores): an HVP (dir < 0) stores entry j; a Hessian sweep along input dir gives column dir, of
+ * which entry (j, dir) is stored for j <= dir only, at e0 (packed: the upper triangle row by row)
+ * and mirrored at e1 (full layout, j < dir), so H is exactly symmetric.  e0 = -1: nothing
+ * stored, e1 = -1: no mirror. */
+#define DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)                                              \
+  {                                                                                              \
+    (e0) = (j), (e1) = -1;                                                                       \
+    if ((dir) >= 0) {                                                                            \
+      if ((j) > (dir)) (e0) = -1;                                                                \
+      else if (packed) (e0) = (j) * (n) - (int64_t)(j) * ((j) - 1) / 2 + (dir) - (j);            \
+      else (e0) = (j) * (n) + (dir), (e1) = (j) == (dir) ? -1 : (dir) * (n) + (j);               \
+    }                                                                                            \
+  }
+
 /* The storage layout of a plan's point. */
 dual_rev_layout dual_rev_plan_layout(const dual_rev_plan *pl, const dual_program *prog);
 

@@ -89,7 +89,9 @@ int dual_gpu_kernel2_launch(const dual_gpu_args2 *args, int64_t blocks, void *st
 /* Reverse mode (interp_rev_kernel.cu): one thread per point runs the sweeps of
  * engine/interp_rev.h over the bytecode with the auxiliary words and segments of
  * engine/rev_plan.h.  A block's storage is global `scratch`, [row][thread] with the rows of
- * dual_rev_layout (o_*: its offsets). */
+ * dual_rev_layout (o_*: its offsets).  Forward-over-reverse (`second` = DUAL_MODE_HVP or
+ * DUAL_MODE_HESSIAN, 0 for first order) runs a second kernel: per direction (v, or each input's
+ * unit vector) one sweep per output, storing g (into d when it is not NULL) and g' into h. */
 typedef struct dual_gpu_rev_args {
   const uint32_t *code; /* [n_instr][4] bytecode words */
   const uint32_t *aux;  /* [n_instr] */
@@ -98,20 +100,23 @@ typedef struct dual_gpu_rev_args {
   int64_t n_instr, count;
   int32_t nseg, n_regs, n_active, n_in, sweeps; /* sweeps: 1, or m for a Jacobian */
   int32_t vjp;                                  /* cotangents from u (else unit vectors) */
-  int64_t o_val, o_snap, o_tape, o_adj, o_grad, o_scratch;
-  const double *x, *p, *u;
-  int64_t x_ps, x_es, p_ps, p_es, u_ps, u_es;
-  double *y, *d;
-  int64_t y_ps, y_es, d_ps, d_rs, d_cs;
+  int32_t second, n_out, h_packed;              /* forward-over-reverse (above) */
+  int64_t o_val, o_tan, o_snap, o_tape, o_adj, o_adjd, o_grad, o_gradd, o_scratch;
+  const double *x, *p, *u, *v;
+  int64_t x_ps, x_es, p_ps, p_es, u_ps, u_es, v_ps, v_es;
+  double *y, *d, *h;
+  int64_t y_ps, y_es, d_ps, d_rs, d_cs, h_ps, h_rs, h_es;
   int32_t *status;
   double *scratch;
   int64_t slab; /* doubles per block */
 } dual_gpu_rev_args;
 
 #define DUAL_GPU_REV_THREADS 128
-/* Resident blocks per multiprocessor of the reverse kernel (a cudaError_t value is returned). */
-int dual_gpu_kernel_rev_blocks_per_sm(int *blocks);
-/* Launch the reverse kernel with `blocks` blocks of DUAL_GPU_REV_THREADS on `stream`. */
+/* Resident blocks per multiprocessor of the reverse kernel, or with `second` of the
+ * forward-over-reverse one (a cudaError_t value is returned). */
+int dual_gpu_kernel_rev_blocks_per_sm(int second, int *blocks);
+/* Launch the reverse kernel (args->second: forward-over-reverse) with `blocks` blocks of
+ * DUAL_GPU_REV_THREADS on `stream`. */
 int dual_gpu_kernel_rev_launch(const dual_gpu_rev_args *args, int64_t blocks, void *stream);
 
 #ifdef __cplusplus

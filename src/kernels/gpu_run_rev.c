@@ -1,6 +1,6 @@
 /*
- * gpu_run_rev.c — runs a checked reverse-mode job (VJP; gradient or Jacobian in reverse mode) on
- * the GPU.  The host plans the sweeps (engine/rev_plan.h, the CPU's plan) under the memory
+ * gpu_run_rev.c — runs a checked reverse-mode job (VJP; gradient or Jacobian in reverse mode;
+ * Hessian or HVP forward-over-reverse) on the GPU.  The host plans the sweeps (engine/rev_plan.h, the CPU's plan) under the memory
  * budget, uploads the bytecode, auxiliary words, constants and segments, and launches the reverse
  * kernel: in place on device-memory batches, or on host-memory batches chunk by chunk through
  * pinned staging.  Memory: each resident thread holds one point's storage (values, tape,
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/pass2.h" /* dual_pass2_out_len */
 #include "engine/rev_plan.h"
 #include "kernels/gpu_state.h"
 
@@ -47,15 +48,15 @@ static int upload(dual_context *ctx, struct dual_gpu *g, const dual_program *pro
 /* The plan and how many blocks run at once, for `room` bytes of block storage: every resident
  * block of every multiprocessor with the whole tape if that fits, else one block per
  * multiprocessor (checkpointed if need be), else a single block. */
-static int plan_blocks(dual_context *ctx, const dual_program *prog, size_t room, int sm, int bps,
-                       dual_rev_plan *pl, int64_t *blocks) {
+static int plan_blocks(dual_context *ctx, const dual_program *prog, int for_, size_t room, int sm,
+                       int bps, dual_rev_plan *pl, int64_t *blocks) {
   const int64_t T = DUAL_GPU_REV_THREADS;
   const int64_t want[3] = {(int64_t)sm * bps, sm, 1};
   int st = DUAL_ERR_LIMIT;
   for (int i = 0; i < 3 && st == DUAL_ERR_LIMIT; ++i) {
     const int64_t budget = (int64_t)(room / 8) / (want[i] * T);
     if (budget < 1) continue;
-    st = dual_rev_plan_build(pl, prog, 0, i == 0 ? 0 : budget); /* first: whole tape, if it fits */
+    st = dual_rev_plan_build(pl, prog, for_, i == 0 ? 0 : budget); /* first: whole tape, if it fits */
     if (st == DUAL_SUCCESS && i == 0 && pl->nseg == 1 && pl->per_point > budget) {
       /* the whole tape fits fewer blocks: keep it if every multiprocessor still gets one */
       if ((int64_t)(room / 8) / (pl->per_point * T) >= sm) break;
@@ -96,21 +97,28 @@ static int launch(dual_context *ctx, const dual_gpu_rev_args *a, int64_t max_blo
 }
 
 /* A host-memory batch: chunks of points packed into pinned staging, copied in, run, copied out
- * and unpacked into the caller's strided arrays, one after another on the context's stream. */
+ * and unpacked into the caller's strided arrays, one after another on the context's stream.
+ * Per point: x, p, u (VJP), v (HVP) in; y, the derivative rows d, the h rows (forward-over-
+ * reverse) and the status out. */
 static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, dual_gpu_rev_args *a,
                     size_t room, int64_t max_blocks, cudaStream_t stream) {
   const dual_batch *b = job->b;
   const int64_t B = b->count, n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
-  const int64_t rows = a->sweeps; /* derivative rows per point */
-  const size_t per_point = (size_t)(n + np + m + m + rows * n) * 8 + 4;
+  const int for_ = a->second != 0;
+  const int64_t rows = for_ ? (b->d != NULL ? m : 0) : a->sweeps; /* derivative rows per point */
+  const int64_t nu = a->vjp ? m : 0, nv = a->second == DUAL_MODE_HVP ? n : 0;
+  const int64_t len = for_ ? dual_pass2_out_len(job->mode, n, b->h_layout) : 0;
+  const size_t per_point = (size_t)(n + np + nu + nv + m + rows * n + m * len) * 8 + 4;
   if (room <= per_point * 64)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the memory limit holds no chunk of points");
-  int64_t chunk = (int64_t)((room - 6 * ALIGNR) / per_point);
+  int64_t chunk = (int64_t)((room - 8 * ALIGNR) / per_point);
   if (chunk > ((int64_t)1 << 18)) chunk = (int64_t)1 << 18;
   if (chunk > B) chunk = B;
-  const size_t o_p = upr((size_t)chunk * n * 8), o_u = o_p + upr((size_t)chunk * np * 8);
-  const size_t o_y = o_u + upr((size_t)chunk * m * 8), o_d = o_y + upr((size_t)chunk * m * 8);
-  const size_t o_st = o_d + upr((size_t)chunk * rows * n * 8), end = o_st + upr((size_t)chunk * 4);
+  const size_t pts = (size_t)chunk;
+  const size_t o_p = upr(pts * n * 8), o_u = o_p + upr(pts * np * 8);
+  const size_t o_v = o_u + upr(pts * nu * 8), o_y = o_v + upr(pts * nv * 8);
+  const size_t o_d = o_y + upr(pts * m * 8), o_h = o_d + upr(pts * rows * n * 8);
+  const size_t o_st = o_h + upr(pts * m * len * 8), end = o_st + upr(pts * 4);
   const size_t scratch = upr((size_t)max_blocks * (size_t)a->slab * 8);
   int st = dual_gpu_reserve(ctx, &g->pool, scratch + end, "allocating the device memory pool");
   if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, end);
@@ -120,14 +128,17 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
   a->x = (const double *)dev, a->x_ps = n, a->x_es = 1;
   a->p = (const double *)(dev + o_p), a->p_ps = np, a->p_es = 1;
   a->u = (const double *)(dev + o_u), a->u_ps = m, a->u_es = 1;
+  a->v = (const double *)(dev + o_v), a->v_ps = n, a->v_es = 1;
   a->y = (double *)(dev + o_y), a->y_ps = m, a->y_es = 1;
-  a->d = (double *)(dev + o_d), a->d_ps = rows * n, a->d_rs = n, a->d_cs = 1;
+  a->d = rows > 0 ? (double *)(dev + o_d) : NULL, a->d_ps = rows * n, a->d_rs = n, a->d_cs = 1;
+  a->h = len > 0 ? (double *)(dev + o_h) : NULL, a->h_ps = m * len, a->h_rs = len, a->h_es = 1;
   a->status = (int32_t *)(dev + o_st);
   for (int64_t p0 = 0; p0 < B && st == DUAL_SUCCESS; p0 += chunk) {
     const int64_t c = B - p0 < chunk ? B - p0 : chunk;
     dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)pin, job->threads);
     dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + o_p), job->threads);
-    if (a->vjp) dual_gpu_gather(b->u, b->u_ps, b->u_es, p0, c, m, (double *)(pin + o_u), job->threads);
+    if (nu > 0) dual_gpu_gather(b->u, b->u_ps, b->u_es, p0, c, m, (double *)(pin + o_u), job->threads);
+    if (nv > 0) dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + o_v), job->threads);
     cudaError_t e = cudaMemcpyAsync(dev, pin, o_y, cudaMemcpyHostToDevice, stream);
     if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying a chunk to the device");
     a->count = c;
@@ -137,8 +148,9 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying a chunk from the device");
     const double *y = (const double *)(pin + o_y), *d = (const double *)(pin + o_d);
+    const double *h = (const double *)(pin + o_h);
     const int32_t *sp = (const int32_t *)(pin + o_st);
-#pragma omp parallel for num_threads(job->threads) schedule(static) if (c * rows * n > 65536)
+#pragma omp parallel for num_threads(job->threads) schedule(static) if (c * (rows * n + m * len) > 65536)
     for (int64_t i = 0; i < c; ++i) {
       const int64_t pt = p0 + i;
       if (b->y != NULL)
@@ -146,6 +158,9 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < n; ++j)
           b->d[pt * b->d_ps + r * b->d_rs + j * b->d_cs] = d[(i * rows + r) * n + j];
+      for (int64_t r = 0; r < m && len > 0; ++r)
+        for (int64_t e2 = 0; e2 < len; ++e2)
+          b->h[pt * b->h_ps + r * b->h_rs + e2 * b->h_es] = h[(i * m + r) * len + e2];
       if (b->status != NULL) b->status[pt] = sp[i];
     }
   }
@@ -155,16 +170,14 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
 int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   const dual_program *prog = job->prog;
-  if (dual_mode_is_second_order(job->mode))
-    return dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "GPU: reverse-mode (forward-over-reverse) Hessians "
-                     "and HVPs run on the CPU only so far; use DUAL_AD_FORWARD or AUTO on the GPU");
   if (b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
+  const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   int bps = 0;
-  cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(&bps);
+  cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(for_, &bps);
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "configuring the reverse-mode kernel");
   if (bps < 1) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: the reverse-mode kernel fits no block");
   const int host = b->memory != DUAL_MEMORY_DEVICE;
@@ -174,7 +187,7 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (host) room /= 2; /* half for the chunks of points */
   dual_rev_plan pl;
   int64_t max_blocks = 0;
-  st = plan_blocks(ctx, prog, room, g->sm_count, bps, &pl, &max_blocks);
+  st = plan_blocks(ctx, prog, for_, room, g->sm_count, bps, &pl, &max_blocks);
   if (st != DUAL_SUCCESS) return st;
   const dual_rev_layout l = dual_rev_plan_layout(&pl, prog);
   dual_gpu_rev_args a;
@@ -188,8 +201,10 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   a.n_active = prog->n_active, a.n_in = prog->n_in;
   a.sweeps = job->mode == DUAL_MODE_JACOBIAN ? prog->n_out : 1;
   a.vjp = job->mode == DUAL_MODE_VJP;
-  a.o_val = l.val, a.o_snap = l.snap, a.o_tape = l.tape, a.o_adj = l.adj, a.o_grad = l.grad;
-  a.o_scratch = l.scratch;
+  a.second = for_ ? job->mode : 0, a.n_out = prog->n_out;
+  a.h_packed = b->h_layout == DUAL_HESSIAN_PACKED;
+  a.o_val = l.val, a.o_tan = l.tan, a.o_snap = l.snap, a.o_tape = l.tape, a.o_adj = l.adj;
+  a.o_adjd = l.adjd, a.o_grad = l.grad, a.o_gradd = l.gradd, a.o_scratch = l.scratch;
   a.slab = l.end * DUAL_GPU_REV_THREADS;
   if (host) {
     st = run_host(ctx, g, job, &a, limit > prog_bytes ? limit - prog_bytes - (size_t)max_blocks * (size_t)a.slab * 8 : 0,
@@ -202,8 +217,10 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
       a.x = b->x, a.x_ps = b->x_ps, a.x_es = b->x_es;
       a.p = b->p, a.p_ps = b->p_ps, a.p_es = b->p_es;
       a.u = b->u, a.u_ps = b->u_ps, a.u_es = b->u_es;
+      a.v = b->v, a.v_ps = b->v_ps, a.v_es = b->v_es;
       a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
       a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
+      a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
       a.status = b->status;
       st = launch(ctx, &a, max_blocks, stream);
     }
