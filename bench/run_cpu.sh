@@ -62,9 +62,9 @@ echo | tee -a "$out"
 ./build-bench/bench/dualbatch_bench_cpu_grad ${GRAD_ARGS:-} | tee -a "$out" || status=$?
 if [ "$crossover" = 1 ]; then
   echo | tee -a "$out"
-  # the forward/reverse crossover over the grad family (CPU rows), gradients then HVPs;
+  # the forward/reverse crossover over the grad family (CPU rows): gradients, HVPs, Hessians;
   # CROSSOVER_ARGS tunes it
-  for product in grad hvp; do
+  for product in grad hvp hessian; do
     # shellcheck disable=SC2086
     ./build-bench/bench/dualbatch_bench_crossover --device cpu --product "$product" ${CROSSOVER_ARGS:-} \
       | tee -a "$out" \

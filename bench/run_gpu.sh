@@ -4,7 +4,7 @@
 # runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline; ba, kin,
 # hess, and grad by reverse mode at its own batch sizes), then the JAX and PyTorch peers on the
 # identical points it wrote, and prints the tables of bench/gpu_table.py; last the forward/reverse
-# crossover studies on the GPU (dualbatch_bench_crossover --device gpu, gradients and HVPs, their
+# crossover studies on the GPU (dualbatch_bench_crossover --device gpu: gradients, HVPs, Hessians; their
 # own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
 # to $DUAL_RESULTS (default bench/results).  Arguments are passed to dualbatch_bench_gpu;
 # PEER_BATCHES / GRAD_PEER_BATCHES / PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
@@ -49,7 +49,7 @@ python3 bench/peers/torch_peer.py --dir "$points" --batches "$batches" --grad-ba
 python3 bench/gpu_table.py "$raw" | tee "$table"
 crossover=build-gpu/bench/dualbatch_bench_crossover
 if [ -x "$crossover" ]; then
-  for product in grad hvp; do # gradients, then HVPs (nested forward vs forward-over-reverse)
+  for product in grad hvp hessian; do # gradients, HVPs, Hessians (nested forward vs forward-over-reverse)
     # shellcheck disable=SC2086
     "$crossover" --device gpu --product "$product" --commit "$commit" ${CROSSOVER_ARGS:-} \
       | tee -a "$results/gpu-$stamp.crossover.md" \
