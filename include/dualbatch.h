@@ -142,7 +142,7 @@ int dual_context_set_width(dual_context *ctx, int width);
  * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n), or DUAL_AD_AUTO
  * (default: a cost model over n, the outputs and the device picks: reverse for a gradient from
  * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output (GPU:
- * from n = 13); nested forward for Hessians up to ~400 inputs on the CPU and always on the GPU;
+ * from n = 20); nested forward for Hessians up to ~400 inputs on the CPU and always on the GPU;
  * bench/NOTES.md has the measured crossovers).  The
  * choice never depends on a forced width.  dual_vjp always runs in reverse.  The results of the
  * two modes agree to rounding (their sums run in different orders); each is bitwise

@@ -62,14 +62,15 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
  * (bench_crossover --product hvp|hessian, bench/NOTES.md):
  *   CPU HVP      forward  ceil(n / 31) * 128                reverse  40 + 60 m
  *   CPU Hessian  forward  n (n + 1) / 2 + 4 n               reverse  n (100 + 100 m)
- *   GPU HVP      forward  ceil(n / 31) * (14 + min(n, 31))  reverse  10 + 16 m
+ *   GPU HVP      forward  ceil(n / 31) * (14 + min(n, 31))  reverse  13 + 20 m
  * (CPU: forward-over-reverse HVPs 1.3x faster at n = 4, 7.8x at n = 256; Hessians slower up to
- * n = 64, even at 256.  H200: HVPs 0.81x at n = 8, 1.11x at 16, 13.5x at 1024.)  GPU Hessians
- * stay forward: forward-over-reverse measured 0.13-0.37x of nested forward for n = 2 .. 256. */
+ * n = 64, even at 256.  H200: HVPs 0.84x at n = 8, 0.89-1.11x at 16, 1.19x at 24, 13.6x at
+ * 1024, so AUTO switches at n = 20.)  GPU Hessians stay forward: forward-over-reverse measured
+ * 0.14-0.38x of nested forward for n = 2 .. 256. */
 static int choose_reverse2(const dual_context *ctx, const dual_program *prog, int mode) {
   const int64_t n = prog->n_in, m = prog->n_out, passes = (n + 30) / 31;
   if (ctx->device == DUAL_DEVICE_GPU)
-    return mode == DUAL_MODE_HVP && 10 + 16 * m < passes * (14 + (n < 31 ? n : 31));
+    return mode == DUAL_MODE_HVP && 13 + 20 * m < passes * (14 + (n < 31 ? n : 31));
   if (mode == DUAL_MODE_HVP) return 40 + 60 * m < passes * 128;
   return n * (100 + 100 * m) < n * (n + 1) / 2 + 4 * n;
 }
