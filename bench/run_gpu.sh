@@ -4,8 +4,8 @@
 # runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline; ba, kin,
 # hess, and grad by reverse mode at its own batch sizes), then the JAX and PyTorch peers on the
 # identical points it wrote, and prints the tables of bench/gpu_table.py; last the forward/reverse
-# crossover studies on the GPU (dualbatch_bench_crossover --device gpu: gradients, HVPs, Hessians; their
-# own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
+# crossover studies on the GPU (dualbatch_bench_crossover --device gpu: gradients, HVPs,
+# Hessians; their own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
 # to $DUAL_RESULTS (default bench/results).  Arguments are passed to dualbatch_bench_gpu;
 # PEER_BATCHES / GRAD_PEER_BATCHES / PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
 set -uo pipefail
