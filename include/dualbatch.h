@@ -159,6 +159,11 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode);
  * choice is reported here. */
 int dual_context_last_ad_mode(const dual_context *ctx);
 
+/* The seed of the random draws (dual_builder_normal / uniform, the language's normal() and
+ * uniform()) for every call but dual_sgrad (which takes its own): default 0.  Such calls see
+ * sample 0 of this seed — one fixed realization of the draws, the same on every run. */
+int dual_context_set_seed(dual_context *ctx, uint64_t seed);
+
 /* The message of the last failure on this context (a static "no error" if none).  The pointer
  * stays valid until the next call that takes this context. */
 const char *dual_context_last_error(const dual_context *ctx);
@@ -204,6 +209,9 @@ int32_t dual_program_num_outputs(const dual_program *prog);
 int64_t dual_program_num_instructions(const dual_program *prog);
 int32_t dual_program_num_registers(const dual_program *prog);
 int32_t dual_program_num_active_registers(const dual_program *prog);
+/* Random draws the program makes per sample: one more than the largest draw index in its
+ * bytecode (0: a deterministic program). */
+int32_t dual_program_num_draws(const dual_program *prog);
 
 /* Name of scalar input/param/output i ("cam[3]", "w"); NULL when out of range. */
 const char *dual_program_input_name(const dual_program *prog, int32_t i);
@@ -230,6 +238,15 @@ int dual_builder_input(dual_builder *b, const char *name, int32_t *id);
 int dual_builder_param(dual_builder *b, const char *name, int32_t *id);
 /* A finite constant. */
 int dual_builder_constant(dual_builder *b, double value, int32_t *id);
+/* A random draw, fresh for every sample of dual_sgrad: a standard normal N(0, 1) or a uniform
+ * U(0, 1) (never exactly 0 or 1).  Draws are numbered in the order they are made; draw k of
+ * sample s at point b is a pure function of (seed, b, s, k) (Philox-4x32-10, dual/random.h), so
+ * results do not depend on the batch's chunking, threads or device.  N(mu, sigma^2) is
+ * fma(sigma, z, mu) ("fma" with a normal draw as its second argument: dual_sgrad's
+ * score-function estimator recognizes that form); U(a, b) is a + (b - a) u.  Outside dual_sgrad
+ * every draw takes sample 0 of the context's seed (dual_context_set_seed). */
+int dual_builder_normal(dual_builder *b, int32_t *id);
+int dual_builder_uniform(dual_builder *b, int32_t *id);
 /* Apply an operation to nargs value ids (nargs must equal the operation's arity). */
 int dual_builder_apply(dual_builder *b, const char *op, int32_t nargs, const int32_t *args,
                        int32_t *id);

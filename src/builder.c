@@ -52,12 +52,17 @@ static int node_equal(const dual_ir_node *x, const dual_ir_node *y) {
          x->arg[2] == y->arg[2] && x->idx == y->idx && memcmp(&x->k, &y->k, sizeof x->k) == 0;
 }
 
+/* Leaves that are never merged with an equal-looking node: inputs, parameters, random draws. */
+static int never_shared(int op) {
+  return op == DUAL_OP_LDX || op == DUAL_OP_LDP || op == DUAL_OP_RNORM || op == DUAL_OP_RUNIF;
+}
+
 static int rehash(dual_builder *b, int64_t cap) {
   int32_t *t = (int32_t *)malloc((size_t)cap * sizeof *t);
   if (t == NULL) return 0;
   for (int64_t i = 0; i < cap; ++i) t[i] = -1;
   for (int32_t id = 0; id < b->n_nodes; ++id) {
-    if (b->nodes[id].op == DUAL_OP_LDX || b->nodes[id].op == DUAL_OP_LDP) continue;
+    if (never_shared(b->nodes[id].op)) continue;
     uint64_t h = node_hash(&b->nodes[id]) & (uint64_t)(cap - 1);
     while (t[h] >= 0) h = (h + 1) & (uint64_t)(cap - 1);
     t[h] = id;
@@ -70,7 +75,7 @@ static int rehash(dual_builder *b, int64_t cap) {
 
 /* Return the id of a node equal to *n, creating it if new.  -1 on OOM/limit (error set). */
 static int32_t intern(dual_builder *b, const dual_ir_node *n) {
-  int unique = (n->op == DUAL_OP_LDX || n->op == DUAL_OP_LDP);
+  int unique = never_shared(n->op);
   if (!unique) {
     if ((int64_t)(b->n_nodes + 1) * 2 > b->table_cap && !rehash(b, b->table_cap ? b->table_cap * 2 : 1024)) {
       builder_fail(b, DUAL_ERR_NO_MEMORY, "out of memory building the program%s", "");
@@ -193,6 +198,18 @@ int dual_builder_param(dual_builder *b, const char *name, int32_t *id) {
   int st = add_name(b, &b->par_names, &b->n_par, &b->par_cap, name, 'p');
   return st ? st : add_leaf(b, DUAL_OP_LDP, b->n_par - 1, id);
 }
+
+/* A fresh random draw: a standard normal (RNORM) or uniform (RUNIF) leaf with the next draw index. */
+static int add_draw(dual_builder *b, int op, int32_t *id) {
+  BUILDER_CHECK(b);
+  if (id == NULL) return builder_fail(b, DUAL_ERR_ARGUMENT, "dual_builder_normal/uniform: id is NULL%s", "");
+  if (b->n_draws >= DUAL_MAX_DRAWS)
+    return builder_fail(b, DUAL_ERR_LIMIT, "too many random draws (limit %s)", "2^24-1");
+  return add_leaf(b, op, b->n_draws++, id);
+}
+
+int dual_builder_normal(dual_builder *b, int32_t *id) { return add_draw(b, DUAL_OP_RNORM, id); }
+int dual_builder_uniform(dual_builder *b, int32_t *id) { return add_draw(b, DUAL_OP_RUNIF, id); }
 
 static int32_t make_const(dual_builder *b, double v) {
   dual_ir_node n;

@@ -35,6 +35,7 @@
 #define DUAL_DST_BITS 24
 #define DUAL_MAX_REGS ((int32_t)((1u << DUAL_DST_BITS) - 1u)) /* registers per program */
 #define DUAL_MAX_SCALARS ((int32_t)((1u << 24) - 1u))         /* inputs, params, outputs, consts */
+#define DUAL_MAX_DRAWS ((int32_t)((1u << 24) - 1u))           /* random draws (RNORM / RUNIF index) */
 #define DUAL_MAX_INSTRS ((int64_t)1 << 30)
 
 #ifdef __cplusplus

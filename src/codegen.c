@@ -189,7 +189,7 @@ int dual_codegen(dual_builder *b, dual_program **out) {
     }
     w[0] = ((uint32_t)nd->op << DUAL_DST_BITS) | (uint32_t)PHYS(v->node);
     w[1] = w[2] = w[3] = 0;
-    if (nd->op == DUAL_OP_LDX || nd->op == DUAL_OP_LDP) {
+    if (nd->op == DUAL_OP_LDX || nd->op == DUAL_OP_LDP || nd->op == DUAL_OP_RNORM || nd->op == DUAL_OP_RUNIF) {
       w[1] = (uint32_t)nd->idx;
     } else if (nd->op == DUAL_OP_LDK) {
       w[1] = (uint32_t)kidx[v->node];

@@ -195,6 +195,12 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode) {
   return DUAL_SUCCESS;
 }
 
+int dual_context_set_seed(dual_context *ctx, uint64_t seed) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  ctx->seed = seed;
+  return DUAL_SUCCESS;
+}
+
 int dual_context_last_ad_mode(const dual_context *ctx) {
   return ctx == NULL ? DUAL_AD_FORWARD : ctx->last_ad_mode;
 }

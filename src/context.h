@@ -16,6 +16,7 @@ struct dual_context {
   int width;            /* 0 = auto */
   int ad_mode;          /* dual_ad_mode */
   int last_ad_mode;     /* the mode of the last successful evaluation */
+  uint64_t seed;        /* random draws outside dual_sgrad (sample 0 of this seed) */
   char *error;          /* last error message, heap, NULL = none */
   int last_device;      /* where the last successful evaluation ran */
   char *note;           /* why that was not `device` (heap, NULL = none) */

@@ -38,6 +38,8 @@ int64_t dual_program_disassemble(const dual_program *p, char *buf, int64_t cap) 
     case DUAL_OP_LDX: snprintf(args, sizeof args, "r%u, x[%u] %s", d, a, p->in_names[a]); break;
     case DUAL_OP_LDP: snprintf(args, sizeof args, "r%u, p[%u] %s", d, a, p->par_names[a]); break;
     case DUAL_OP_LDK: snprintf(args, sizeof args, "r%u, %.17g", d, p->consts[a]); break;
+    case DUAL_OP_RNORM:
+    case DUAL_OP_RUNIF: snprintf(args, sizeof args, "r%u, draw %u", d, a); break;
     case DUAL_OP_OUT: snprintf(args, sizeof args, "y[%u] %s, r%u", b, p->out_names[b], a); break;
     default:
       if (info->arity == 1) snprintf(args, sizeof args, "r%u, r%u", d, a);

@@ -16,6 +16,11 @@ typedef struct dual_job {
                           directions per block, engine/pass2.h) */
   int threads;         /* host threads to use, >= 1 (run.c resolves 0 = all) */
   int reverse;         /* first derivatives by reverse mode (VJP; or the context asked for it) */
+  /* random draws (engine/draws.h): draw k of point b is keyed (seed, point0 + b, sample, k) */
+  uint64_t seed;
+  int64_t point0; /* global index of the batch's first point (a chunk of a larger batch) */
+  int64_t sample; /* with antithetic: the pair sample / 2, its second member negated */
+  int antithetic;
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */

@@ -15,7 +15,7 @@
 typedef struct dual_ir_node {
   int32_t op;     /* dual_op */
   int32_t arg[3]; /* operand node ids (unused = 0) */
-  int32_t idx;    /* LDX / LDP: input / parameter index */
+  int32_t idx;    /* LDX / LDP: input / parameter index; RNORM / RUNIF: draw index */
   double k;       /* LDK: the constant */
   uint8_t active; /* depends on an input: carries tangents */
 } dual_ir_node;
@@ -30,6 +30,7 @@ struct dual_builder {
   int64_t table_cap;
   char **in_names, **par_names, **out_names;
   int32_t n_in, n_par, n_out;
+  int32_t n_draws; /* random draws so far (RNORM / RUNIF leaves, idx 0 .. n_draws - 1) */
   int64_t in_cap, par_cap, out_cap;
   int32_t *out_node; /* [n_out] node id of each output */
   int64_t out_node_cap;

@@ -54,6 +54,16 @@ int64_t dual_program_num_instructions(const dual_program *p) { return p ? p->n_i
 int32_t dual_program_num_registers(const dual_program *p) { return p ? p->n_regs : 0; }
 int32_t dual_program_num_active_registers(const dual_program *p) { return p ? p->n_active : 0; }
 
+int32_t dual_program_num_draws(const dual_program *p) {
+  int32_t n = 0;
+  for (int64_t t = 0; p != NULL && t < p->n_instr; ++t) {
+    const uint32_t *w = p->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    if ((op == DUAL_OP_RNORM || op == DUAL_OP_RUNIF) && (int32_t)w[1] >= n) n = (int32_t)w[1] + 1;
+  }
+  return n;
+}
+
 const char *dual_program_input_name(const dual_program *p, int32_t i) {
   return (p && i >= 0 && i < p->n_in) ? p->in_names[i] : NULL;
 }
@@ -118,8 +128,10 @@ int dual_program_validate(const dual_program *p, char *msg, int64_t cap) {
     if (dst >= nregs) INVALID("instruction %lld: destination register %u out of range", (long long)t, dst);
     int expect_active;
     if (info->prop == DUAL_PROP_LOAD) {
-      uint32_t limit = op == DUAL_OP_LDX ? (uint32_t)p->n_in
-                       : op == DUAL_OP_LDP ? (uint32_t)p->n_par : (uint32_t)p->n_const;
+      uint32_t limit = op == DUAL_OP_LDX   ? (uint32_t)p->n_in
+                       : op == DUAL_OP_LDP ? (uint32_t)p->n_par
+                       : op == DUAL_OP_LDK ? (uint32_t)p->n_const
+                                           : (uint32_t)DUAL_MAX_DRAWS; /* a random draw's index */
       if (w[1] >= limit) INVALID("instruction %lld: %s index %u out of range", (long long)t, info->name, w[1]);
       if (w[2] != 0 || w[3] != 0) INVALID("instruction %lld: nonzero unused operand", (long long)t);
       expect_active = dual_result_active((int)op, info->prop, 0, 0, 0);

@@ -120,7 +120,10 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
     return st;
   }
-  int st = job->reverse ? dual_gpu_run_rev(ctx, job)
+  int st = dual_program_num_draws(job->prog) > 0
+               ? dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "GPU: programs with random draws run on the "
+                           "CPU only so far")
+           : job->reverse                         ? dual_gpu_run_rev(ctx, job)
            : dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job)
                                                    : dual_gpu_run(ctx, job);
   if (st == DUAL_SUCCESS) {
@@ -197,6 +200,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.mode = mode;
   job.width = choose_width(ctx, prog, mode, 1);
   job.reverse = choose_reverse(ctx, prog, mode);
+  job.seed = ctx->seed; /* draws: sample 0 of the context's seed */
   job.threads = ctx->threads;
 #ifdef _OPENMP
   if (job.threads <= 0) job.threads = omp_get_max_threads();

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dual/random.h" /* the draws' expected values */
 #include "dual/ops.h"
 #include "dualbatch.h"
 #include "op_sampling.h"
@@ -67,7 +68,7 @@ static int value_ulps(int op) {
   case DUAL_OP_SQUARE: case DUAL_OP_SQRT: case DUAL_OP_ABS: case DUAL_OP_RELU: case DUAL_OP_MIN:
   case DUAL_OP_MAX: case DUAL_OP_SELECT: case DUAL_OP_SIGN: case DUAL_OP_FLOOR: case DUAL_OP_CEIL:
   case DUAL_OP_LT: case DUAL_OP_LE: case DUAL_OP_GT: case DUAL_OP_GE: case DUAL_OP_EQ:
-  case DUAL_OP_NE: case DUAL_OP_AND: case DUAL_OP_OR: case DUAL_OP_NOT:
+  case DUAL_OP_NE: case DUAL_OP_AND: case DUAL_OP_OR: case DUAL_OP_NOT: case DUAL_OP_NOGRAD:
     return VALUE_ULPS_EXACT;
   case DUAL_OP_FMA: return VALUE_ULPS_FMA;
   default: return VALUE_ULPS;
@@ -152,6 +153,7 @@ static int sample_point(int op, rng *r, double x[3]) {
   case DUAL_OP_RELU:
   case DUAL_OP_ABS:
   case DUAL_OP_SIGN:
+  case DUAL_OP_NOGRAD:
     if (k <= 1) x[0] = slogu(r, 1e-300, 1e300);
     else if (k == 2) x[0] = unif(r, -1, 1);
     else x[0] = slogu(r, 4.9e-324, 1e-300);
@@ -894,6 +896,62 @@ static void check_internal(int op, op_stats *s) {
   dual_context_destroy(&ctx);
 }
 
+/* RNORM / RUNIF: a program y = (w, x * w + w) of a draw w, evaluated in forward mode at every
+ * width and in reverse mode under two seeds: y0 is the generator's value for (seed, point,
+ * sample 0, draw 0) (dual/random.h, itself checked against Philox's published known answers in
+ * test_random.c), the derivative dy1/dx = w, and the draw carries no derivative. */
+static void check_draws(int op, op_stats *s) {
+  dual_context *ctx = new_context();
+  dual_builder *b = NULL;
+  dual_program *prog = NULL;
+  int32_t ix, iw, t[2];
+  cr_assert_eq(dual_builder_create(ctx, &b), DUAL_SUCCESS);
+  dual_builder_input(b, "x", &ix);
+  cr_assert_eq(op == DUAL_OP_RNORM ? dual_builder_normal(b, &iw) : dual_builder_uniform(b, &iw), DUAL_SUCCESS);
+  dual_builder_output(b, "w", iw);
+  const int32_t xw[2] = {ix, iw};
+  dual_builder_apply(b, "*", 2, xw, &t[0]);
+  t[1] = iw;
+  dual_builder_apply(b, "+", 2, t, &t[0]);
+  dual_builder_output(b, "xw", t[0]);
+  int st = dual_builder_finish(b, &prog);
+  dual_builder_destroy(&b);
+  cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_program_num_draws(prog), 1);
+  rng r = {op_seed(op)};
+  const int64_t B = N_RANDOM;
+  double *x = malloc(sizeof(double) * B);
+  cr_assert(x);
+  for (int64_t q = 0; q < B; ++q) x[q] = unif(&r, -10, 10);
+  static const uint64_t seeds[2] = {0, 0x9e3779b97f4a7c15ULL};
+  run_buf base = run_alloc(B, 2, 1), other = run_alloc(B, 2, 1);
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(dual_context_set_seed(ctx, seeds[k]), DUAL_SUCCESS);
+    for (int w = 0; w <= N_WIDTHS; ++w) { /* every width, then reverse mode */
+      cr_assert_eq(dual_context_set_ad_mode(ctx, w < N_WIDTHS ? DUAL_AD_FORWARD : DUAL_AD_REVERSE), DUAL_SUCCESS);
+      if (w < N_WIDTHS) cr_assert_eq(dual_context_set_width(ctx, WIDTHS[w]), DUAL_SUCCESS);
+      jacobian(ctx, prog, B, x, 1, NULL, 0, 2, w == 0 ? &base : &other);
+      if (w > 0 && !same_bits(&base, &other, B, 2, 1))
+        failf(s, "seed %d: %s differs bitwise from width 1", k, w < N_WIDTHS ? "a width" : "reverse mode");
+    }
+    for (int64_t q = 0; q < B; ++q) {
+      const double want = op == DUAL_OP_RNORM ? dual_draw_normal(seeds[k], q, 0, 0)
+                                              : dual_draw_uniform(seeds[k], q, 0, 0);
+      s->n_points++;
+      if (base.y[q * 2] != want)
+        failf(s, "seed %d point %lld: draw %.17g, want %.17g", k, (long long)q, base.y[q * 2], want);
+      if (base.J[q * 2] != 0.0 || base.J[q * 2 + 1] != want)
+        failf(s, "seed %d point %lld: derivatives %g, %g, want 0, %.17g", k, (long long)q,
+              base.J[q * 2], base.J[q * 2 + 1], want);
+    }
+  }
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_AUTO), DUAL_SUCCESS);
+  free(x);
+  run_free(&base), run_free(&other);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
 static void check_op(int op) {
   op_stats s;
   memset(&s, 0, sizeof s);
@@ -901,7 +959,9 @@ static void check_op(int op) {
   Q probe;
   cr_assert(quad_ref_value(op, 0.5, 0.5, 0.5, &probe),
             "op %s has no quad reference: add it to tests/ref/quad_ref.c", OPS[op].name);
-  if (OPS[op].spelling[0] == '\0') {
+  if (op == DUAL_OP_RNORM || op == DUAL_OP_RUNIF) {
+    check_draws(op, &s);
+  } else if (OPS[op].spelling[0] == '\0') {
     check_internal(op, &s);
   } else {
     int64_t B;

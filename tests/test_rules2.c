@@ -101,6 +101,9 @@ static int sample_point(int op, rng *r, double x[3]) {
   case DUAL_OP_LDX:
   case DUAL_OP_LDP:
   case DUAL_OP_LDK:
+  case DUAL_OP_RNORM:
+  case DUAL_OP_RUNIF:
+  case DUAL_OP_NOGRAD:
   case DUAL_OP_OUT:
   case DUAL_OP_NEG:
   case DUAL_OP_SQUARE:

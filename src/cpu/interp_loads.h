@@ -1,11 +1,13 @@
 /*
  * interp_loads.h — the loads of inputs' values, parameters and constants and the NaN/Inf flag
  * test, shared by the CPU block interpreters of first order (interp_block.h), second order
- * (interp2_block.h) and reverse mode (interp_rev_block.h); the
- * includer defines DUAL_POINTS and DUAL_VAL and has b, p0, nb, st, ra, dst and prog in scope.
+ * (interp2_block.h) and reverse mode (interp_rev_block.h); the includer defines DUAL_POINTS and
+ * DUAL_VAL and has job, b, p0, nb, st, ra, dst and prog in scope.
  */
 #ifndef DUAL_CPU_INTERP_LOADS_H
 #define DUAL_CPU_INTERP_LOADS_H
+
+#include "engine/draws.h"
 
 /* x[i] of every point in the block into the register's value row, with the non-finite check
  * (the start of each interpreter's LDX; a padded point repeats the block's first). */
@@ -55,6 +57,20 @@
     const double kv = prog->consts[ra];                                                          \
     DUAL_POINTS(p) { vr[p] = kv; }                                                               \
   }
+
+/* Random draw ra of every point in the block (engine/draws.h; a padded point repeats the
+ * block's first). */
+#define DUAL_ENGINE_DRAW_ROW(normal)                                                             \
+  {                                                                                              \
+    double *DUAL_RESTRICT vr = DUAL_VAL(dst);                                                    \
+    const int64_t q0_ = job->point0 + p0;                                                        \
+    for (int p = 0; p < nb; ++p)                                                                 \
+      vr[p] = dual_draw_value(normal, job->seed, q0_ + p, job->sample, job->antithetic, ra);    \
+    const double first_ = vr[0];                                                                 \
+    DUAL_POINTS(p) { vr[p] = p < nb ? vr[p] : first_; }                                          \
+  }
+#define DUAL_ENGINE_RNORM() DUAL_ENGINE_DRAW_ROW(1)
+#define DUAL_ENGINE_RUNIF() DUAL_ENGINE_DRAW_ROW(0)
 
 #define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 

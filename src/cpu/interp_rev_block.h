@@ -20,7 +20,8 @@ typedef struct dual_cpu_rev_ctx {
 #define DUAL_REV_FN static
 #define DUAL_REV_CTX dual_cpu_rev_ctx
 #define DUAL_REV_LOCALS                                                                          \
-  const dual_program *prog = R->job->prog;                                                       \
+  const dual_job *job = R->job;                                                                  \
+  const dual_program *prog = job->prog;                                                          \
   const dual_batch *b = R->job->b;                                                               \
   const dual_cpu_wsr *ws_ = R->ws;                                                               \
   const int64_t p0 = R->p0;                                                                      \
@@ -28,7 +29,7 @@ typedef struct dual_cpu_rev_ctx {
   double *V = ws_->val;                                                                          \
   int *DUAL_RESTRICT st = ws_->st;                                                               \
   const int32_t nact_ = prog->n_active;                                                          \
-  (void)prog, (void)b, (void)p0, (void)nb, (void)V, (void)st, (void)nact_;
+  (void)job, (void)prog, (void)b, (void)p0, (void)nb, (void)V, (void)st, (void)nact_;
 #define DUAL_POINTS(p) _Pragma("omp simd") for (int p = 0; p < DUAL_BLKR; ++p)
 #define DUAL_PRAGMA(x) _Pragma(#x)
 #define DUAL_POINTS_OR(p, v) DUAL_PRAGMA(omp simd reduction(| : v)) for (int p = 0; p < DUAL_BLKR; ++p)

@@ -85,6 +85,11 @@ DUAL_RULE2(LDX) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
 DUAL_RULE2(LDP) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
 DUAL_RULE2(LDK) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
 DUAL_RULE2(OUT) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
+/* Random draws are leaves like LDP: the engines compute them (dual/random.h). */
+DUAL_RULE(RNORM) { DUAL_UNUSED3; DUAL_D(0, 0, 0); return 0.0; }
+DUAL_RULE(RUNIF) { DUAL_UNUSED3; DUAL_D(0, 0, 0); return 0.0; }
+DUAL_RULE2(RNORM) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
+DUAL_RULE2(RUNIF) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
 
 /* --- arithmetic ------------------------------------------------------------------------------ */
 DUAL_RULE(ADD) { DUAL_UNUSED3; DUAL_D(1, 1, 0); return a + b; }
@@ -416,5 +421,9 @@ DUAL_BOOL_RULE(NE, a != b)
 DUAL_BOOL_RULE(AND, a != 0.0 && b != 0.0)
 DUAL_BOOL_RULE(OR, a != 0.0 || b != 0.0)
 DUAL_BOOL_RULE(NOT, a == 0.0)
+/* nograd(a): the value passes, the derivative is zero by definition (a stop-gradient, as the
+ * score-function estimator of dual_sgrad uses for its draws). */
+DUAL_RULE(NOGRAD) { DUAL_UNUSED3; DUAL_D(0, 0, 0); return a; }
+DUAL_RULE2(NOGRAD) { DUAL_UNUSED2; DUAL_DD(0, 0, 0); }
 
 #endif /* DUAL_RULES_H */

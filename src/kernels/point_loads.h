@@ -40,6 +40,11 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
     st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
   }
 
+/* Random draws run on the CPU only so far (run.c refuses such programs on the GPU before any
+ * launch); NaN, should one ever get here. */
+#define DUAL_ENGINE_RNORM() DUAL_VAL(dst)[0] = (double)NAN;
+#define DUAL_ENGINE_RUNIF() DUAL_VAL(dst)[0] = (double)NAN;
+
 /* A constant, its bits in the record's (oa, ob). */
 #define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = DUAL_FROM_BITS(oa, ob);
 

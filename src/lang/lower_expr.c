@@ -106,9 +106,34 @@ static int32_t lower_index(lower *L, const lang_expr *e) {
   return v;
 }
 
+/* normal(), uniform(): a fresh draw per sample; normal(mu, sigma) = fma(sigma, z, mu) (the form
+ * dual_sgrad's score-function estimator recognizes), uniform(a, b) = fma(b - a, u, a). */
+static int32_t lower_draw(lower *L, const lang_expr *e, int normal) {
+  if (e->nargs != 0 && e->nargs != 2)
+    return lw_error(L, e->tok, "'%.*s%s' takes 0 arguments or 2 (%s), but %d %s given",
+                    LW_NAME(L, e->tok), normal ? "mu, sigma" : "a, b", (int)e->nargs,
+                    e->nargs == 1 ? "was" : "were");
+  int32_t args[2] = {0, 0};
+  const lang_expr *a = e->args;
+  for (int i = 0; i < e->nargs; ++i, a = a->next)
+    if ((args[i] = lower_expr(L, a)) < 0) return lw_poison(L);
+  const int32_t r = lw_draw(L, normal);
+  if (e->nargs == 0 || r < 0) return r;
+  if (normal) {
+    const int32_t f[3] = {args[1], r, args[0]};
+    return lw_apply(L, "fma", 3, f);
+  }
+  const int32_t d[2] = {args[1], args[0]};
+  const int32_t w = lw_apply(L, "-", 2, d);
+  const int32_t f[3] = {w, r, args[0]};
+  return w < 0 ? w : lw_apply(L, "fma", 3, f);
+}
+
 static int32_t lower_call(lower *L, const lang_expr *e) {
   const lang_token *tk = &L->tok[e->tok];
   const char *name = L->src->text + tk->off;
+  if ((tk->len == 6 && memcmp(name, "normal", 6) == 0) || (tk->len == 7 && memcmp(name, "uniform", 7) == 0))
+    return lower_draw(L, e, tk->len == 6);
   int fn = lang_function_find(name, tk->len);
   if (fn < 0) {
     const lang_sym *y = lang_scope_find(&L->scope, name, tk->len);

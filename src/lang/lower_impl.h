@@ -53,6 +53,8 @@ int lw_tick(lower *L, int64_t units);
  * Builder errors become fatal diagnostics at the current statement. */
 int32_t lw_apply(lower *L, const char *op, int nargs, const int32_t *args);
 int32_t lw_const(lower *L, double v);
+/* A fresh random draw: standard normal (normal != 0) or uniform on (0, 1). */
+int32_t lw_draw(lower *L, int normal);
 void lw_builder_failed(lower *L, int status);
 
 /* The compile-time integer value of `id` (|v| <= 2^53, exact): 1 and *out, or 0 (error

@@ -83,6 +83,8 @@ int32_t lw_unknown(lower *L, int32_t t, int is_call) {
         const char *f = lang_function_name(fn);
         if (f != NULL) lang_suggest_offer(&s, f, (int32_t)strlen(f));
       }
+      lang_suggest_offer(&s, "normal", 6); /* the random draws (lower_expr.c) */
+      lang_suggest_offer(&s, "uniform", 7);
     } else {
       for (int32_t i = L->scope.count - 1; i >= 0; --i)
         lang_suggest_offer(&s, L->scope.sym[i].name, L->scope.sym[i].len);
@@ -144,6 +146,17 @@ int32_t lw_apply(lower *L, const char *op, int nargs, const int32_t *args) {
     if (args[i] < 0) return lw_poison(L);
   int32_t id = LANG_POISON;
   int st = dual_builder_apply(L->b, op, nargs, args, &id);
+  if (st != DUAL_SUCCESS) {
+    lw_builder_failed(L, st);
+    return LANG_POISON;
+  }
+  return check_nodes(L) ? id : LANG_POISON;
+}
+
+int32_t lw_draw(lower *L, int normal) {
+  if (L->fatal || L->failed) return LANG_POISON;
+  int32_t id = LANG_POISON;
+  int st = normal ? dual_builder_normal(L->b, &id) : dual_builder_uniform(L->b, &id);
   if (st != DUAL_SUCCESS) {
     lw_builder_failed(L, st);
     return LANG_POISON;

@@ -28,6 +28,9 @@ int quad_ref_value(int op, Q a, Q b, Q c, Q *r) {
   case DUAL_OP_LDX:
   case DUAL_OP_LDP:
   case DUAL_OP_LDK:
+  case DUAL_OP_RNORM: /* a draw: the value the engine loads (checked by test_conformance) */
+  case DUAL_OP_RUNIF:
+  case DUAL_OP_NOGRAD:
   case DUAL_OP_OUT: *r = a; return 1;
   case DUAL_OP_ADD: *r = a + b; return 1;
   case DUAL_OP_SUB: *r = a - b; return 1;
@@ -346,7 +349,10 @@ static int precheck(int op, Q a, Q b, Q c) {
   case DUAL_OP_LDX:
   case DUAL_OP_OUT:
   case DUAL_OP_LDP:
-  case DUAL_OP_LDK: return QREF_OK;
+  case DUAL_OP_LDK:
+  case DUAL_OP_RNORM:
+  case DUAL_OP_RUNIF:
+  case DUAL_OP_NOGRAD: return QREF_OK; /* nograd: a zero derivative by definition */
   default: break;
   }
   if (!quad_ref_value(op, a, b, c, &r)) return QREF_NONE;

@@ -1,0 +1,28 @@
+/*
+ * draws.h — the value of a program's random draw (ops RNORM, RUNIF) for one point and sample,
+ * shared by the CPU and GPU engines so both produce the same bits.  Draw k of sample s at global
+ * point b is dual/random.h's Philox stream keyed (seed, b, s, k).  Antithetic sampling pairs
+ * samples 2j and 2j + 1: both read sample j's numbers, the second one mirrored (z -> -z,
+ * u -> 1 - u).  Valid C11 and CUDA.
+ */
+#ifndef DUAL_ENGINE_DRAWS_H
+#define DUAL_ENGINE_DRAWS_H
+
+#include <stdint.h>
+
+#include "dual/portable.h"
+#include "dual/random.h"
+
+DUAL_INLINE double dual_draw_value(int normal, uint64_t seed, int64_t point, int64_t sample,
+                                   int antithetic, int32_t draw) {
+  const int64_t s = antithetic ? sample >> 1 : sample;
+  const int mirror = antithetic && (sample & 1);
+  if (normal) {
+    const double z = dual_draw_normal(seed, point, s, draw);
+    return mirror ? -z : z;
+  }
+  const double u = dual_draw_uniform(seed, point, s, draw);
+  return mirror ? 1.0 - u : u;
+}
+
+#endif /* DUAL_ENGINE_DRAWS_H */
