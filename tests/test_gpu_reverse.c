@@ -22,13 +22,6 @@
 #include "random_program.h"
 #include "test_arrays.h"
 
-static dual_context *context(int device) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
-  return ctx;
-}
-
 /* One reverse-mode evaluation: a Jacobian (u == NULL) or a VJP, host arrays. */
 typedef struct rev_result {
   int64_t B, n, m, rows;
@@ -66,7 +59,7 @@ static int64_t count_diff(const rev_result *a, const rev_result *b) {
 
 Test(gpu_reverse, random_programs_equal_the_cpu_bitwise) {
   need_gpu();
-  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   int64_t diff = 0, entries = 0;
   for (int i = 0; i < 120; ++i) {
     uint64_t s = 0x6e7ULL + (uint64_t)i;
@@ -95,7 +88,7 @@ Test(gpu_reverse, random_programs_equal_the_cpu_bitwise) {
 Test(gpu_reverse, benchmark_functions_equal_the_cpu_bitwise) {
   need_gpu();
   static const char *names[] = {"ba", "kin", "hess", "grad"};
-  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   for (int w = 0; w < 4; ++w) {
     dual_program *prog = bench_program(cpu, names[w]);
     uint64_t s = 0xbe0ULL + (uint64_t)w;
@@ -120,7 +113,7 @@ Test(gpu_reverse, benchmark_functions_equal_the_cpu_bitwise) {
 Test(gpu_reverse, device_arrays_and_chunks_equal_the_cpu) {
   need_gpu();
 #ifdef DUAL_HAVE_CUDA
-  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   dual_program *prog = bench_program(cpu, "grad");
   const int64_t B = 5000, n = 1024;
   uint64_t s = 0x9dULL;
@@ -165,7 +158,7 @@ Test(gpu_reverse, device_arrays_and_chunks_equal_the_cpu) {
  * a clear error. */
 Test(gpu_reverse, checkpointed_segments_equal_the_cpu) {
   need_gpu();
-  dual_context *cpu = context(DUAL_DEVICE_CPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU);
   int64_t runs = 0, diff = 0;
   int most = 0;
   for (int i = 0; i < 8; ++i) {
@@ -178,7 +171,7 @@ Test(gpu_reverse, checkpointed_segments_equal_the_cpu) {
     rev_result a = run(cpu, prog, B, x, NULL, NULL), av = run(cpu, prog, B, x, NULL, u);
     const double regs = dual_program_num_registers(prog), ni = (double)dual_program_num_instructions(prog);
     for (double lim = 128.0 * 8.0 * (4 * regs + 4 * ni) + (1 << 20);; lim *= 0.9) {
-      dual_context *gpu = context(DUAL_DEVICE_GPU); /* fresh: the limit binds the whole pool */
+      dual_context *gpu = reverse_context(DUAL_DEVICE_GPU); /* fresh: the limit binds the whole pool */
       cr_assert_eq(dual_context_set_memory_limit(gpu, (int64_t)lim), DUAL_SUCCESS);
       double y[64], d[64 * 12];
       const int rc = dual_jacobian(gpu, prog, 1, x, nin, NULL, 0, y, m, d, m * nin, NULL);

@@ -22,13 +22,6 @@
 #include "random_program.h"
 #include "test_arrays.h"
 
-static dual_context *context(int device) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
-  return ctx;
-}
-
 /* One second-order evaluation with host arrays: an HVP (v != NULL) or a Hessian in `layout`;
  * the gradients are asked for when `grad`. */
 typedef struct for_result {
@@ -79,7 +72,7 @@ static int64_t entries(const for_result *a) {
 
 Test(gpu_reverse_hvp, random_programs_equal_the_cpu_bitwise) {
   need_gpu();
-  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   int64_t diff = 0, total = 0;
   for (int i = 0; i < 60; ++i) {
     uint64_t s = 0x4f0ULL + (uint64_t)i;
@@ -112,7 +105,7 @@ Test(gpu_reverse_hvp, random_programs_equal_the_cpu_bitwise) {
 Test(gpu_reverse_hvp, benchmark_functions_equal_the_cpu_bitwise) {
   need_gpu();
 #ifdef DUAL_HAVE_CUDA
-  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   dual_program *hess = bench_program(cpu, "hess"), *grad = bench_program(cpu, "grad");
   uint64_t s = 0x77aULL;
   {
@@ -174,7 +167,7 @@ Test(gpu_reverse_hvp, benchmark_functions_equal_the_cpu_bitwise) {
  * note says so) equals the CPU's whole-tape result; the last limit is refused with a clear error. */
 Test(gpu_reverse_hvp, checkpointed_segments_equal_the_cpu) {
   need_gpu();
-  dual_context *cpu = context(DUAL_DEVICE_CPU);
+  dual_context *cpu = reverse_context(DUAL_DEVICE_CPU);
   int64_t runs = 0, diff = 0;
   int most = 0;
   for (int i = 0; i < 6; ++i) {
@@ -188,7 +181,7 @@ Test(gpu_reverse_hvp, checkpointed_segments_equal_the_cpu) {
     for_result av = run(cpu, prog, B, x, NULL, v, 0, 1);
     const double regs = dual_program_num_registers(prog), ni = (double)dual_program_num_instructions(prog);
     for (double lim = 128.0 * 8.0 * (6 * regs + 8 * ni) + (1 << 20);; lim *= 0.9) {
-      dual_context *gpu = context(DUAL_DEVICE_GPU); /* fresh: the limit binds the whole pool */
+      dual_context *gpu = reverse_context(DUAL_DEVICE_GPU); /* fresh: the limit binds the whole pool */
       cr_assert_eq(dual_context_set_memory_limit(gpu, (int64_t)lim), DUAL_SUCCESS);
       for_result probe;
       const int rc = for_call(gpu, prog, 1, x, NULL, v, 0, 1, &probe);

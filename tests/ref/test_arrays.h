@@ -1,7 +1,7 @@
 /*
  * test_arrays.h — small helpers the cross-checking tests share (header-only, Criterion
- * assertions): bitwise comparison with NaN equal to NaN, random arrays, the skip of GPU tests on
- * machines without a device, and copies to device memory (CUDA builds).
+ * assertions): bitwise comparison with NaN equal to NaN, random arrays, a reverse-mode context,
+ * the skip of GPU tests on machines without a device, and copies to device memory (CUDA builds).
  */
 #ifndef DUAL_TEST_ARRAYS_H
 #define DUAL_TEST_ARRAYS_H
@@ -30,6 +30,14 @@ static inline double *random_array(uint64_t *rng, int64_t count, double lo, doub
   cr_assert(a);
   for (int64_t i = 0; i < count; ++i) a[i] = rp_uniform(rng, lo, hi);
   return a;
+}
+
+/* A context on `device` with the AD mode forced to reverse (the reverse-mode cross-checks). */
+static inline dual_context *reverse_context(int device) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
+  return ctx;
 }
 
 /* GPU tests skip (and say why) where no CUDA device is usable. */
