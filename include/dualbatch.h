@@ -4,7 +4,8 @@
  * dualbatch compiles a function f: R^n x R^p -> R^m once into validated bytecode (a "program") and
  * evaluates it over large batches of points, returning values and forward-mode derivatives
  * (JVPs, gradients, Jacobians, Hessians and Hessian-vector products) computed with multi-dual
- * numbers.  This is the only header a user
+ * numbers, reverse-mode gradients and VJPs, and Monte-Carlo gradients of expectations (dual_sgrad).
+ * This is the only header a user
  * includes.  Every function returns a dual_status (0 = success); the detailed message of the last
  * failure is kept in the context (dual_context_last_error).  The library never calls abort() or
  * exit(), keeps no global mutable state, and a program may be used by many threads at once.
@@ -334,7 +335,10 @@ typedef enum dual_mode {
   DUAL_MODE_GRADIENT = 3, /* m == 1: y, d = grad (d_rs unused) */
   DUAL_MODE_HESSIAN = 4,  /* y, d = J (may be NULL), h = the m Hessians (h_layout) */
   DUAL_MODE_HVP = 5,      /* y, d = J (may be NULL), h = the m vectors H_i v (v: the direction) */
-  DUAL_MODE_VJP = 6       /* y, d = u^T J (n entries; d_rs unused), u: the cotangent */
+  DUAL_MODE_VJP = 6,      /* y, d = u^T J (n entries; d_rs unused), u: the cotangent */
+  DUAL_MODE_SGRAD = 7     /* m == 1, as dual_sgrad: y = E f, d = the gradient estimate (d_rs
+                             unused), h = its standard errors (h_rs unused); samples, seed and
+                             sgrad_flags below */
 } dual_mode;
 
 /* Where a batch's arrays live.  Host memory works on every device (a GPU context copies it
@@ -365,9 +369,59 @@ typedef struct dual_batch {
   int32_t h_layout; /* dual_hessian_layout */
   const double *u;
   int64_t u_ps, u_es; /* VJP cotangents (m per point) */
+  /* DUAL_MODE_SGRAD only (ignored otherwise): samples per point, the seed of the draws, and
+   * DUAL_SGRAD_* flags, as the arguments of dual_sgrad. */
+  int64_t samples;
+  uint64_t seed;
+  int32_t sgrad_flags;
 } dual_batch;
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);
+
+/* ------------------------------------------------------------------------------------------------
+ * Stochastic gradients: Monte-Carlo estimates of g(x) = E_xi[f(x, p, xi)] and of its gradient,
+ * for a scalar program (m == 1) that makes random draws (dual_builder_normal / uniform, the
+ * language's normal() and uniform()).
+ *
+ * Each point b gets `samples` samples; sample s evaluates f with draw k equal to
+ * Philox-4x32-10 keyed (seed, b, s, k) (dual/random.h), so the estimate is a pure function of
+ * (x_b, p_b, seed, samples, flags): bitwise the same for any batch chunking, thread count, width,
+ * device (the GPU and the CPU run the same sweeps and reductions) and on every run.  The point
+ * index b is the position in this call's batch.  Per point:
+ *   f[b]            the sample mean of f (the estimate of E f),
+ *   g[b*ldg + j]    the sample mean of the per-sample gradients (the estimate of dE f / dx_j),
+ *   se[b*ldse + j]  the standard error of g_j: the sample standard deviation of the per-sample
+ *                   gradients over sqrt(units), units = samples (pairs with antithetic sampling).
+ * Means and variances are accumulated sample by sample in order (Welford's update), inside the
+ * kernels: nothing of size samples x B is stored.  f, g or se may be NULL (not wanted).
+ *
+ * flags (OR them):
+ *   DUAL_SGRAD_ANTITHETIC  samples 2j and 2j + 1 see mirrored draws (z and -z, u and 1 - u); a
+ *                          unit is the mean of a pair (samples must be even).  Exact for the
+ *                          linear part of f, so it helps most for nearly odd functions of the
+ *                          draws.
+ *   DUAL_SGRAD_SCORE       the score-function (likelihood-ratio) estimator for draws of the form
+ *                          xi = normal(mu, sigma), i.e. fma(sigma, z, mu) with z a standard normal
+ *                          draw, whose mu and sigma may depend on the inputs: the per-sample
+ *                          gradient is grad f|xi fixed + f * grad log N(xi; mu, sigma^2), so f
+ *                          need not be differentiable in xi (indicators, comparisons, select).
+ *                          Other draws keep the pathwise derivative (still unbiased).  Fails with
+ *                          DUAL_ERR_UNSUPPORTED when the program has no such draw, or when a z of
+ *                          that form is also used elsewhere.  Variance is typically much larger
+ *                          than pathwise; there is no baseline subtraction.
+ * Without SCORE the gradient is pathwise: the mean of the per-sample gradients of f with the
+ * draws held fixed (unbiased when f is differentiable in the draws almost everywhere and
+ * integrable; a step function of xi gives the pathwise derivative 0, use SCORE).
+ *
+ * samples >= 2 (>= 4 with ANTITHETIC): the standard error needs two units.  The gradients run in
+ * forward or reverse mode as dual_gradient would (dual_context_set_ad_mode; AUTO by n).  Status
+ * flags are the OR over a point's samples.  The cost is about `samples` gradients per point. */
+enum dual_sgrad_flag { DUAL_SGRAD_ANTITHETIC = 1, DUAL_SGRAD_SCORE = 2 };
+
+int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+               int64_t ldx, const double *p, int64_t ldp, int64_t samples, uint64_t seed,
+               int flags, double *f, double *g, int64_t ldg, double *se, int64_t ldse,
+               int32_t *status);
 
 #ifdef __cplusplus
 }

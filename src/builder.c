@@ -209,6 +209,17 @@ static int add_draw(dual_builder *b, int op, int32_t *id) {
 }
 
 int dual_builder_normal(dual_builder *b, int32_t *id) { return add_draw(b, DUAL_OP_RNORM, id); }
+
+int dual_builder_draw(dual_builder *b, int op, int32_t index, int32_t *id) {
+  BUILDER_CHECK(b);
+  if ((op != DUAL_OP_RNORM && op != DUAL_OP_RUNIF) || index < 0 || index >= DUAL_MAX_DRAWS || id == NULL)
+    return builder_fail(b, DUAL_ERR_ARGUMENT, "dual_builder_draw: bad draw%s", "");
+  if (index >= b->n_draws) b->n_draws = index + 1;
+  return add_leaf(b, op, index, id);
+}
+
+int dual_builder_status(const dual_builder *b) { return b ? b->status : DUAL_ERR_ARGUMENT; }
+
 int dual_builder_uniform(dual_builder *b, int32_t *id) { return add_draw(b, DUAL_OP_RUNIF, id); }
 
 static int32_t make_const(dual_builder *b, double v) {
@@ -276,7 +287,16 @@ int dual_builder_apply(dual_builder *b, const char *opname, int32_t nargs, const
     return builder_fail(b, DUAL_ERR_ARGUMENT, "dual_builder_apply: NULL argument%s", "");
   int op = dual_op_by_spelling(opname);
   if (op < 0) return builder_fail(b, DUAL_ERR_ARGUMENT, "unknown operation '%s'", opname);
+  return dual_builder_apply_op(b, op, nargs, args, id);
+}
+
+int dual_builder_apply_op(dual_builder *b, int op, int32_t nargs, const int32_t *args, int32_t *id) {
+  BUILDER_CHECK(b);
+  if (op < 0 || op >= DUAL_OP_COUNT || id == NULL || (nargs > 0 && args == NULL) ||
+      dual_op_table[op].prop == DUAL_PROP_LOAD || dual_op_table[op].prop == DUAL_PROP_OUT)
+    return builder_fail(b, DUAL_ERR_ARGUMENT, "dual_builder_apply: not a computing op%s", "");
   const dual_op_info *info = &dual_op_table[op];
+  const char *opname = info->spelling[0] ? info->spelling : info->name;
   if (nargs != info->arity) {
     char msg[96];
     snprintf(msg, sizeof msg, "'%.40s' takes %d argument%s, got %d", opname, info->arity,

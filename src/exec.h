@@ -21,6 +21,11 @@ typedef struct dual_job {
   int64_t point0; /* global index of the batch's first point (a chunk of a larger batch) */
   int64_t sample; /* with antithetic: the pair sample / 2, its second member negated */
   int antithetic;
+  /* dual_sgrad (DUAL_MODE_SGRAD): samples > 0; `mode` is then the per-sample product
+   * (DUAL_MODE_GRADIENT, or DUAL_MODE_JACOBIAN of the score program when `score`), and b's y, d,
+   * h receive E f, the gradient estimate and its standard errors (engine/sgrad_reduce.h). */
+  int64_t samples;
+  int score;
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */
@@ -32,6 +37,9 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job);
 int dual_cpu_run2(dual_context *ctx, const dual_job *job);
 /* The CPU reverse-mode engine (VJP, reverse gradients and Jacobians: cpu/engine_rev.c). */
 int dual_cpu_run_rev(dual_context *ctx, const dual_job *job);
+
+/* dual_sgrad on the CPU (cpu/engine_sgrad.c): the job's samples through the engines above. */
+int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job);
 
 /* Whether a mode needs second-order passes. */
 static inline int dual_mode_is_second_order(int mode) {

@@ -15,6 +15,7 @@
 #include "engine/pass2.h"
 #include "exec.h"
 #include "gpu.h"
+#include "sgrad_score.h"
 
 static const char *mode_name(int mode) {
   switch (mode) {
@@ -25,6 +26,7 @@ static const char *mode_name(int mode) {
   case DUAL_MODE_HESSIAN: return "hessian";
   case DUAL_MODE_HVP: return "hvp";
   case DUAL_MODE_VJP: return "vjp";
+  case DUAL_MODE_SGRAD: return "sgrad";
   default: return "?";
   }
 }
@@ -109,6 +111,7 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 
 /* Run on the context's device; AUTO falls back to the CPU for host arrays. */
 static int cpu_run(dual_context *ctx, const dual_job *job) {
+  if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job);
   if (job->reverse) return dual_cpu_run_rev(ctx, job);
   return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
 }
@@ -154,7 +157,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
-  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_VJP, "dual_run: unknown mode %d", mode);
+  NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_SGRAD, "dual_run: unknown mode %d", mode);
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
   NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
        "%s: unknown memory kind %d (DUAL_MEMORY_HOST or DUAL_MEMORY_DEVICE)", mode_name(mode),
@@ -164,17 +167,27 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
                      "runs on the CPU", mode_name(mode));
   const char *m = mode_name(mode);
   int64_t n = prog->n_in, np = prog->n_par, nout = prog->n_out;
-  if (mode == DUAL_MODE_GRADIENT && nout != 1)
+  if ((mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_SGRAD) && nout != 1)
     return dual_fail(ctx, DUAL_ERR_DIMENSION,
-                     "gradient needs a scalar program (1 output); this one has %lld outputs "
-                     "(use jacobian)", (long long)nout);
+                     "%s needs a scalar program (1 output); this one has %lld outputs%s", m,
+                     (long long)nout, mode == DUAL_MODE_GRADIENT ? " (use jacobian)" : "");
+  if (mode == DUAL_MODE_SGRAD) {
+    const int anti = (b->sgrad_flags & DUAL_SGRAD_ANTITHETIC) != 0;
+    NEED((b->sgrad_flags & ~(DUAL_SGRAD_ANTITHETIC | DUAL_SGRAD_SCORE)) == 0,
+         "sgrad: unknown flags 0x%x (DUAL_SGRAD_ANTITHETIC | DUAL_SGRAD_SCORE)",
+         (unsigned)b->sgrad_flags);
+    NEED(b->samples >= (anti ? 4 : 2) && (!anti || b->samples % 2 == 0),
+         "sgrad: %lld samples; the standard error needs at least %s", (long long)b->samples,
+         anti ? "4, an even number (antithetic pairs)" : "2");
+  }
   if (b->count > 0) {
     NEED(n == 0 || b->x != NULL, "%s: x is NULL but the program has %lld inputs", m, (long long)n);
     NEED(np == 0 || b->p != NULL, "%s: p is NULL but the program has %lld parameters", m, (long long)np);
     NEED((mode != DUAL_MODE_JVP && mode != DUAL_MODE_HVP) || n == 0 || b->v != NULL,
          "%s: the direction array v is NULL", m);
     NEED(mode != DUAL_MODE_EVAL || b->y != NULL, "eval: the output array y is NULL");
-    NEED(mode == DUAL_MODE_EVAL || dual_mode_is_second_order(mode) || b->d != NULL,
+    NEED(mode == DUAL_MODE_EVAL || mode == DUAL_MODE_SGRAD || dual_mode_is_second_order(mode) ||
+             b->d != NULL,
          "%s: the derivative array is NULL", m);
     NEED(mode != DUAL_MODE_VJP || nout == 0 || b->u != NULL, "vjp: the cotangent array u is NULL");
     NEED(!dual_mode_is_second_order(mode) || n == 0 || b->h != NULL,
@@ -188,6 +201,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
            strides_fit(b->count, b->v_ps, n, b->v_es) && strides_fit(b->count, b->y_ps, nout, b->y_es) &&
            strides_fit(b->count, b->u_ps, nout, b->u_es) &&
            strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs) &&
+           (mode != DUAL_MODE_SGRAD || strides_fit(b->count, b->h_ps, n, b->h_es)) &&
            (!dual_mode_is_second_order(mode) ||
             (strides_fit(b->count, b->h_ps, nout, b->h_rs) &&
              strides_fit(1, 0, dual_pass2_out_len(mode, n, b->h_layout), b->h_es)));
@@ -198,9 +212,22 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.prog = prog;
   job.b = b;
   job.mode = mode;
-  job.width = choose_width(ctx, prog, mode, 1);
-  job.reverse = choose_reverse(ctx, prog, mode);
   job.seed = ctx->seed; /* draws: sample 0 of the context's seed */
+  dual_program *score = NULL;
+  if (mode == DUAL_MODE_SGRAD) { /* per sample: a gradient, or the score program's Jacobian */
+    job.samples = b->samples;
+    job.seed = b->seed;
+    job.antithetic = (b->sgrad_flags & DUAL_SGRAD_ANTITHETIC) != 0;
+    job.score = (b->sgrad_flags & DUAL_SGRAD_SCORE) != 0;
+    job.mode = job.score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT;
+    if (job.score) {
+      const int st = dual_sgrad_score_program(ctx, prog, &score);
+      if (st != DUAL_SUCCESS) return st;
+      job.prog = score;
+    }
+  }
+  job.width = choose_width(ctx, job.prog, job.mode, 1);
+  job.reverse = choose_reverse(ctx, job.prog, job.mode);
   job.threads = ctx->threads;
 #ifdef _OPENMP
   if (job.threads <= 0) job.threads = omp_get_max_threads();
@@ -209,6 +236,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
 #endif
   const int st = dispatch(ctx, &job);
   if (st == DUAL_SUCCESS) ctx->last_ad_mode = job.reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
+  dual_program_destroy(&score);
   return st;
 }
 
@@ -347,4 +375,20 @@ int dual_vjp(dual_context *ctx, const dual_program *prog, int64_t B, const doubl
   b.u = u, b.u_ps = ldu, b.u_es = 1;
   b.d = g, b.d_ps = ldg, b.d_rs = 0, b.d_cs = 1;
   return dual_run(ctx, prog, DUAL_MODE_VJP, &b);
+}
+
+int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+               int64_t ldx, const double *p, int64_t ldp, int64_t samples, uint64_t seed,
+               int flags, double *f, double *g, int64_t ldg, double *se, int64_t ldse,
+               int32_t *status) {
+  const char *fn = "dual_sgrad";
+  ENTRY_CHECK();
+  CHECK_LD(g, ldg, prog->n_in, "inputs");
+  CHECK_LD(se, ldse, prog->n_in, "inputs");
+  dual_batch b;
+  batch_init(&b, B, x, ldx, p, ldp, f, 1, status);
+  b.d = g, b.d_ps = ldg, b.d_rs = 0, b.d_cs = 1;
+  b.h = se, b.h_ps = ldse, b.h_rs = 0, b.h_es = 1;
+  b.samples = samples, b.seed = seed, b.sgrad_flags = flags;
+  return dual_run(ctx, prog, DUAL_MODE_SGRAD, &b);
 }
