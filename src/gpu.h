@@ -29,6 +29,10 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job);
  * kernels/gpu_run_rev.c). */
 int dual_gpu_run_rev(dual_context *ctx, const dual_job *job);
 
+/* The same for dual_sgrad (kernels/gpu_sgrad.c): the sample loop runs in the first-order or the
+ * reverse kernel; host-memory batches are staged in chunks. */
+int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job);
+
 /* Free a context's GPU state (NULL is fine). */
 void dual_gpu_release(struct dual_gpu *gpu);
 

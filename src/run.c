@@ -123,9 +123,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
     return st;
   }
-  int st = dual_program_num_draws(job->prog) > 0
-               ? dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "GPU: programs with random draws run on the "
-                           "CPU only so far")
+  int st = job->samples > 0                       ? dual_gpu_run_sgrad(ctx, job)
            : job->reverse                         ? dual_gpu_run_rev(ctx, job)
            : dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job)
                                                    : dual_gpu_run(ctx, job);

@@ -121,8 +121,8 @@ static void check_mode(dual_context *ctx, const dual_program *prog, int mode, in
     s1[pt] = 0;
     for (uint32_t lane = 0; lane < G; ++lane) {
       double *V = vals + col * G + lane, *T = tans + col;
-      s1[pt] |= w > 0 ? dual_point_run_w1(&a, V, T, S, SHARE, pt, lane, G)
-                      : dual_point_run_w0(&a, V, T, S, SHARE, pt, 0u, 1u);
+      s1[pt] |= w > 0 ? dual_point_run_w1(&a, V, T, S, SHARE, pt, lane, G, 0)
+                      : dual_point_run_w0(&a, V, T, S, SHARE, pt, 0u, 1u, 0);
     }
   }
   for (int64_t i = 0; i < B * m; ++i)

@@ -16,6 +16,24 @@
 extern "C" {
 #endif
 
+/* Random draws and dual_sgrad, in every launch's arguments.  Draw k of point pt in sample s is
+ * keyed (seed, point0 + pt, s, k) (engine/draws.h).  With samples > 0 (first-order and reverse
+ * kernels) each thread runs its point's samples in order: the outputs of a sample go to the
+ * thread's spare storage rows from `row` on (a sample row of m + m n, then pend, mean, m2 of
+ * 1 + n each: engine/sgrad_reduce.h) instead of y and d, are folded there, and after the last
+ * sample E f, the gradient means and their standard errors are stored in y, d, h (each may be
+ * NULL). */
+typedef struct dual_gpu_sgrad {
+  uint64_t seed;
+  int64_t point0, samples;
+  int32_t antithetic, score, n, m, row;
+  double *y, *d, *h;
+  int64_t y_ps, d_ps, d_cs, h_ps, h_es;
+} dual_gpu_sgrad;
+
+/* Spare storage rows per thread that dual_sgrad needs for n inputs and m outputs. */
+#define DUAL_GPU_SGRAD_ROWS(n, m) ((int64_t)(m) + (int64_t)(m) * (n) + 3 * (1 + (int64_t)(n)))
+
 /* Everything one launch needs; pointers are device pointers.  Array strides are in elements, as
  * in dual_batch.  Each point is run by a group of `group` threads (interp_point.h).  A block's
  * register files — the values of each thread ([n_regs][threads]), then the packed tangents of
@@ -34,6 +52,7 @@ typedef struct dual_gpu_args {
   int32_t status_or; /* OR the flags into status (a later group of passes) instead of storing */
   double *scratch;   /* NULL: shared memory */
   int64_t slab;
+  dual_gpu_sgrad sg; /* n_regs then counts its spare rows too */
 } dual_gpu_args;
 
 /* Launch geometry for a program shape. */
@@ -47,7 +66,8 @@ typedef struct dual_gpu_geometry {
 } dual_gpu_geometry;
 
 /* Choose threads per block and where the register files live for n_regs values per thread and
- * n_slots tangents per point with `group` threads per point (deriv: tangents present), the
+ * n_slots tangents per point with `group` threads per point (deriv: 0 values only, 1 tangents,
+ * 2 tangents and dual_sgrad's sample loop, group 1), the
  * arrangement with the most resident threads per multiprocessor.  sm_shared_optin = 0 keeps the
  * register files in global memory.  Returns a cudaError_t value (0 = success). */
 int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
@@ -76,6 +96,7 @@ typedef struct dual_gpu_args2 {
   int32_t *status;
   double *scratch;
   int64_t slab; /* doubles per block */
+  dual_gpu_sgrad sg; /* the draws' seed and point0 (no sampling in second order) */
 } dual_gpu_args2;
 
 /* Threads per block of the second-order kernel, and how many blocks of it fit on a
@@ -109,14 +130,16 @@ typedef struct dual_gpu_rev_args {
   int32_t *status;
   double *scratch;
   int64_t slab; /* doubles per block */
+  dual_gpu_sgrad sg; /* spare rows from sg.row, after the layout's */
 } dual_gpu_rev_args;
 
 #define DUAL_GPU_REV_THREADS 128
-/* Resident blocks per multiprocessor of the reverse kernel, or with `second` of the
- * forward-over-reverse one (a cudaError_t value is returned). */
-int dual_gpu_kernel_rev_blocks_per_sm(int second, int *blocks);
-/* Launch the reverse kernel (args->second: forward-over-reverse) with `blocks` blocks of
- * DUAL_GPU_REV_THREADS on `stream`. */
+/* Resident blocks per multiprocessor of a reverse kernel: kind 0 reverse mode, 1
+ * forward-over-reverse, 2 reverse mode with dual_sgrad's sample loop (a cudaError_t value is
+ * returned). */
+int dual_gpu_kernel_rev_blocks_per_sm(int kind, int *blocks);
+/* Launch the reverse kernel of args' kind (second: forward-over-reverse; sg.samples: sgrad) with
+ * `blocks` blocks of DUAL_GPU_REV_THREADS on `stream`. */
 int dual_gpu_kernel_rev_launch(const dual_gpu_rev_args *args, int64_t blocks, void *stream);
 
 #ifdef __cplusplus

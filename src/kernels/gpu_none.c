@@ -27,6 +27,11 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
 }
 
+int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
+  (void)job;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}
+
 void dual_gpu_release(struct dual_gpu *gpu) { (void)gpu; }
 
 int64_t dual_gpu_describe(char *buf, int64_t cap) {

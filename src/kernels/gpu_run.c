@@ -130,10 +130,11 @@ static int group_for(int width) {
  * memory allows, which measured 1.5-3x faster for ba and kin (bench/NOTES.md).  Benchmark knob:
  * DUALBATCH_GPU_REGFILE=shared puts them in shared memory when a block fits. */
 static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int width, int64_t n_regs,
-                            int64_t slots) {
+                            int64_t slots, int one_thread) {
   const char *rf = getenv("DUALBATCH_GPU_REGFILE");
   const int smem = rf != NULL && strcmp(rf, "shared") == 0 ? g->smem_optin : 0;
-  const int deriv = width > 0, group = deriv ? group_for(width) : 1;
+  const int deriv = width > 0 ? (one_thread ? 2 : 1) : 0; /* 2: dual_sgrad's kernel */
+  const int group = deriv == 1 ? group_for(width) : 1;
   if (g->geo.threads > 0 && g->geo_regs == n_regs && g->geo_slots == slots &&
       g->geo_deriv == deriv && g->geo_smem == smem && g->geo.group == group)
     return DUAL_SUCCESS;
@@ -330,6 +331,7 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
     dual_gpu_args *a = &ls->args;
     const int64_t n = job->prog->n_in, m = job->prog->n_out, nd = deriv_count(job);
     a->count = c;
+    a->sg.point0 = job->point0 + p0;
     a->x = (const double *)(dev_in + l.x), a->x_ps = n, a->x_es = 1;
     a->p = (const double *)(dev_in + l.p), a->p_ps = job->prog->n_par, a->p_es = 1;
     a->v = (const double *)(dev_in + l.v), a->v_ps = n, a->v_es = 1;
@@ -362,16 +364,21 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   int64_t group = passes; /* passes per plan upload: all, unless the plan is a large part of memory */
   if ((size_t)passes * per_pass > limit / 4) group = (int64_t)(limit / 4 / (per_pass ? per_pass : 1));
   if (group < 1) group = 1;
+  const int64_t extra = dual_gpu_sgrad_rows(job); /* dual_sgrad's spare rows (gpu_kernel.h) */
+  if (extra > 0 && (group < passes || job->b->memory != DUAL_MEMORY_DEVICE))
+    return dual_fail(ctx, group < passes ? DUAL_ERR_LIMIT : DUAL_ERR_INTERNAL,
+                     "GPU sgrad: the plan of %lld passes does not fit the memory limit at once",
+                     (long long)passes);
   for (int64_t pass0 = 0; pass0 < passes && st == DUAL_SUCCESS; pass0 += group) {
     const int64_t npass = passes - pass0 < group ? passes - pass0 : group;
     int64_t slots = 0;
     st = prepare_plan(ctx, g, job, pass0, npass, &slots);
-    const int64_t footprint = prog->n_regs + slots; /* doubles per point and thread, at most */
+    const int64_t footprint = prog->n_regs + extra + slots; /* doubles per point and thread, at most */
     if (st == DUAL_SUCCESS && footprint * 256 * 17 / 16 >= ((int64_t)1 << 31))
       st = dual_fail(ctx, DUAL_ERR_LIMIT,
                      "GPU: a point's register file of %lld doubles exceeds the GPU engine's %d",
                      (long long)footprint, (1 << 23) - 1);
-    if (st == DUAL_SUCCESS) st = prepare_geometry(ctx, g, job->width, prog->n_regs, slots);
+    if (st == DUAL_SUCCESS) st = prepare_geometry(ctx, g, job->width, prog->n_regs + extra, slots, extra > 0);
     if (st != DUAL_SUCCESS) break;
     launch_setup ls;
     memset(&ls, 0, sizeof ls);
@@ -379,7 +386,9 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     a->plan = (const dual_plan_instr *)g->plan.ptr;
     a->n_instr = prog->n_instr;
     a->pass0 = (int32_t)pass0, a->passes = (int32_t)npass, a->width = job->width;
-    a->mode = job->mode, a->n_in = prog->n_in, a->n_regs = prog->n_regs, a->n_slots = (int32_t)slots;
+    a->mode = job->mode, a->n_in = prog->n_in, a->n_regs = (int32_t)(prog->n_regs + extra);
+    a->n_slots = (int32_t)slots;
+    dual_gpu_sgrad_args(job, 0, prog->n_regs, &a->sg);
     const size_t room = limit > g->plan.size ? limit - g->plan.size : 0;
     const int host = job->b->memory != DUAL_MEMORY_DEVICE;
     a->status_or = !host && pass0 > 0;

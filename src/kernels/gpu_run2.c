@@ -161,6 +161,7 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
     }
     dual_gpu_args2 a = *a0;
     a.count = c;
+    a.sg.point0 = job->point0 + p0;
     a.scratch = (double *)dev;
     a.x = (const double *)(set + l.x), a.x_ps = n, a.x_es = 1;
     a.p = (const double *)(set + l.p), a.p_ps = np, a.p_es = 1;
@@ -244,6 +245,7 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
       break;
     }
     const size_t scratch = (size_t)max_blocks * per_block;
+    dual_gpu_sgrad_args(job, 0, 0, &a.sg);
     if (host) {
       st = run_host2(ctx, g, job, ps, &a, scratch, room, max_blocks, ip == 0);
       continue;

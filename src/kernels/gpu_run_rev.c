@@ -49,17 +49,17 @@ static int upload(dual_context *ctx, struct dual_gpu *g, const dual_program *pro
  * block of every multiprocessor with the whole tape if that fits, else one block per
  * multiprocessor (checkpointed if need be), else a single block. */
 static int plan_blocks(dual_context *ctx, const dual_program *prog, int for_, size_t room, int sm,
-                       int bps, dual_rev_plan *pl, int64_t *blocks) {
+                       int bps, int64_t extra, dual_rev_plan *pl, int64_t *blocks) {
   const int64_t T = DUAL_GPU_REV_THREADS;
   const int64_t want[3] = {(int64_t)sm * bps, sm, 1};
   int st = DUAL_ERR_LIMIT;
   for (int i = 0; i < 3 && st == DUAL_ERR_LIMIT; ++i) {
-    const int64_t budget = (int64_t)(room / 8) / (want[i] * T);
+    const int64_t budget = (int64_t)(room / 8) / (want[i] * T) - extra; /* extra: dual_sgrad's rows */
     if (budget < 1) continue;
     st = dual_rev_plan_build(pl, prog, for_, i == 0 ? 0 : budget); /* first: whole tape, if it fits */
     if (st == DUAL_SUCCESS && i == 0 && pl->nseg == 1 && pl->per_point > budget) {
       /* the whole tape fits fewer blocks: keep it if every multiprocessor still gets one */
-      if ((int64_t)(room / 8) / (pl->per_point * T) >= sm) break;
+      if ((int64_t)(room / 8) / ((pl->per_point + extra) * T) >= sm) break;
       dual_rev_plan_free(pl);
       st = DUAL_ERR_LIMIT;
     }
@@ -72,12 +72,12 @@ static int plan_blocks(dual_context *ctx, const dual_program *prog, int for_, si
   if (st != DUAL_SUCCESS)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory preparing %lld instructions",
                      (long long)prog->n_instr);
-  if (pl->per_point * T >= ((int64_t)1 << 31)) {
+  if ((pl->per_point + extra) * T >= ((int64_t)1 << 31)) {
     dual_rev_plan_free(pl);
     return dual_fail(ctx, DUAL_ERR_LIMIT, "GPU reverse mode: a point's storage of %lld doubles "
                      "is too large", (long long)pl->per_point);
   }
-  *blocks = (int64_t)(room / 8) / (pl->per_point * T);
+  *blocks = (int64_t)(room / 8) / ((pl->per_point + extra) * T);
   if (*blocks > want[0]) *blocks = want[0];
   if (*blocks < 1) {
     dual_rev_plan_free(pl);
@@ -142,6 +142,7 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
     cudaError_t e = cudaMemcpyAsync(dev, pin, o_y, cudaMemcpyHostToDevice, stream);
     if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying a chunk to the device");
     a->count = c;
+    a->sg.point0 = job->point0 + p0;
     st = launch(ctx, a, max_blocks, stream);
     if (st != DUAL_SUCCESS) break;
     e = cudaMemcpyAsync(pin + o_y, dev + o_y, end - o_y, cudaMemcpyDeviceToHost, stream);
@@ -177,7 +178,8 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (st != DUAL_SUCCESS) return st;
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   int bps = 0;
-  cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(for_, &bps);
+  const int64_t extra = dual_gpu_sgrad_rows(job); /* dual_sgrad's spare rows (gpu_kernel.h) */
+  cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(for_ ? 1 : extra > 0 ? 2 : 0, &bps);
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "configuring the reverse-mode kernel");
   if (bps < 1) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: the reverse-mode kernel fits no block");
   const int host = b->memory != DUAL_MEMORY_DEVICE;
@@ -187,7 +189,7 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (host) room /= 2; /* half for the chunks of points */
   dual_rev_plan pl;
   int64_t max_blocks = 0;
-  st = plan_blocks(ctx, prog, for_, room, g->sm_count, bps, &pl, &max_blocks);
+  st = plan_blocks(ctx, prog, for_, room, g->sm_count, bps, extra, &pl, &max_blocks);
   if (st != DUAL_SUCCESS) return st;
   const dual_rev_layout l = dual_rev_plan_layout(&pl, prog);
   dual_gpu_rev_args a;
@@ -205,7 +207,9 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   a.h_packed = b->h_layout == DUAL_HESSIAN_PACKED;
   a.o_val = l.val, a.o_tan = l.tan, a.o_snap = l.snap, a.o_tape = l.tape, a.o_adj = l.adj;
   a.o_adjd = l.adjd, a.o_grad = l.grad, a.o_gradd = l.gradd, a.o_scratch = l.scratch;
-  a.slab = l.end * DUAL_GPU_REV_THREADS;
+  a.slab = (l.end + extra) * DUAL_GPU_REV_THREADS;
+  dual_gpu_sgrad_args(job, 0, (int32_t)l.end, &a.sg);
+  if (host && extra > 0) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU sgrad: host batch not staged");
   if (host) {
     st = run_host(ctx, g, job, &a, limit > prog_bytes ? limit - prog_bytes - (size_t)max_blocks * (size_t)a.slab * 8 : 0,
                   max_blocks, stream);

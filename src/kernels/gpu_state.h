@@ -67,6 +67,14 @@ void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int6
 /* Every array of the batch must live where the batch says (device or host memory). */
 int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b);
 
+/* The draws' key and dual_sgrad's sampling for a launch of `job` (gpu_sgrad.c): seed, the
+ * global index of the launch's first point (job->point0 + p0 for a chunk from p0), and with
+ * samples the spare rows from `row` and the destinations y, d, h of the job's batch. */
+void dual_gpu_sgrad_args(const dual_job *job, int64_t p0, int32_t row, dual_gpu_sgrad *sg);
+
+/* Spare storage rows per thread a job needs for dual_sgrad (0 for other jobs). */
+int64_t dual_gpu_sgrad_rows(const dual_job *job);
+
 /* Test hook: the fault named by DUALBATCH_GPU_FAULT ("alloc" or "launch"), else cudaSuccess. */
 cudaError_t dual_gpu_injected_fault(const char *where);
 

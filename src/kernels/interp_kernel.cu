@@ -22,7 +22,11 @@
 #undef DUAL_W
 #define DUAL_W 1
 #include "kernels/interp_point.h"
+#define DUAL_SG 1
+#include "kernels/interp_point.h"
+#undef DUAL_SG
 #undef DUAL_W
+#include "kernels/sgrad_loop.h"
 
 // Blocks of at most 128 threads, at least 7 resident per SM: the compiler keeps the kernel at 72
 // registers (was 91 with 256 x 2: 5 blocks of 128), 28 warps per SM.  Measured on the H200 at
@@ -32,7 +36,9 @@
 #define DUAL_GPU_MIN_BLOCKS 7
 
 // Each group of A.group threads runs one point (grid-stride over points) through every pass; the
-// group ORs its status words together (each thread saw its own lanes' flags).
+// group ORs its status words together (each thread saw its own lanes' flags).  dual_sgrad runs
+// every sample of the point in the thread (kernels/sgrad_loop.h) in its own instance (DERIV 2),
+// so that the ordinary kernels keep their register allocation.
 template <int DERIV, int SHARED>
 __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dual_gpu_interp(const dual_gpu_args A) {
   extern __shared__ double dual_smem[];
@@ -45,8 +51,14 @@ __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dua
   const unsigned group_mask = G >= 32u ? 0xffffffffu : ((1u << G) - 1u) << (warp_lane & ~(G - 1u));
   const int64_t stride = (int64_t)gridDim.x * per_block;
   for (int64_t pt = (int64_t)blockIdx.x * per_block + col; pt < A.count; pt += stride) {
-    int st = DERIV ? dual_point_run_w1(&A, V, T, S, ST, pt, lane, G)
-                   : dual_point_run_w0(&A, V, T, S, ST, pt, 0u, 1u);
+    int st;
+    if (DERIV == 2) // dual_sgrad: one thread per point (gpu_run.c)
+      st = dual_gpu_sgrad_point(A.sg, V, S, pt, [&](int64_t s) {
+        return dual_point_run_w1_sg(&A, V, T, S, ST, pt, lane, G, s);
+      });
+    else
+      st = DERIV ? dual_point_run_w1(&A, V, T, S, ST, pt, lane, G, 0)
+                 : dual_point_run_w0(&A, V, T, S, ST, pt, 0u, 1u, 0);
     for (uint32_t off = 1; off < G; off <<= 1) st |= __shfl_xor_sync(group_mask, st, off);
     if (A.status != NULL && lane == 0) { // the OR over passes; a later group of passes adds to the first
       if (!A.status_or) A.status[pt] = st;
@@ -57,7 +69,9 @@ __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dua
 
 typedef void (*dual_gpu_kernel_fn)(const dual_gpu_args);
 
+// deriv: 0 values only, 1 tangents, 2 tangents and dual_sgrad's sample loop
 static dual_gpu_kernel_fn kernel_for(int deriv, int shared) {
+  if (deriv == 2) return shared ? dual_gpu_interp<2, 1> : dual_gpu_interp<2, 0>;
   if (deriv) return shared ? dual_gpu_interp<1, 1> : dual_gpu_interp<1, 0>;
   return shared ? dual_gpu_interp<0, 1> : dual_gpu_interp<0, 0>;
 }
@@ -107,7 +121,7 @@ extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slo
 
 extern "C" int dual_gpu_kernel_launch(const dual_gpu_args *args, const dual_gpu_geometry *geo,
                                       int64_t blocks, void *stream) {
-  dual_gpu_kernel_fn fn = kernel_for(args->width > 0, geo->shared > 0);
+  dual_gpu_kernel_fn fn = kernel_for(args->width > 0 ? (args->sg.samples > 0 ? 2 : 1) : 0, geo->shared > 0);
   fn<<<(unsigned)blocks, geo->threads, geo->shared, (cudaStream_t)stream>>>(*args);
   return (int)cudaGetLastError();
 }

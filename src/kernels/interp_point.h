@@ -6,7 +6,8 @@
  * layout and the loads/stores below are tested on machines without a GPU.
  *
  * Include with DUAL_W defined (0: values only, 1: with tangents); defines
- * dual_point_run_w<DUAL_W>.  A point's lanes may be split over a group of G threads (G a power
+ * dual_point_run_w<DUAL_W> (with DUAL_SG 1: dual_point_run_w<DUAL_W>_sg, whose outputs go to
+ * dual_sgrad's sample row), which runs sample `sample` of the program's draws.  A point's lanes may be split over a group of G threads (G a power
  * of two): thread `lane` of the group computes the lanes k with k mod G == lane, plus all values
  * (each thread keeps its own copy, so the threads never wait for each other).  Lanes never mix in
  * forward mode, so every tangent slot is written and read by one thread only.  Storage: the
@@ -59,6 +60,7 @@
 #define DUAL_LANE_STEP ((int)G)
 #define DUAL_OWNS(k) (((uint32_t)(k) & (G - 1u)) == lane)
 #define DUAL_INPLACE (dst == ra && od == oa)
+#define DUAL_DRAW_SAMPLE sample
 
 /* x[i] of the point, with the non-finite check, then the tangent seed of this pass (one lane). */
 #define DUAL_ENGINE_LDX()                                                                        \
@@ -78,14 +80,20 @@
 
 
 /* Output rb from register ra: the value on the first pass, then this pass's derivative columns
- * (lanes outside the mask are structural zeros). */
+ * (lanes outside the mask are structural zeros); for dual_sgrad into the thread's sample row
+ * (gpu_kernel.h: one thread per point there). */
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
     const double v_ = DUAL_VAL(ra)[0];                                                           \
     st[0] |= DUAL_PT_FLAGS(v_);                                                                  \
-    if (A->y != NULL && c0 == 0 && lane == 0) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;   \
+    const int sg_ = DUAL_SG_OUT && A->sg.samples > 0;                                             \
+    double *ys_ = sg_ ? DUAL_VAL(A->sg.row + rb)                                                 \
+                      : (A->y != NULL ? A->y + pt * A->y_ps + (int64_t)rb * A->y_es : NULL);     \
+    if (ys_ != NULL && c0 == 0 && lane == 0) ys_[0] = v_;                                        \
     if (DUAL_W > 0 && kcount > 0) {                                                              \
-      double *ds_ = A->d + pt * A->d_ps + (int64_t)rb * A->d_rs + (int64_t)c0 * A->d_cs;         \
+      const int64_t dcs_ = sg_ ? (int64_t)S : A->d_cs;                                           \
+      double *ds_ = sg_ ? DUAL_VAL(A->sg.row + A->sg.m + rb * A->n_in + c0)                      \
+                        : A->d + pt * A->d_ps + (int64_t)rb * A->d_rs + (int64_t)c0 * A->d_cs;   \
       const double *t0_ = T + oa * ST;                                                           \
       for (int k = (int)lane; k < kcount; k += (int)G) {                                         \
         double t_ = 0.0;                                                                         \
@@ -93,19 +101,30 @@
           t_ = t0_[(uint32_t)DUAL_POPC(ma & ((1u << k) - 1u)) * ST];                             \
           st[0] |= DUAL_PT_FLAGS(t_);                                                            \
         }                                                                                        \
-        ds_[k * A->d_cs] = t_;                                                                   \
+        ds_[k * dcs_] = t_;                                                                      \
       }                                                                                          \
     }                                                                                            \
   }
-#endif /* DUAL_INTERP_POINT_ONCE */
 
 #define DUAL_POINT_RUN2(w) dual_point_run_w##w
 #define DUAL_POINT_RUN(w) DUAL_POINT_RUN2(w)
+#define DUAL_POINT_RUN_SG2(w) dual_point_run_w##w##_sg
+#define DUAL_POINT_RUN_SG(w) DUAL_POINT_RUN_SG2(w)
+#endif /* DUAL_INTERP_POINT_ONCE */
 
-DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, double *T, uint32_t S,
-                                           uint32_t ST, int64_t pt, uint32_t lane, uint32_t G) {
+#if defined(DUAL_SG) && DUAL_SG
+#define DUAL_SG_OUT 1
+#define DUAL_POINT_NAME DUAL_POINT_RUN_SG(DUAL_W)
+#else
+#define DUAL_SG_OUT 0
+#define DUAL_POINT_NAME DUAL_POINT_RUN(DUAL_W)
+#endif
+
+DUAL_POINT_FN int DUAL_POINT_NAME(const dual_gpu_args *A, double *V, double *T, uint32_t S,
+                                           uint32_t ST, int64_t pt, uint32_t lane, uint32_t G,
+                                           int64_t sample) {
   int st[1] = {0};
-  (void)T, (void)ST, (void)lane, (void)G;
+  (void)T, (void)ST, (void)lane, (void)G, (void)sample;
   for (int32_t pass = 0; pass < A->passes; ++pass) {
     const int32_t c0 = (A->pass0 + pass) * A->width;
     const int kcount = dual_pass_columns(A->mode, A->n_in, c0, A->width);
@@ -138,3 +157,5 @@ DUAL_POINT_FN int DUAL_POINT_RUN(DUAL_W)(const dual_gpu_args *A, double *V, doub
   }
   return st[0] & (DUAL_W > 0 ? ~0 : ~DUAL_PT_SINGULAR); /* eval: no derivative, no singularity */
 }
+#undef DUAL_POINT_NAME
+#undef DUAL_SG_OUT

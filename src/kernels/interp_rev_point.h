@@ -24,6 +24,7 @@ typedef struct dual_gpu_rev_ctx {
   int64_t pt;
   int unit_output; /* the output whose unit cotangent seeds the sweep; -1: u */
   int dir;         /* forward-over-reverse: the direction is input dir's unit vector; -1: v */
+  int64_t sample;  /* of the draws */
   int st[1];
 } dual_gpu_rev_ctx;
 
@@ -39,6 +40,7 @@ typedef struct dual_gpu_rev_ctx {
   (void)pt, (void)V, (void)st, (void)nact_;
 #define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
+#define DUAL_DRAW_SAMPLE (R->sample)
 /* 32-bit index arithmetic: a block's storage spans fewer than 2^31 doubles (gpu_run_rev.c) */
 #define DUAL_VAL(r) (V + (uint32_t)(r)*S)
 #define DUAL_TAPE(row) (R->base + ((uint32_t)A->o_tape + (uint32_t)(row)) * S)
@@ -82,12 +84,14 @@ typedef struct dual_gpu_rev_ctx {
   }
 #undef DUAL_ENGINE_LDK
 #define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = A->consts[ra];
-/* The output's value (its derivatives come from the adjoint sweep). */
+/* The output's value (its derivatives come from the adjoint sweep); dual_sgrad: into the
+ * thread's sample row. */
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
     const double v_ = DUAL_VAL(ra)[0];                                                           \
     st[0] |= DUAL_PT_FLAGS(v_);                                                                  \
-    if (A->y != NULL) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;                           \
+    if (A->sg.samples > 0) R->base[((uint32_t)A->sg.row + (uint32_t)rb) * S] = v_;               \
+    else if (A->y != NULL) A->y[pt * A->y_ps + (int64_t)rb * A->y_es] = v_;                      \
   }
 /* Output `out`'s cotangent into the adjoint row ar: 1 for the swept output's unit vector, or u
  * (checked finite). */
@@ -126,20 +130,25 @@ typedef struct dual_gpu_rev_ctx {
 #define DUAL_REV_NAME(f) f##_for
 #include "engine/interp_rev.h"
 
-/* Every sweep of point pt, its derivatives stored (row s of d per sweep), its flags returned.
+/* Every sweep of point pt in sample `sample` of its draws, its derivatives stored (row s of d per
+ * sweep, or of the sample row for dual_sgrad), its flags returned.
  * The adjoint and derivative rows are zero on entry and left zero (interp_rev.h). */
-DUAL_POINT_FN int dual_rev_point_run(const dual_gpu_rev_args *A, double *base, uint32_t S, int64_t pt) {
+DUAL_POINT_FN int dual_rev_point_run(const dual_gpu_rev_args *A, double *base, uint32_t S, int64_t pt,
+                                     int64_t sample) {
   dual_gpu_rev_ctx R;
-  R.A = A, R.base = base, R.S = S, R.pt = pt, R.dir = -1, R.st[0] = 0;
+  R.A = A, R.base = base, R.S = S, R.pt = pt, R.dir = -1, R.sample = sample, R.st[0] = 0;
+  const int sg = A->sg.samples > 0; /* dual_sgrad: row s of the sample row's derivatives */
+  const int64_t dcs = sg ? (int64_t)S : A->d_cs;
   for (int32_t s = 0; s < A->sweeps; ++s) {
     R.unit_output = A->vjp ? -1 : s;
     dual_rev_sweeps(&R, A->n_active, A->seg, A->nseg, s > 0);
     double *g = base + (uint32_t)A->o_grad * S;
-    double *ds = A->d + pt * A->d_ps + (int64_t)s * A->d_rs;
+    double *ds = sg ? base + ((uint32_t)(A->sg.row + A->sg.m) + (uint32_t)s * (uint32_t)A->n_in) * S
+                    : A->d + pt * A->d_ps + (int64_t)s * A->d_rs;
     for (int32_t j = 0; j < A->n_in; ++j) {
       const double v = g[(uint32_t)j * S];
       R.st[0] |= DUAL_PT_FLAGS(v);
-      ds[(int64_t)j * A->d_cs] = v;
+      ds[(int64_t)j * dcs] = v;
       g[(uint32_t)j * S] = 0.0;
     }
   }
@@ -151,7 +160,7 @@ DUAL_POINT_FN int dual_rev_point_run(const dual_gpu_rev_args *A, double *base, u
  * its derivative along the direction into h (DUAL_FOR_ENTRIES); returns the point's flags. */
 DUAL_POINT_FN int dual_rev_point_run_for(const dual_gpu_rev_args *A, double *base, uint32_t S, int64_t pt) {
   dual_gpu_rev_ctx R;
-  R.A = A, R.base = base, R.S = S, R.pt = pt, R.st[0] = 0;
+  R.A = A, R.base = base, R.S = S, R.pt = pt, R.sample = 0, R.st[0] = 0;
   const int64_t n = A->n_in;
   const int32_t ndir = A->second == DUAL_MODE_HVP || n == 0 ? 1 : A->n_in;
   double *g = base + (uint32_t)A->o_grad * S, *gd = base + (uint32_t)A->o_gradd * S;

@@ -1,9 +1,9 @@
 /*
  * point_loads.h — what the GPU's per-point interpreters of first order (interp_point.h) and
  * second order (interp2_point.h) share: the function qualifier, a constant from the two words of
- * its bits, the NaN/Inf flag tests and the load of a parameter.  Valid C11 and CUDA.  The
- * includer has A (its launch arguments, with p, p_ps, p_es), pt, ra, dst, st[1] and DUAL_VAL in
- * scope where the macros expand.
+ * its bits, the NaN/Inf flag tests, the load of a parameter and the random draws.  Valid C11 and CUDA.  The
+ * includer has A (its launch arguments, with p, p_ps, p_es, sg), pt, ra, dst, st[1] and DUAL_VAL in
+ * scope where the macros expand, and defines DUAL_DRAW_SAMPLE.
  */
 #ifndef DUAL_POINT_LOADS_H
 #define DUAL_POINT_LOADS_H
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dualbatch.h"
+#include "engine/draws.h"
 
 #if defined(__CUDA_ARCH__)
 #define DUAL_POINT_FN static __forceinline__ __device__
@@ -40,10 +41,12 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
     st[0] |= DUAL_PT_NONFINITE(v_) ? DUAL_PT_BAD_INPUT : 0;                                      \
   }
 
-/* Random draws run on the CPU only so far (run.c refuses such programs on the GPU before any
- * launch); NaN, should one ever get here. */
-#define DUAL_ENGINE_RNORM() DUAL_VAL(dst)[0] = (double)NAN;
-#define DUAL_ENGINE_RUNIF() DUAL_VAL(dst)[0] = (double)NAN;
+/* Random draw ra of the point in sample DUAL_DRAW_SAMPLE (the includer defines it). */
+#define DUAL_ENGINE_DRAW(normal)                                                                 \
+  DUAL_VAL(dst)[0] = dual_draw_value(normal, A->sg.seed, A->sg.point0 + pt, DUAL_DRAW_SAMPLE,     \
+                                     A->sg.antithetic, (int32_t)ra);
+#define DUAL_ENGINE_RNORM() DUAL_ENGINE_DRAW(1)
+#define DUAL_ENGINE_RUNIF() DUAL_ENGINE_DRAW(0)
 
 /* A constant, its bits in the record's (oa, ob). */
 #define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = DUAL_FROM_BITS(oa, ob);
