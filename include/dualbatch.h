@@ -374,6 +374,10 @@ typedef struct dual_batch {
   int64_t samples;
   uint64_t seed;
   int32_t sgrad_flags;
+  /* Every mode: the index the random draws see for the batch's first point (point b draws as
+   * point0 + b), so that a large batch cut into calls keeps the draws of one call (default 0;
+   * the simple calls use 0). */
+  int64_t point0;
 } dual_batch;
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);
@@ -387,7 +391,8 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
  * Philox-4x32-10 keyed (seed, b, s, k) (dual/random.h), so the estimate is a pure function of
  * (x_b, p_b, seed, samples, flags): bitwise the same for any batch chunking, thread count, width,
  * device (the GPU and the CPU run the same sweeps and reductions) and on every run.  The point
- * index b is the position in this call's batch.  Per point:
+ * index b is the position in this call's batch (plus dual_batch.point0 through dual_run).  Per
+ * point:
  *   f[b]            the sample mean of f (the estimate of E f),
  *   g[b*ldg + j]    the sample mean of the per-sample gradients (the estimate of dE f / dx_j),
  *   se[b*ldse + j]  the standard error of g_j: the sample standard deviation of the per-sample

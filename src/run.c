@@ -211,6 +211,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.b = b;
   job.mode = mode;
   job.seed = ctx->seed; /* draws: sample 0 of the context's seed */
+  job.point0 = b->point0;
   dual_program *score = NULL;
   if (mode == DUAL_MODE_SGRAD) { /* per sample: a gradient, or the score program's Jacobian */
     job.samples = b->samples;

@@ -216,6 +216,40 @@ Test(cli, gradient) {
   free_result(&r);
 }
 
+/* sgrad of E[x exp(normal(y, c))] = x e^{y + c^2/2}: gradient (e^{y + c^2/2}, x e^{y + c^2/2}),
+ * each within 4 standard errors; records are keyed by their number, so the same records give the
+ * same numbers read in one chunk or as a prefix; the option checks. */
+Test(cli, sgrad) {
+  static const char *prog = "input x; input y; param c; output f = x * exp(normal(y, c))\n";
+  run_result r = run_verb("sgrad", prog, PTS_CSV, "--samples 20000 --seed 5");
+  double v[3 * 8];
+  int cols;
+  cr_assert_eq(parse_csv(r.out, v, 3, 8, &cols), 3);
+  cr_assert_eq(cols, 5);
+  for (int b = 0; b < 3; b++) {
+    const double *q = PTS[b], e = exp(q[1] + q[2] * q[2] / 2), want[2] = {e, q[0] * e};
+    for (int j = 0; j < 2; j++)
+      cr_assert(fabs(v[b * 8 + 1 + j] - want[j]) <= 4 * v[b * 8 + 3 + j], "record %d g%d %.8g want %.8g SE %.3g", b,
+                j, v[b * 8 + 1 + j], want[j], v[b * 8 + 3 + j]);
+  }
+  run_result one = run_verb("sgrad", prog, "1,2,3\n", "--samples 20000 --seed 5");
+  cr_assert(strncmp(one.out, r.out, one.out_len) == 0, "first record differs:\n%s\n%s", one.out, r.out);
+  run_result anti = run_verb("sgrad", prog, PTS_CSV, "--samples 100 --seed 5 --antithetic");
+  cr_assert_eq(parse_csv(anti.out, v, 3, 8, &cols), 3);
+  char *pp = temp_text(prog), *in = temp_text(PTS_CSV), args[512];
+  snprintf(args, sizeof args, "sgrad %s --samples 100", pp);
+  run_result bad = run_cli(args, in);
+  assert_fails(&bad, 2, "sgrad needs --samples S and --seed K");
+  snprintf(args, sizeof args, "sgrad %s --samples 1 --seed 3", pp);
+  run_result few = run_cli(args, in);
+  assert_fails(&few, 2, "--samples: '1'");
+  snprintf(args, sizeof args, "gradient %s --seed 3", pp);
+  run_result wrong = run_cli(args, in);
+  assert_fails(&wrong, 2, "option --seed does not apply to 'gradient'");
+  remove_file(pp), remove_file(in);
+  free_result(&r), free_result(&one), free_result(&anti), free_result(&bad), free_result(&few), free_result(&wrong);
+}
+
 /* Directions of the jvp and hvp tests, and the records x, y, c, v0, v1 that carry them. */
 static const double VDIR[3][2] = {{1, 0}, {0.5, 2}, {-3, 0.25}};
 static void records_with_directions(char *input, size_t cap) {

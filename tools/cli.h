@@ -23,8 +23,13 @@ enum {
   CLI_OPT_THREADS = 1 << 4,
   CLI_OPT_WIDTH = 1 << 5,
   CLI_OPT_HELP = 1 << 6,
-  CLI_OPT_MODE = 1 << 7
+  CLI_OPT_MODE = 1 << 7,
+  CLI_OPT_SAMPLES = 1 << 8,
+  CLI_OPT_SEED = 1 << 9,
+  CLI_OPT_ANTITHETIC = 1 << 10,
+  CLI_OPT_SCORE = 1 << 11
 };
+#define CLI_OPTS_SGRAD (CLI_OPTS_STREAM | CLI_OPT_SAMPLES | CLI_OPT_SEED | CLI_OPT_ANTITHETIC | CLI_OPT_SCORE)
 #define CLI_OPTS_STREAM                                                                            \
   (CLI_OPT_IN | CLI_OPT_OUT | CLI_OPT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_WIDTH |  \
    CLI_OPT_MODE | CLI_OPT_HELP)
@@ -44,6 +49,8 @@ enum {
     "f, the n gradient entries, then H row-major (n x n; scalar programs, m = 1)")                 \
   X(HVP, "hvp", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
     "f, the n gradient entries, then the n entries of H v (records end with n direction values)") \
+  X(SGRAD, "sgrad", CLI_OPTS_SGRAD, 1, 1, "PROGRAM --samples S --seed K",                          \
+    "Monte-Carlo: E f, the n gradient estimates, then their n standard errors (m = 1)")             \
   X(COMPILE, "compile", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM -o FILE",                       \
     "compile (or re-validate) PROGRAM and save its bytecode to FILE")                              \
   X(DISASM, "disasm", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM", "print the program's bytecode") \
@@ -67,6 +74,9 @@ typedef struct cli_options {
   int threads;       /* 0 = all cores */
   int width;         /* 0 = automatic */
   int ad_mode;       /* dual_ad_mode (--mode) */
+  int64_t samples;   /* sgrad: --samples (required) */
+  uint64_t seed;     /* sgrad: --seed (required) */
+  int sgrad_flags;   /* sgrad: DUAL_SGRAD_ANTITHETIC (--antithetic), DUAL_SGRAD_SCORE (--score) */
 } cli_options;
 
 #if defined(__GNUC__)
@@ -85,7 +95,7 @@ void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
  * Returns 0, or CLI_EXIT_FAIL after printing the error (both outputs NULL then). */
 int cli_load(const cli_options *o, int strict_device, dual_context **ctx, dual_program **prog);
 
-/* eval, jacobian, gradient, jvp, vjp, hessian, hvp: stream o->in through the program into o->out. */
+/* eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad: stream o->in through the program into o->out. */
 int cli_run_stream(const cli_options *o);
 
 #endif /* DUAL_CLI_H */

@@ -27,6 +27,11 @@
     "tangent directions per pass: 1, 2, 4, 8, 16 or 32 (default 0 = automatic)")                   \
   X(CLI_OPT_MODE, "--mode", NULL, "auto|forward|reverse",                                          \
     "forward or reverse mode (hessian/hvp: forward-over-reverse); default auto: a cost model")           \
+  X(CLI_OPT_SAMPLES, "--samples", NULL, "S", "sgrad: samples per point (>= 2)")                   \
+  X(CLI_OPT_SEED, "--seed", NULL, "K", "sgrad: seed of the random draws (an integer >= 0)")        \
+  X(CLI_OPT_ANTITHETIC, "--antithetic", NULL, NULL, "sgrad: antithetic pairs (S even, >= 4)")      \
+  X(CLI_OPT_SCORE, "--score", NULL, NULL,                                                          \
+    "sgrad: score-function estimator for normal(mu, sigma) draws")                                 \
   X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
 
 static const struct cli_option_def {
@@ -134,7 +139,7 @@ static void print_usage(FILE *f) {
         f);
   for (int i = 0; i < CLI_VERB_COUNT; i++)
     fprintf(f, "  %-9s %-16s %s\n", verbs[i].name, verbs[i].synopsis, verbs[i].help);
-  fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp; before or after PROGRAM):\n", f);
+  fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad; before or after PROGRAM):\n", f);
   print_option_help(f, CLI_OPTS_STREAM);
   fputs("\nInput: one record per point: the n inputs, then the p params (jvp, hvp: then the n\n"
         "direction values).  csv: comma-separated numbers, one point per line; '#' comment lines\n"
@@ -178,7 +183,7 @@ typedef struct cli_parse {
   const char *positional[3]; /* verb, then up to two arguments (more are only counted) */
   int npos;
   int seen; /* option bits given */
-  const char *threads, *width, *format, *device, *mode;
+  const char *threads, *width, *format, *device, *mode, *samples, *seed;
 } cli_parse;
 
 static const struct cli_option_def *find_option(const char *name, size_t len) {
@@ -201,6 +206,10 @@ static void store_option(cli_parse *ps, int bit, const char *value) {
   case CLI_OPT_THREADS: ps->threads = value; break;
   case CLI_OPT_WIDTH: ps->width = value; break;
   case CLI_OPT_MODE: ps->mode = value; break;
+  case CLI_OPT_SAMPLES: ps->samples = value; break;
+  case CLI_OPT_SEED: ps->seed = value; break;
+  case CLI_OPT_ANTITHETIC: ps->o.sgrad_flags |= DUAL_SGRAD_ANTITHETIC; break;
+  case CLI_OPT_SCORE: ps->o.sgrad_flags |= DUAL_SGRAD_SCORE; break;
   default: break;
   }
 }
@@ -287,6 +296,32 @@ static int parse_int(const char *s, long lo, long hi, int *out) {
   return 0;
 }
 
+/* sgrad's --samples and --seed: both required, whole numbers. */
+static int parse_sgrad(cli_parse *ps) {
+  if (ps->o.verb != CLI_VERB_SGRAD) return 0;
+  if (!ps->samples || !ps->seed) {
+    cli_error("sgrad needs --samples S and --seed K");
+    return usage_error();
+  }
+  char *end = NULL;
+  errno = 0;
+  long long S = strtoll(ps->samples, &end, 10);
+  if (errno != 0 || end == ps->samples || *end != '\0' || S < 2) {
+    cli_error("--samples: '%s' is not a valid sample count (an integer >= 2)", ps->samples);
+    return usage_error();
+  }
+  end = NULL;
+  errno = 0;
+  unsigned long long K = strtoull(ps->seed, &end, 10);
+  if (errno != 0 || end == ps->seed || *end != '\0' || ps->seed[0] == '-') {
+    cli_error("--seed: '%s' is not a valid seed (an integer from 0 to 2^64 - 1)", ps->seed);
+    return usage_error();
+  }
+  ps->o.samples = (int64_t)S;
+  ps->o.seed = (uint64_t)K;
+  return 0;
+}
+
 static int parse_values(cli_parse *ps) {
   int fmt = 0;
   if (ps->format && parse_choice("--format", ps->format, format_names, 2, &fmt) != 0)
@@ -308,7 +343,7 @@ static int parse_values(cli_parse *ps) {
     return usage_error();
   }
   ps->o.width = w;
-  return 0;
+  return parse_sgrad(ps);
 }
 
 static int find_verb(const char *name, cli_verb *v) {

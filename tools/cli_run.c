@@ -1,6 +1,6 @@
 /*
  * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp, vjp,
- * hessian, hvp): read a chunk of records, evaluate it with one library call, write it, report flagged points,
+ * hessian, hvp, sgrad): read a chunk of records, evaluate it with one library call, write it, report flagged points,
  * repeat.  Memory is bounded by the chunk size whatever the input size.  Also loads programs
  * (text or bytecode) for every verb.  Uses only the public API of dualbatch.h.
  */
@@ -55,6 +55,9 @@ typedef struct cli_stream {
   cli_progress progress;
   cli_flag_report flags;
   int noted_fallback; /* the AUTO device's CPU fallback was reported */
+  int64_t samples;    /* sgrad */
+  uint64_t seed;
+  int sgrad_flags;
 } cli_stream;
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap) {
@@ -208,6 +211,7 @@ static int64_t output_fields(cli_verb verb, int64_t n, int64_t m) {
   case CLI_VERB_VJP: return m + n;
   case CLI_VERB_HESSIAN: return 1 + n + n * n;
   case CLI_VERB_HVP: return 1 + 2 * n;
+  case CLI_VERB_SGRAD: return 1 + 2 * n;
   default: return m;
   }
 }
@@ -222,11 +226,18 @@ static int64_t chunk_points(int64_t in_fields, int64_t out_fields, cli_format fm
 /* Checks of the program's shape against the verb; prints the error. */
 static int check_shape(const cli_options *o, const dual_program *prog, const cli_layout *lay) {
   int32_t m = dual_program_num_outputs(prog);
-  const int scalar = o->verb == CLI_VERB_GRADIENT || o->verb == CLI_VERB_HESSIAN || o->verb == CLI_VERB_HVP;
+  const int scalar = o->verb == CLI_VERB_GRADIENT || o->verb == CLI_VERB_HESSIAN ||
+                     o->verb == CLI_VERB_HVP || o->verb == CLI_VERB_SGRAD;
   if (scalar && m != 1) {
     cli_error("%s needs a scalar program (m = 1), but '%s' has %d outputs%s",
-              o->verb == CLI_VERB_GRADIENT ? "gradient" : (o->verb == CLI_VERB_HESSIAN ? "hessian" : "hvp"),
-              o->arg, (int)m, o->verb == CLI_VERB_GRADIENT ? "; use jacobian" : " (the C API serves m > 1)");
+              o->verb == CLI_VERB_GRADIENT ? "gradient"
+              : o->verb == CLI_VERB_HESSIAN ? "hessian"
+              : o->verb == CLI_VERB_HVP     ? "hvp"
+                                            : "sgrad",
+              o->arg, (int)m,
+              o->verb == CLI_VERB_GRADIENT  ? "; use jacobian"
+              : o->verb == CLI_VERB_SGRAD   ? ""
+                                            : " (the C API serves m > 1)");
     return CLI_EXIT_FAIL;
   }
   if (cli_layout_fields(lay) == 0) {
@@ -280,6 +291,7 @@ static int stream_setup(cli_stream *s, const cli_options *o) {
                       : o->verb == CLI_VERB_VJP                    ? s->m
                                                                    : 0;
   if (check_shape(o, s->prog, &s->lay) != 0) return CLI_EXIT_FAIL;
+  s->samples = o->samples, s->seed = o->seed, s->sgrad_flags = o->sgrad_flags;
   s->in_fields = cli_layout_fields(&s->lay);
   s->out_fields = output_fields(o->verb, n, s->m);
   s->chunk = chunk_points(s->in_fields, s->out_fields, o->format);
@@ -313,6 +325,20 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
   case CLI_VERB_HVP:
     return dual_hvp(s->ctx, s->prog, count, x, ld, p, ld, s->in + n + s->lay.params, ld, s->out, lo,
                     s->out + 1, lo, s->out + 1 + n, lo, s->status);
+  case CLI_VERB_SGRAD: { /* draws keyed by the record number, so chunking changes nothing */
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    b.count = count;
+    b.x = x, b.x_ps = ld, b.x_es = 1;
+    b.p = p, b.p_ps = ld, b.p_es = 1;
+    b.y = s->out, b.y_ps = lo, b.y_es = 1;
+    b.d = s->out + 1, b.d_ps = lo, b.d_cs = 1;
+    b.h = s->out + 1 + n, b.h_ps = lo, b.h_es = 1;
+    b.status = s->status;
+    b.samples = s->samples, b.seed = s->seed, b.sgrad_flags = s->sgrad_flags;
+    b.point0 = s->written;
+    return dual_run(s->ctx, s->prog, DUAL_MODE_SGRAD, &b);
+  }
   default: return dual_eval(s->ctx, s->prog, count, x, ld, p, ld, s->out, lo, s->status);
   }
 }
