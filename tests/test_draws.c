@@ -12,20 +12,7 @@
 
 #include "dual/random.h"
 #include "dualbatch.h"
-
-static dual_context *cpu_ctx(int ad_mode) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
-  return ctx;
-}
-
-static dual_program *compile(dual_context *ctx, const char *src) {
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile(ctx, src, "draws", &prog), DUAL_SUCCESS, "%s",
-               dual_context_last_error(ctx));
-  return prog;
-}
+#include "test_arrays.h"
 
 /* y = (normal(mu, s), uniform(a, b), x * nograd(x)) at B points, in both AD modes and two
  * seeds: values from the generator, Jacobian rows (1, z, 0, 0, 0), (0, 0, 1 - u, u, 0),
@@ -41,9 +28,9 @@ Test(draws, values_and_pathwise_derivatives) {
   static const uint64_t seeds[2] = {0, 12345};
   for (int mode = 0; mode < 2; ++mode)
     for (int k = 0; k < 2; ++k) {
-      dual_context *ctx = cpu_ctx(mode ? DUAL_AD_REVERSE : DUAL_AD_FORWARD);
+      dual_context *ctx = mode_context(DUAL_DEVICE_CPU, mode ? DUAL_AD_REVERSE : DUAL_AD_FORWARD, 0);
       cr_assert_eq(dual_context_set_seed(ctx, seeds[k]), DUAL_SUCCESS);
-      dual_program *prog = compile(ctx, src);
+      dual_program *prog = compile_ok(ctx, src);
       cr_assert_eq(dual_program_num_draws(prog), 2);
       cr_assert_eq(dual_jacobian(ctx, prog, B, xs, N, NULL, 0, y, M, J, M * N, NULL), DUAL_SUCCESS,
                    "%s", dual_context_last_error(ctx));
@@ -67,8 +54,8 @@ Test(draws, values_and_pathwise_derivatives) {
 /* Each unrolled call is its own draw, numbered in order: sum of four normal() has four draws
  * whose sum is the output. */
 Test(draws, unrolled_calls_are_distinct_draws) {
-  dual_context *ctx = cpu_ctx(DUAL_AD_AUTO);
-  dual_program *prog = compile(ctx, "input x\noutput f = x + sum(i in 0..4, normal())\n");
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
+  dual_program *prog = compile_ok(ctx, "input x\noutput f = x + sum(i in 0..4, normal())\n");
   cr_assert_eq(dual_program_num_draws(prog), 4);
   double x[3] = {0.5, -1.0, 2.0}, y[3];
   cr_assert_eq(dual_eval(ctx, prog, 3, x, 1, NULL, 0, y, 1, NULL), DUAL_SUCCESS);
@@ -83,7 +70,7 @@ Test(draws, unrolled_calls_are_distinct_draws) {
 
 /* The builder's draws match the language's. */
 Test(draws, builder_draws) {
-  dual_context *ctx = cpu_ctx(DUAL_AD_AUTO);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
   dual_builder *b = NULL;
   int32_t z, u, s;
   cr_assert_eq(dual_builder_create(ctx, &b), DUAL_SUCCESS);
@@ -106,7 +93,7 @@ Test(draws, builder_draws) {
 }
 
 Test(draws, wrong_arguments_are_reported) {
-  dual_context *ctx = cpu_ctx(DUAL_AD_AUTO);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
   static const char *bad[] = {"input x\noutput f = normal(x)\n", "input x\noutput f = uniform(x, x, x)\n",
                               "input x\noutput f = nograd()\n", "input x\noutput f = normall()\n"};
   static const char *want[] = {"'normal' takes 0 arguments or 2 (mu, sigma), but 1 was given",

@@ -16,19 +16,6 @@
 #include "dualbatch.h"
 #include "test_arrays.h"
 
-static dual_context *context(int device, int ad_mode) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
-  return ctx;
-}
-
-static dual_program *compile(dual_context *ctx, const char *src) {
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile(ctx, src, "gpu_sgrad", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  return prog;
-}
-
 typedef struct estimate {
   double *f, *g, *se;
   int32_t *st;
@@ -36,8 +23,8 @@ typedef struct estimate {
 
 static estimate run_sgrad(int device, int ad_mode, const char *src, int64_t B, const double *x,
                           const double *p, int64_t S, int flags) {
-  dual_context *ctx = context(device, ad_mode);
-  dual_program *prog = compile(ctx, src);
+  dual_context *ctx = mode_context(device, ad_mode, 0);
+  dual_program *prog = compile_ok(ctx, src);
   const int64_t n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   estimate e = {malloc(sizeof(double) * B), malloc(sizeof(double) * B * n), malloc(sizeof(double) * B * n),
                 malloc(sizeof(int32_t) * B)};
@@ -107,8 +94,8 @@ Test(gpu_sgrad, chunks_and_device_arrays) {
   estimate g = run_sgrad(DUAL_DEVICE_GPU, DUAL_AD_FORWARD, src, B, x, NULL, S, DUAL_SGRAD_ANTITHETIC);
   int64_t nd = count_diff(&c, &g, B, 2);
 #ifdef DUAL_HAVE_CUDA
-  dual_context *ctx = context(DUAL_DEVICE_GPU, DUAL_AD_REVERSE);
-  dual_program *prog = compile(ctx, src);
+  dual_context *ctx = mode_context(DUAL_DEVICE_GPU, DUAL_AD_REVERSE, 0);
+  dual_program *prog = compile_ok(ctx, src);
   double *dx = to_device(x, sizeof(double) * B * 2), *dy = to_device(NULL, sizeof(double) * B);
   double *dg = to_device(NULL, sizeof(double) * B * 2), *dse = to_device(NULL, sizeof(double) * B * 2);
   dual_batch b;
@@ -153,9 +140,9 @@ Test(gpu_sgrad, draws_in_every_mode) {
   double *r[2][3];
   for (int dev = 0; dev < 2; ++dev) {
     for (int k = 0; k < 3; ++k) r[dev][k] = calloc((size_t)B * M * N * N + 1, sizeof(double));
-    dual_context *ctx = context(dev ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU, DUAL_AD_FORWARD);
+    dual_context *ctx = mode_context(dev ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0);
     cr_assert_eq(dual_context_set_seed(ctx, 77), DUAL_SUCCESS);
-    dual_program *prog = compile(ctx, src);
+    dual_program *prog = compile_ok(ctx, src);
     cr_assert_eq(dual_jacobian(ctx, prog, B, x, N, NULL, 0, r[dev][0], M, r[dev][1], M * N, NULL), DUAL_SUCCESS);
     cr_assert_eq(dual_hessian(ctx, prog, B, x, N, NULL, 0, NULL, 0, NULL, 0, r[dev][2], M * N * N, DUAL_HESSIAN_FULL, NULL),
                  DUAL_SUCCESS, "%s", dual_context_last_error(ctx));

@@ -50,13 +50,6 @@ static dual_context *make_ctx(int width, int threads) {
   return ctx;
 }
 
-static dual_program *compile_text(dual_context *ctx, const char *src) {
-  dual_program *prog = NULL;
-  int st = dual_program_compile(ctx, src, "test", &prog);
-  cr_assert(st == DUAL_SUCCESS, "compile: %s", dual_context_last_error(ctx));
-  return prog;
-}
-
 /* Largest |entry| of each n-entry row of a reference, for the row-scaled comparison. */
 static double row_scale(const double *row, int n) {
   double s = 0.0;
@@ -208,7 +201,7 @@ Test(hessian, classic_functions_match_hand_derived_hessians) {
       }
     for (int iw = 0; iw < 3; ++iw) {
       dual_context *ctx = make_ctx(iw == 0 ? 0 : (iw == 1 ? 1 : 2), 0);
-      dual_program *prog = compile_text(ctx, fn->source);
+      dual_program *prog = compile_ok(ctx, fn->source);
       cr_assert_eq(dual_program_num_inputs(prog), n, "%s", fn->name);
       hess_out o = hess_alloc(B, 1, n, DUAL_HESSIAN_FULL);
       run_hessian(ctx, prog, B, x, NULL, DUAL_HESSIAN_FULL, &o);
@@ -249,7 +242,7 @@ Test(hessian, three_outputs_match_hand_derived_hessians_in_both_layouts) {
   double *x = normal_points(B, 3);
   for (int64_t b = 0; b < B; ++b) x[b * 3 + 1] += x[b * 3 + 1] >= 0 ? 0.5 : -0.5; /* y away from 0 */
   dual_context *ctx = make_ctx(0, 0);
-  dual_program *prog = compile_text(ctx, src);
+  dual_program *prog = compile_ok(ctx, src);
   hess_out full = hess_alloc(B, 3, 3, DUAL_HESSIAN_FULL), packed = hess_alloc(B, 3, 3, DUAL_HESSIAN_PACKED);
   run_hessian(ctx, prog, B, x, NULL, DUAL_HESSIAN_FULL, &full);
   run_hessian(ctx, prog, B, x, NULL, DUAL_HESSIAN_PACKED, &packed);
@@ -545,7 +538,7 @@ Test(hessian, every_op_through_the_engine_equals_its_rule) {
 /* ---- bad input ------------------------------------------------------------------------------- */
 Test(hessian, argument_errors_and_nan_inputs) {
   dual_context *ctx = make_ctx(0, 0);
-  dual_program *prog = compile_text(ctx, "input x[2]\noutput f = x[0] * exp(x[1])\n");
+  dual_program *prog = compile_ok(ctx, "input x[2]\noutput f = x[0] * exp(x[1])\n");
   double x[4] = {1.0, 2.0, NAN, 0.5}, y[2], J[4], H[8], v[4] = {1, 1, 1, 1};
   int32_t st[2];
   cr_assert_eq(dual_hessian(ctx, prog, 2, x, 2, NULL, 0, y, 1, J, 2, NULL, 4, DUAL_HESSIAN_FULL, st),

@@ -15,6 +15,8 @@
 
 #include "bench_program.h"
 #include "dualbatch.h"
+#include "test_arrays.h"
+
 #include "hess_ref.h"
 #include "random_program.h"
 
@@ -22,14 +24,6 @@
  * tangent; reverse: along each output's adjoint), so entries differ by rounding, amplified where
  * terms cancel: 1e-13 relative to the row's largest magnitude (the issue's bound). */
 #define REV_TOL 1e-13
-
-static dual_context *make_ctx(int ad_mode, int threads) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_threads(ctx, threads), DUAL_SUCCESS);
-  return ctx;
-}
 
 /* Row-scaled difference of two m x n blocks; non-finite entries must sit in the same places
  * (*mismatch counts those that do not). */
@@ -61,7 +55,7 @@ static void jacobian(dual_context *ctx, const dual_program *prog, int64_t B, con
 }
 
 Test(reverse, random_programs_match_forward_jacobians_and_vjps) {
-  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  dual_context *fwd = mode_context(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0), *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
   double worst = 0.0, worst_vjp = 0.0;
   int64_t mismatch = 0, entries = 0, singular = 0;
   for (int i = 0; i < 300; ++i) {
@@ -140,7 +134,7 @@ Test(reverse, random_programs_match_forward_jacobians_and_vjps) {
 
 Test(reverse, benchmark_functions_match_forward) {
   const char *names[3] = {"ba", "kin", "hess"};
-  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  dual_context *fwd = mode_context(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0), *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
   for (int w = 0; w < 3; ++w) {
     dual_program *prog = bench_program(fwd, names[w]);
     const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
@@ -182,7 +176,7 @@ Test(reverse, benchmark_functions_match_forward) {
 Test(reverse, grad_workload_matches_its_formula_in_both_modes) {
   enum { N = 1024 };
   const int64_t B = 48;
-  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  dual_context *fwd = mode_context(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0), *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
   dual_program *prog = bench_program(fwd, "grad");
   cr_assert_eq(dual_program_num_inputs(prog), N);
   uint64_t s = 0x9a4dULL;
@@ -214,7 +208,7 @@ Test(reverse, grad_workload_matches_its_formula_in_both_modes) {
 }
 
 Test(reverse, bitwise_across_thread_counts_and_batch_splits) {
-  dual_context *one = make_ctx(DUAL_AD_REVERSE, 1), *two = make_ctx(DUAL_AD_REVERSE, 2);
+  dual_context *one = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 1), *two = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 2);
   dual_program *prog = bench_program(one, "kin");
   const int64_t B = 777;
   const int n = 32, m = 32;
@@ -237,7 +231,7 @@ Test(reverse, bitwise_across_thread_counts_and_batch_splits) {
  * those of one segment, for Jacobians (a sweep per output) and VJPs, and a limit too small for
  * any segmentation is an error that says so. */
 Test(reverse, checkpointed_segments_are_bitwise_the_whole_tape) {
-  dual_context *whole = make_ctx(DUAL_AD_REVERSE, 1), *cut = make_ctx(DUAL_AD_REVERSE, 1);
+  dual_context *whole = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 1), *cut = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 1);
   int64_t tried = 0;
   int most = 0;
   for (int i = 0; i < 40; ++i) {
@@ -297,7 +291,7 @@ Test(reverse, checkpointed_segments_are_bitwise_the_whole_tape) {
  * for few inputs, reverse for many; a Jacobian weighs one adjoint sweep per output; a forced
  * width never changes the choice. */
 Test(reverse, auto_mode_choice_is_reported) {
-  dual_context *ctx = make_ctx(DUAL_AD_AUTO, 1);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 1);
   static const struct { const char *src; int want; } cases[] = {
       {"input x[8]\noutput f = sum(i in 0..8, sin(x[i]))\n", DUAL_AD_FORWARD},
       {"input x[32]\noutput f = sum(i in 0..32, sin(x[i]))\n", DUAL_AD_FORWARD},
@@ -328,7 +322,7 @@ Test(reverse, auto_mode_choice_is_reported) {
 }
 
 Test(reverse, argument_errors) {
-  dual_context *ctx = make_ctx(DUAL_AD_AUTO, 0);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
   cr_assert_eq(dual_context_set_ad_mode(ctx, 7), DUAL_ERR_ARGUMENT);
   dual_program *prog = NULL;
   cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput f = x[0] * x[1]\noutput g = sin(x[0])\n",

@@ -19,13 +19,6 @@
 #include "random_program.h"
 #include "test_arrays.h"
 
-static dual_context *make_ctx(int ad_mode, int threads) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_threads(ctx, threads), DUAL_SUCCESS);
-  return ctx;
-}
 
 static void hessian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
                     const double *p, double *y, double *J, double *H, int layout, int32_t *st) {
@@ -53,7 +46,7 @@ static int same(const double *a, const double *b, int64_t len) {
 
 /* hess and the classic functions: the reverse-mode Hessian against the hand-derived one. */
 Test(reverse_hvp, hessians_match_hand_derived_references) {
-  dual_context *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  dual_context *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
   double worst = 0.0;
   for (int f = -1; f < classic_fn_count; ++f) {
     dual_program *prog = NULL;
@@ -96,7 +89,7 @@ Test(reverse_hvp, hessians_match_hand_derived_references) {
  * sum the same second-order terms in different orders), HVPs and full / packed Hessians; the
  * values bitwise equal. */
 Test(reverse_hvp, random_programs_match_forward_mode) {
-  dual_context *fwd = make_ctx(DUAL_AD_FORWARD, 0), *rev = make_ctx(DUAL_AD_REVERSE, 0);
+  dual_context *fwd = mode_context(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0), *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
   double worst = 0.0;
   int64_t entries = 0, nonfinite = 0;
   for (int i = 0; i < 150; ++i) {
@@ -149,8 +142,8 @@ Test(reverse_hvp, random_programs_match_forward_mode) {
 
 /* Threads, batch splits and checkpointed segments give the same bits. */
 Test(reverse_hvp, bitwise_across_threads_splits_and_segments) {
-  dual_context *one = make_ctx(DUAL_AD_REVERSE, 1), *two = make_ctx(DUAL_AD_REVERSE, 2);
-  dual_context *cut = make_ctx(DUAL_AD_REVERSE, 1);
+  dual_context *one = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 1), *two = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 2);
+  dual_context *cut = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 1);
   uint64_t s = 0x5f1ULL;
   dual_program *prog = rp_chain_program(one, &s, 6, 2, 300);
   cr_assert(prog != NULL);
@@ -183,7 +176,7 @@ Test(reverse_hvp, bitwise_across_threads_splits_and_segments) {
 /* AUTO (run.c's model): forward-over-reverse for the HVP of a scalar function, nested forward for
  * an HVP of several outputs with few inputs and for Hessians of up to a few hundred inputs. */
 Test(reverse_hvp, auto_mode_choice) {
-  dual_context *ctx = make_ctx(DUAL_AD_AUTO, 1);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 1);
   dual_program *one = NULL, *three = NULL;
   cr_assert_eq(dual_program_compile(ctx, "input x[200]\noutput f = sum(i in 0..200, sin(x[i]) * x[(i + 1) % 200])\n", "b", &one), DUAL_SUCCESS);
   cr_assert_eq(dual_program_compile(ctx, "input x[8]\noutput f = x[0] * x[1]\noutput g = sin(x[2])\noutput h = x[7]\n", "t", &three), DUAL_SUCCESS);

@@ -13,20 +13,7 @@
 #include <string.h>
 
 #include "dualbatch.h"
-
-static dual_context *cpu_ctx(int ad_mode) {
-  dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
-  return ctx;
-}
-
-static dual_program *compile(dual_context *ctx, const char *src) {
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_program_compile(ctx, src, "sgrad", &prog), DUAL_SUCCESS, "%s",
-               dual_context_last_error(ctx));
-  return prog;
-}
+#include "test_arrays.h"
 
 enum { NPT = 48 };
 static const double SIG = 0.5;
@@ -66,8 +53,8 @@ static void points(double *x, double *p) {
 /* Every gradient within 4 SE of the truth; every SE within `tol` of the exact sd / sqrt(S); E f
  * within 4 exact standard errors (the f of these forms has variance below that of g times 4). */
 static void check_form(const closed_form *cf, int ad_mode, int64_t S, double tol, double *mean_se) {
-  dual_context *ctx = cpu_ctx(ad_mode);
-  dual_program *prog = compile(ctx, cf->src);
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, ad_mode, 0);
+  dual_program *prog = compile_ok(ctx, cf->src);
   double x[NPT], p[NPT], f[NPT], g[NPT], se[NPT];
   int32_t st[NPT];
   points(x, p);
@@ -119,8 +106,8 @@ Test(sgrad, multivariate) {
                            "(x[2] + 0.2 * normal()) * x[0]\n";
   enum { B = 40, N = 3 };
   for (int mode = 0; mode < 2; ++mode) {
-    dual_context *ctx = cpu_ctx(mode ? DUAL_AD_REVERSE : DUAL_AD_FORWARD);
-    dual_program *prog = compile(ctx, src);
+    dual_context *ctx = mode_context(DUAL_DEVICE_CPU, mode ? DUAL_AD_REVERSE : DUAL_AD_FORWARD, 0);
+    dual_program *prog = compile_ok(ctx, src);
     double x[B * N], f[B], g[B * N], se[B * N];
     for (int q = 0; q < B; ++q)
       x[q * N] = -0.5 + 0.03 * q, x[q * N + 1] = 0.1 * q - 2, x[q * N + 2] = 0.7 - 0.05 * q;
@@ -147,8 +134,8 @@ Test(sgrad, multivariate) {
  * even part, is left: near x = pi/2 far below plain sampling, at x = 0 twice its variance). */
 Test(sgrad, antithetic_sampling) {
   enum { S = 4096 };
-  dual_context *ctx = cpu_ctx(DUAL_AD_FORWARD);
-  dual_program *odd = compile(ctx, "input x\nparam s\nlet z = s * normal()\noutput f = x^2 + x * z + x * z^3\n");
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, 0);
+  dual_program *odd = compile_ok(ctx, "input x\nparam s\nlet z = s * normal()\noutput f = x^2 + x * z + x * z^3\n");
   double x[NPT], p[NPT], g[NPT], se[NPT], ga[NPT], sea[NPT];
   points(x, p);
   cr_assert_eq(dual_sgrad(ctx, odd, NPT, x, 1, p, 1, S, 3, 0, NULL, g, 1, se, 1, NULL), DUAL_SUCCESS);
@@ -160,7 +147,7 @@ Test(sgrad, antithetic_sampling) {
     cr_assert(fabs(ga[q] - 2 * x[q]) <= 1e-14 && sea[q] <= 1e-15, "x=%g: antithetic %.17g (SE %.3g), want %.17g",
               x[q], ga[q], sea[q], 2 * x[q]);
   }
-  dual_program *sn = compile(ctx, FORMS[2].src);
+  dual_program *sn = compile_ok(ctx, FORMS[2].src);
   cr_assert_eq(dual_sgrad(ctx, sn, NPT, x, 1, p, 1, S, 3, DUAL_SGRAD_ANTITHETIC, NULL, ga, 1, sea, 1, NULL),
                DUAL_SUCCESS);
   for (int q = 0; q < NPT; ++q) {
@@ -182,8 +169,8 @@ static double std_normal_cdf(double t) { return 0.5 * erfc(-t / sqrt(2.0)); }
  * gradient is 0; and E[normal(x, s)^2] = x^2 + s^2 with both x and s inputs: gradient (2x, 2s). */
 Test(sgrad, score_function_estimator) {
   enum { S = 16384 };
-  dual_context *ctx = cpu_ctx(DUAL_AD_AUTO);
-  dual_program *ind = compile(ctx, "input x\nparam s\noutput f = normal(x, s) > 0\n");
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
+  dual_program *ind = compile_ok(ctx, "input x\nparam s\noutput f = normal(x, s) > 0\n");
   double x[NPT], p[NPT], f[NPT], g[NPT], se[NPT];
   points(x, p);
   cr_assert_eq(dual_sgrad(ctx, ind, NPT, x, 1, p, 1, S, 11, 0, f, g, 1, se, 1, NULL), DUAL_SUCCESS);
@@ -199,7 +186,7 @@ Test(sgrad, score_function_estimator) {
       cr_assert(fabs(f[q] - std_normal_cdf(t)) <= 0.02, "x=%g: E f %.5g truth %.5g", x[q], f[q], std_normal_cdf(t));
     }
   }
-  dual_program *sq = compile(ctx, "input x\ninput s\noutput f = normal(x, s)^2\n");
+  dual_program *sq = compile_ok(ctx, "input x\ninput s\noutput f = normal(x, s)^2\n");
   double xs[NPT * 2], g2[NPT * 2], se2[NPT * 2];
   for (int q = 0; q < NPT; ++q) xs[2 * q] = xq(q), xs[2 * q + 1] = 0.3 + 0.02 * q;
   cr_assert_eq(dual_sgrad(ctx, sq, NPT, xs, 2, NULL, 0, S, 5, DUAL_SGRAD_SCORE, NULL, g2, 2, se2, 2, NULL),
@@ -228,10 +215,10 @@ Test(sgrad, bitwise_reproducible) {
   const struct { int threads, width, count, mode; } runs[4] = {
       {1, 0, B, DUAL_AD_FORWARD}, {2, 1, B, DUAL_AD_FORWARD}, {2, 4, 100, DUAL_AD_FORWARD}, {2, 0, B, DUAL_AD_REVERSE}};
   for (int k = 0; k < 4; ++k) {
-    dual_context *ctx = cpu_ctx(runs[k].mode);
+    dual_context *ctx = mode_context(DUAL_DEVICE_CPU, runs[k].mode, 0);
     cr_assert_eq(dual_context_set_threads(ctx, runs[k].threads), DUAL_SUCCESS);
     cr_assert_eq(dual_context_set_width(ctx, runs[k].width), DUAL_SUCCESS);
-    dual_program *prog = compile(ctx, src);
+    dual_program *prog = compile_ok(ctx, src);
     cr_assert_eq(dual_sgrad(ctx, prog, runs[k].count, x, N, p, 1, S, 99, DUAL_SGRAD_ANTITHETIC, f[k], g[k], N, se[k],
                             N, NULL),
                  DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
@@ -253,8 +240,8 @@ Test(sgrad, bitwise_reproducible) {
 /* dual_run with DUAL_MODE_SGRAD and strided outputs equals dual_sgrad; the errors. */
 Test(sgrad, general_entry_point_and_errors) {
   enum { B = 30, S = 32 };
-  dual_context *ctx = cpu_ctx(DUAL_AD_AUTO);
-  dual_program *prog = compile(ctx, "input x[2]\noutput f = x[0] * exp(normal(x[1], 0.5))\n");
+  dual_context *ctx = mode_context(DUAL_DEVICE_CPU, DUAL_AD_AUTO, 0);
+  dual_program *prog = compile_ok(ctx, "input x[2]\noutput f = x[0] * exp(normal(x[1], 0.5))\n");
   double x[B * 2], f[B], g[B * 2], se[B * 2], out[B * 8];
   int32_t st[B];
   for (int i = 0; i < B * 2; ++i) x[i] = 0.1 * i - 1;
@@ -280,13 +267,13 @@ Test(sgrad, general_entry_point_and_errors) {
   cr_assert_eq(dual_sgrad(ctx, prog, B, x, 2, NULL, 0, 8, 4, 8, f, g, 2, se, 2, st), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_sgrad(ctx, prog, B, x, 2, NULL, 0, 8, 4, 0, f, g, 1, se, 2, st), DUAL_ERR_DIMENSION);
   cr_assert_eq(dual_sgrad(ctx, prog, B, x, 2, NULL, 0, 8, 4, 0, NULL, NULL, 2, NULL, 2, st), DUAL_SUCCESS);
-  dual_program *two = compile(ctx, "input x\noutput a = x * normal()\noutput b = x\n");
+  dual_program *two = compile_ok(ctx, "input x\noutput a = x * normal()\noutput b = x\n");
   cr_assert_eq(dual_sgrad(ctx, two, B, x, 1, NULL, 0, 8, 4, 0, f, g, 1, se, 1, st), DUAL_ERR_DIMENSION);
   cr_assert(strstr(dual_context_last_error(ctx), "scalar program") != NULL, "%s", dual_context_last_error(ctx));
-  dual_program *none = compile(ctx, "input x\noutput f = x * uniform()\n");
+  dual_program *none = compile_ok(ctx, "input x\noutput f = x * uniform()\n");
   cr_assert_eq(dual_sgrad(ctx, none, B, x, 1, NULL, 0, 8, 4, DUAL_SGRAD_SCORE, f, g, 1, se, 1, st), DUAL_ERR_UNSUPPORTED);
   cr_assert(strstr(dual_context_last_error(ctx), "normal(mu, sigma)") != NULL, "%s", dual_context_last_error(ctx));
-  dual_program *reuse = compile(ctx, "input x\nlet z = normal()\noutput f = fma(0.5, z, x) + z\n");
+  dual_program *reuse = compile_ok(ctx, "input x\nlet z = normal()\noutput f = fma(0.5, z, x) + z\n");
   cr_assert_eq(dual_sgrad(ctx, reuse, B, x, 1, NULL, 0, 8, 4, DUAL_SGRAD_SCORE, f, g, 1, se, 1, st), DUAL_ERR_UNSUPPORTED);
   cr_assert(strstr(dual_context_last_error(ctx), "used outside") != NULL, "%s", dual_context_last_error(ctx));
   /* a NaN input flags its point only */

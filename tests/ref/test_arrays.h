@@ -1,6 +1,7 @@
 /*
  * test_arrays.h — small helpers the cross-checking tests share (header-only, Criterion
- * assertions): bitwise comparison with NaN equal to NaN, random arrays, a reverse-mode context,
+ * assertions): bitwise comparison with NaN equal to NaN, random arrays, contexts with an AD mode,
+ * compiling program text that must compile,
  * the skip of GPU tests on machines without a device, and copies to device memory (CUDA builds).
  */
 #ifndef DUAL_TEST_ARRAYS_H
@@ -32,12 +33,26 @@ static inline double *random_array(uint64_t *rng, int64_t count, double lo, doub
   return a;
 }
 
-/* A context on `device` with the AD mode forced to reverse (the reverse-mode cross-checks). */
-static inline dual_context *reverse_context(int device) {
+/* A context on `device` with an AD mode (dual_ad_mode) and a thread count (0 = all cores). */
+static inline dual_context *mode_context(int device, int ad_mode, int threads) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, ad_mode), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_threads(ctx, threads), DUAL_SUCCESS);
   return ctx;
+}
+
+/* A context on `device` with the AD mode forced to reverse (the reverse-mode cross-checks). */
+static inline dual_context *reverse_context(int device) {
+  return mode_context(device, DUAL_AD_REVERSE, 0);
+}
+
+/* Program text that must compile (the diagnostics are the failure message). */
+static inline dual_program *compile_ok(dual_context *ctx, const char *src) {
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, src, "test", &prog), DUAL_SUCCESS, "%s",
+               dual_context_last_error(ctx));
+  return prog;
 }
 
 /* GPU tests skip (and say why) where no CUDA device is usable. */
