@@ -197,13 +197,7 @@ static int run_device(dual_context *ctx, struct dual_gpu *g, const dual_job *job
                             "allocating the register files");
   if (st != DUAL_SUCCESS) return st;
   dual_gpu_args *a = &ls->args;
-  a->count = b->count;
-  a->x = b->x, a->x_ps = b->x_ps, a->x_es = b->x_es;
-  a->p = b->p, a->p_ps = b->p_ps, a->p_es = b->p_es;
-  a->v = b->v, a->v_ps = b->v_ps, a->v_es = b->v_es;
-  a->y = b->y, a->y_ps = b->y_ps, a->y_es = b->y_es;
-  a->d = b->d, a->d_ps = b->d_ps, a->d_rs = b->d_rs, a->d_cs = b->d_cs;
-  a->status = b->status;
+  DUAL_GPU_BATCH_ARGS(*a, b);
   void *stream = ctx->stream != NULL ? ctx->stream : (void *)g->streams[0];
   st = launch(ctx, g, ls, (double *)g->pool.ptr, stream);
   cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
@@ -366,9 +360,11 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   if (group < 1) group = 1;
   const int64_t extra = dual_gpu_sgrad_rows(job); /* dual_sgrad's spare rows (gpu_kernel.h) */
   if (extra > 0 && (group < passes || job->b->memory != DUAL_MEMORY_DEVICE))
-    return dual_fail(ctx, group < passes ? DUAL_ERR_LIMIT : DUAL_ERR_INTERNAL,
-                     "GPU sgrad: the plan of %lld passes does not fit the memory limit at once",
-                     (long long)passes);
+    return group < passes
+               ? dual_fail(ctx, DUAL_ERR_LIMIT, "GPU sgrad: the plan of %lld passes does not fit "
+                           "the memory limit at once", (long long)passes)
+               : dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU sgrad: a host batch reached the launch "
+                           "unstaged (kernels/gpu_sgrad.c stages it)");
   for (int64_t pass0 = 0; pass0 < passes && st == DUAL_SUCCESS; pass0 += group) {
     const int64_t npass = passes - pass0 < group ? passes - pass0 : group;
     int64_t slots = 0;

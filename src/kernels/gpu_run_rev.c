@@ -216,16 +216,10 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   } else {
     st = dual_gpu_reserve(ctx, &g->pool, (size_t)max_blocks * (size_t)a.slab * 8, "allocating the reverse-mode tapes");
     if (st == DUAL_SUCCESS) {
-      a.count = b->count;
+      DUAL_GPU_BATCH_ARGS(a, b);
       a.scratch = (double *)g->pool.ptr;
-      a.x = b->x, a.x_ps = b->x_ps, a.x_es = b->x_es;
-      a.p = b->p, a.p_ps = b->p_ps, a.p_es = b->p_es;
       a.u = b->u, a.u_ps = b->u_ps, a.u_es = b->u_es;
-      a.v = b->v, a.v_ps = b->v_ps, a.v_es = b->v_es;
-      a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
-      a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
       a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
-      a.status = b->status;
       st = launch(ctx, &a, max_blocks, stream);
     }
   }

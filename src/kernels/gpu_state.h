@@ -67,6 +67,15 @@ void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int6
 /* Every array of the batch must live where the batch says (device or host memory). */
 int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b);
 
+/* A device-memory batch's arrays, in place, into launch arguments `a` (any of the three argument
+ * structs: they name these fields alike): count, x, p, v, y, d with their strides, status. */
+#define DUAL_GPU_BATCH_ARGS(a, b)                                                                \
+  ((a).count = (b)->count, (a).x = (b)->x, (a).x_ps = (b)->x_ps, (a).x_es = (b)->x_es,           \
+   (a).p = (b)->p, (a).p_ps = (b)->p_ps, (a).p_es = (b)->p_es, (a).v = (b)->v,                   \
+   (a).v_ps = (b)->v_ps, (a).v_es = (b)->v_es, (a).y = (b)->y, (a).y_ps = (b)->y_ps,              \
+   (a).y_es = (b)->y_es, (a).d = (b)->d, (a).d_ps = (b)->d_ps, (a).d_rs = (b)->d_rs,              \
+   (a).d_cs = (b)->d_cs, (a).status = (b)->status)
+
 /* The draws' key and dual_sgrad's sampling for a launch of `job` (gpu_sgrad.c): seed, the
  * global index of the launch's first point (job->point0 + p0 for a chunk from p0), and with
  * samples the spare rows from `row` and the destinations y, d, h of the job's batch. */

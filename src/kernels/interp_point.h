@@ -86,7 +86,7 @@
   {                                                                                              \
     const double v_ = DUAL_VAL(ra)[0];                                                           \
     st[0] |= DUAL_PT_FLAGS(v_);                                                                  \
-    const int sg_ = DUAL_SG_OUT && A->sg.samples > 0;                                             \
+    const int sg_ = DUAL_SG_OUT; /* the sgrad instance runs only with samples (gpu_run.c) */    \
     double *ys_ = sg_ ? DUAL_VAL(A->sg.row + rb)                                                 \
                       : (A->y != NULL ? A->y + pt * A->y_ps + (int64_t)rb * A->y_es : NULL);     \
     if (ys_ != NULL && c0 == 0 && lane == 0) ys_[0] = v_;                                        \
