@@ -34,6 +34,17 @@ typedef struct dual_gpu_sgrad {
 /* Spare storage rows per thread that dual_sgrad needs for n inputs and m outputs. */
 #define DUAL_GPU_SGRAD_ROWS(n, m) ((int64_t)(m) + (int64_t)(m) * (n) + 3 * (1 + (int64_t)(n)))
 
+/* The first-order kernel's instances: values only or with tangents, each without or with the
+ * random-draw code (the generator's registers would otherwise cost every program spills), and
+ * dual_sgrad's sample loop (tangents and draws, one thread per point). */
+enum dual_gpu_kind {
+  DUAL_GPU_VALUES = 0,
+  DUAL_GPU_TANGENTS = 1,
+  DUAL_GPU_SGRAD = 2,
+  DUAL_GPU_VALUES_DRAWS = 3,
+  DUAL_GPU_TANGENTS_DRAWS = 4
+};
+
 /* Everything one launch needs; pointers are device pointers.  Array strides are in elements, as
  * in dual_batch.  Each point is run by a group of `group` threads (interp_point.h).  A block's
  * register files — the values of each thread ([n_regs][threads]), then the packed tangents of
@@ -42,6 +53,7 @@ typedef struct dual_gpu_sgrad {
 typedef struct dual_gpu_args {
   const dual_plan_instr *plan; /* [passes][n_instr], passes pass0 .. pass0 + passes - 1 */
   int64_t n_instr, count;
+  int32_t kind; /* enum dual_gpu_kind */
   int32_t pass0, passes, width, mode, n_in;
   int32_t n_regs, n_slots, group, tstride;
   const double *x, *p, *v;
@@ -66,11 +78,10 @@ typedef struct dual_gpu_geometry {
 } dual_gpu_geometry;
 
 /* Choose threads per block and where the register files live for n_regs values per thread and
- * n_slots tangents per point with `group` threads per point (deriv: 0 values only, 1 tangents,
- * 2 tangents and dual_sgrad's sample loop, group 1), the
+ * n_slots tangents per point with `group` threads per point (kind: enum dual_gpu_kind), the
  * arrangement with the most resident threads per multiprocessor.  sm_shared_optin = 0 keeps the
  * register files in global memory.  Returns a cudaError_t value (0 = success). */
-int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
+int dual_gpu_kernel_geometry(int kind, int64_t n_regs, int64_t n_slots, int group,
                              int sm_shared_optin, dual_gpu_geometry *geo);
 
 /* Launch the interpreter on `stream` (a cudaStream_t) with `blocks` blocks.  Returns the

@@ -130,22 +130,26 @@ static int group_for(int width) {
  * memory allows, which measured 1.5-3x faster for ba and kin (bench/NOTES.md).  Benchmark knob:
  * DUALBATCH_GPU_REGFILE=shared puts them in shared memory when a block fits. */
 static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int width, int64_t n_regs,
-                            int64_t slots, int one_thread) {
+                            int64_t slots, int sgrad, int draws) {
   const char *rf = getenv("DUALBATCH_GPU_REGFILE");
   const int smem = rf != NULL && strcmp(rf, "shared") == 0 ? g->smem_optin : 0;
-  const int deriv = width > 0 ? (one_thread ? 2 : 1) : 0; /* 2: dual_sgrad's kernel */
-  const int group = deriv == 1 ? group_for(width) : 1;
+  const int kind = sgrad                 ? DUAL_GPU_SGRAD /* enum dual_gpu_kind */
+                    : width > 0 && draws ? DUAL_GPU_TANGENTS_DRAWS
+                    : width > 0          ? DUAL_GPU_TANGENTS
+                    : draws              ? DUAL_GPU_VALUES_DRAWS
+                                         : DUAL_GPU_VALUES;
+  const int group = width > 0 && !sgrad ? group_for(width) : 1;
   if (g->geo.threads > 0 && g->geo_regs == n_regs && g->geo_slots == slots &&
-      g->geo_deriv == deriv && g->geo_smem == smem && g->geo.group == group)
+      g->geo_kind == kind && g->geo_smem == smem && g->geo.group == group)
     return DUAL_SUCCESS;
   cudaError_t e =
-      (cudaError_t)dual_gpu_kernel_geometry(deriv, n_regs, slots, group, smem, &g->geo);
+      (cudaError_t)dual_gpu_kernel_geometry(kind, n_regs, slots, group, smem, &g->geo);
   if (e != cudaSuccess || g->geo.threads == 0) {
     g->geo.threads = 0;
     if (e == cudaSuccess) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU: no launch geometry");
     return dual_gpu_fail(ctx, e, "configuring the interpreter kernel");
   }
-  g->geo_regs = n_regs, g->geo_slots = slots, g->geo_deriv = deriv, g->geo_smem = smem;
+  g->geo_regs = n_regs, g->geo_slots = slots, g->geo_kind = kind, g->geo_smem = smem;
   return DUAL_SUCCESS;
 }
 
@@ -374,7 +378,9 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
       st = dual_fail(ctx, DUAL_ERR_LIMIT,
                      "GPU: a point's register file of %lld doubles exceeds the GPU engine's %d",
                      (long long)footprint, (1 << 23) - 1);
-    if (st == DUAL_SUCCESS) st = prepare_geometry(ctx, g, job->width, prog->n_regs + extra, slots, extra > 0);
+    if (st == DUAL_SUCCESS)
+      st = prepare_geometry(ctx, g, job->width, prog->n_regs + extra, slots, extra > 0,
+                            dual_program_num_draws(prog) > 0);
     if (st != DUAL_SUCCESS) break;
     launch_setup ls;
     memset(&ls, 0, sizeof ls);
@@ -382,6 +388,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     a->plan = (const dual_plan_instr *)g->plan.ptr;
     a->n_instr = prog->n_instr;
     a->pass0 = (int32_t)pass0, a->passes = (int32_t)npass, a->width = job->width;
+    a->kind = g->geo_kind;
     a->mode = job->mode, a->n_in = prog->n_in, a->n_regs = (int32_t)(prog->n_regs + extra);
     a->n_slots = (int32_t)slots;
     dual_gpu_sgrad_args(job, 0, prog->n_regs, &a->sg);

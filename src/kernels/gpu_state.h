@@ -41,7 +41,7 @@ struct dual_gpu {
   int key_valid;
   /* Launch geometry for the last program shape. */
   int64_t geo_regs, geo_slots;
-  int geo_deriv, geo_smem;
+  int geo_kind, geo_smem;
   dual_gpu_geometry geo;
   int blocks2; /* resident blocks per SM of the second-order kernel (0: not asked yet) */
 };

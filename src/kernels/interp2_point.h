@@ -26,6 +26,7 @@
 /* 32-bit index arithmetic: a point's register file spans fewer than 2^31 doubles (gpu_run2.c) */
 #define DUAL_VAL(r) (V + (uint32_t)(r) * S)
 #define DUAL_DRAW_SAMPLE 0 /* draws: sample 0 (no sampling in second order) */
+#define DUAL_POINT_DRAWS 1
 #define DUAL_SLOT(s) (T + (uint32_t)(s) * S)
 #define DUAL_TANP(r, o, m, k) DUAL_SLOT((uint32_t)(o) + (uint32_t)DUAL_POPC((m) & ((1u << (k)) - 1u)))
 #define DUAL_TSTEP S

@@ -19,9 +19,15 @@
 
 #define DUAL_W 0
 #include "kernels/interp_point.h"
+#define DUAL_DRAWS 1
+#include "kernels/interp_point.h"
+#undef DUAL_DRAWS
 #undef DUAL_W
 #define DUAL_W 1
 #include "kernels/interp_point.h"
+#define DUAL_DRAWS 1
+#include "kernels/interp_point.h"
+#undef DUAL_DRAWS
 #define DUAL_SG 1
 #include "kernels/interp_point.h"
 #undef DUAL_SG
@@ -37,10 +43,11 @@
 
 // Each group of A.group threads runs one point (grid-stride over points) through every pass; the
 // group ORs its status words together (each thread saw its own lanes' flags).  dual_sgrad runs
-// every sample of the point in the thread (kernels/sgrad_loop.h) in its own instance (DERIV 2),
-// so that the ordinary kernels keep their register allocation.
-template <int DERIV, int SHARED>
+// every sample of the point in the thread (kernels/sgrad_loop.h).  Each KIND (gpu_kernel.h) is
+// its own instance, so that programs without draws keep their register allocation.
+template <int KIND, int SHARED>
 __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dual_gpu_interp(const dual_gpu_args A) {
+  constexpr int DERIV = KIND == DUAL_GPU_TANGENTS || KIND == DUAL_GPU_SGRAD || KIND == DUAL_GPU_TANGENTS_DRAWS;
   extern __shared__ double dual_smem[];
   const uint32_t G = DERIV ? (uint32_t)A.group : 1u, S = blockDim.x, ST = (uint32_t)A.tstride;
   const uint32_t lane = threadIdx.x & (G - 1u), col = threadIdx.x / G, per_block = S / G;
@@ -52,10 +59,14 @@ __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dua
   const int64_t stride = (int64_t)gridDim.x * per_block;
   for (int64_t pt = (int64_t)blockIdx.x * per_block + col; pt < A.count; pt += stride) {
     int st;
-    if (DERIV == 2) // dual_sgrad: one thread per point (gpu_run.c)
+    if (KIND == DUAL_GPU_SGRAD) // one thread per point (gpu_run.c)
       st = dual_gpu_sgrad_point(A.sg, V, S, pt, [&](int64_t s) {
         return dual_point_run_w1_sg(&A, V, T, S, ST, pt, lane, G, s);
       });
+    else if (KIND == DUAL_GPU_TANGENTS_DRAWS)
+      st = dual_point_run_w1_dr(&A, V, T, S, ST, pt, lane, G, 0);
+    else if (KIND == DUAL_GPU_VALUES_DRAWS)
+      st = dual_point_run_w0_dr(&A, V, T, S, ST, pt, 0u, 1u, 0);
     else
       st = DERIV ? dual_point_run_w1(&A, V, T, S, ST, pt, lane, G, 0)
                  : dual_point_run_w0(&A, V, T, S, ST, pt, 0u, 1u, 0);
@@ -69,12 +80,17 @@ __global__ void __launch_bounds__(DUAL_GPU_MAX_THREADS, DUAL_GPU_MIN_BLOCKS) dua
 
 typedef void (*dual_gpu_kernel_fn)(const dual_gpu_args);
 
-// deriv: 0 values only, 1 tangents, 2 tangents and dual_sgrad's sample loop
-static dual_gpu_kernel_fn kernel_for(int deriv, int shared) {
-  if (deriv == 2) return shared ? dual_gpu_interp<2, 1> : dual_gpu_interp<2, 0>;
-  if (deriv) return shared ? dual_gpu_interp<1, 1> : dual_gpu_interp<1, 0>;
-  return shared ? dual_gpu_interp<0, 1> : dual_gpu_interp<0, 0>;
+#define DUAL_GPU_INSTANCE(k) (shared ? dual_gpu_interp<k, 1> : dual_gpu_interp<k, 0>)
+static dual_gpu_kernel_fn kernel_for(int kind, int shared) {
+  switch (kind) {
+  case DUAL_GPU_TANGENTS: return DUAL_GPU_INSTANCE(DUAL_GPU_TANGENTS);
+  case DUAL_GPU_SGRAD: return DUAL_GPU_INSTANCE(DUAL_GPU_SGRAD);
+  case DUAL_GPU_VALUES_DRAWS: return DUAL_GPU_INSTANCE(DUAL_GPU_VALUES_DRAWS);
+  case DUAL_GPU_TANGENTS_DRAWS: return DUAL_GPU_INSTANCE(DUAL_GPU_TANGENTS_DRAWS);
+  default: return DUAL_GPU_INSTANCE(DUAL_GPU_VALUES);
+  }
 }
+#undef DUAL_GPU_INSTANCE
 
 // Tangent rows of a block: points per block, padded so that the G threads of a point (reading
 // consecutive slots, i.e. rows) and the points of a warp fall in distinct shared-memory banks.
@@ -83,16 +99,16 @@ static int padded_tstride(int per_block, int group) {
   return per_block + ((want - per_block % 16) % 16 + 16) % 16;
 }
 
-extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slots, int group,
+extern "C" int dual_gpu_kernel_geometry(int kind, int64_t n_regs, int64_t n_slots, int group,
                                         int sm_shared_optin, dual_gpu_geometry *geo) {
   static const int candidates[] = {DUAL_GPU_MAX_THREADS, 64, 32};
   int best_resident = 0;
   memset(geo, 0, sizeof *geo);
-  if (!deriv) group = 1;
+  if (kind == DUAL_GPU_VALUES || kind == DUAL_GPU_VALUES_DRAWS) group = 1;
   for (int pass = 0; pass < 2 && best_resident == 0; ++pass) {
     const int shared = pass == 0; // shared memory if some block fits, else global slabs
     if (shared && sm_shared_optin <= 0) continue;
-    dual_gpu_kernel_fn fn = kernel_for(deriv, shared);
+    dual_gpu_kernel_fn fn = kernel_for(kind, shared);
     cudaError_t e = shared ? cudaFuncSetAttribute((const void *)fn,
                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   sm_shared_optin)
@@ -121,7 +137,7 @@ extern "C" int dual_gpu_kernel_geometry(int deriv, int64_t n_regs, int64_t n_slo
 
 extern "C" int dual_gpu_kernel_launch(const dual_gpu_args *args, const dual_gpu_geometry *geo,
                                       int64_t blocks, void *stream) {
-  dual_gpu_kernel_fn fn = kernel_for(args->width > 0 ? (args->sg.samples > 0 ? 2 : 1) : 0, geo->shared > 0);
+  dual_gpu_kernel_fn fn = kernel_for(args->kind, geo->shared > 0);
   fn<<<(unsigned)blocks, geo->threads, geo->shared, (cudaStream_t)stream>>>(*args);
   return (int)cudaGetLastError();
 }

@@ -6,8 +6,9 @@
  * layout and the loads/stores below are tested on machines without a GPU.
  *
  * Include with DUAL_W defined (0: values only, 1: with tangents); defines
- * dual_point_run_w<DUAL_W> (with DUAL_SG 1: dual_point_run_w<DUAL_W>_sg, whose outputs go to
- * dual_sgrad's sample row), which runs sample `sample` of the program's draws.  A point's lanes may be split over a group of G threads (G a power
+ * dual_point_run_w<DUAL_W>, for programs without random draws; with DUAL_DRAWS 1
+ * dual_point_run_w<DUAL_W>_dr, which evaluates them, and with DUAL_SG 1 dual_point_run_w<DUAL_W>_sg,
+ * which also stores its outputs in dual_sgrad's sample row.  `sample`: the draws' sample.  A point's lanes may be split over a group of G threads (G a power
  * of two): thread `lane` of the group computes the lanes k with k mod G == lane, plus all values
  * (each thread keeps its own copy, so the threads never wait for each other).  Lanes never mix in
  * forward mode, so every tangent slot is written and read by one thread only.  Storage: the
@@ -110,13 +111,21 @@
 #define DUAL_POINT_RUN(w) DUAL_POINT_RUN2(w)
 #define DUAL_POINT_RUN_SG2(w) dual_point_run_w##w##_sg
 #define DUAL_POINT_RUN_SG(w) DUAL_POINT_RUN_SG2(w)
+#define DUAL_POINT_RUN_DR2(w) dual_point_run_w##w##_dr
+#define DUAL_POINT_RUN_DR(w) DUAL_POINT_RUN_DR2(w)
 #endif /* DUAL_INTERP_POINT_ONCE */
 
 #if defined(DUAL_SG) && DUAL_SG
 #define DUAL_SG_OUT 1
+#define DUAL_POINT_DRAWS 1
 #define DUAL_POINT_NAME DUAL_POINT_RUN_SG(DUAL_W)
+#elif defined(DUAL_DRAWS) && DUAL_DRAWS
+#define DUAL_SG_OUT 0
+#define DUAL_POINT_DRAWS 1
+#define DUAL_POINT_NAME DUAL_POINT_RUN_DR(DUAL_W)
 #else
 #define DUAL_SG_OUT 0
+#define DUAL_POINT_DRAWS 0
 #define DUAL_POINT_NAME DUAL_POINT_RUN(DUAL_W)
 #endif
 
@@ -159,3 +168,4 @@ DUAL_POINT_FN int DUAL_POINT_NAME(const dual_gpu_args *A, double *V, double *T, 
 }
 #undef DUAL_POINT_NAME
 #undef DUAL_SG_OUT
+#undef DUAL_POINT_DRAWS

@@ -41,6 +41,7 @@ typedef struct dual_gpu_rev_ctx {
 #define DUAL_POINTS(p) for (int p = 0; p < 1; ++p)
 #define DUAL_POINTS_OR(p, v) DUAL_POINTS(p)
 #define DUAL_DRAW_SAMPLE (R->sample)
+#define DUAL_POINT_DRAWS 1
 /* 32-bit index arithmetic: a block's storage spans fewer than 2^31 doubles (gpu_run_rev.c) */
 #define DUAL_VAL(r) (V + (uint32_t)(r)*S)
 #define DUAL_TAPE(row) (R->base + ((uint32_t)A->o_tape + (uint32_t)(row)) * S)

@@ -3,7 +3,7 @@
  * second order (interp2_point.h) share: the function qualifier, a constant from the two words of
  * its bits, the NaN/Inf flag tests, the load of a parameter and the random draws.  Valid C11 and CUDA.  The
  * includer has A (its launch arguments, with p, p_ps, p_es, sg), pt, ra, dst, st[1] and DUAL_VAL in
- * scope where the macros expand, and defines DUAL_DRAW_SAMPLE.
+ * scope where the macros expand, and defines DUAL_DRAW_SAMPLE and DUAL_POINT_DRAWS (0 or 1).
  */
 #ifndef DUAL_POINT_LOADS_H
 #define DUAL_POINT_LOADS_H
@@ -45,8 +45,20 @@ static inline double dual_from_words(uint32_t lo, uint32_t hi) {
 #define DUAL_ENGINE_DRAW(normal)                                                                 \
   DUAL_VAL(dst)[0] = dual_draw_value(normal, A->sg.seed, A->sg.point0 + pt, DUAL_DRAW_SAMPLE,     \
                                      A->sg.antithetic, (int32_t)ra);
-#define DUAL_ENGINE_RNORM() DUAL_ENGINE_DRAW(1)
-#define DUAL_ENGINE_RUNIF() DUAL_ENGINE_DRAW(0)
+/* An instance compiled without draws (DUAL_POINT_DRAWS 0, never given a program that makes
+ * them: gpu_run.c) stores NaN instead of carrying the generator's code. */
+#define DUAL_ENGINE_RNORM()                                                                      \
+  if (DUAL_POINT_DRAWS) {                                                                        \
+    DUAL_ENGINE_DRAW(1)                                                                          \
+  } else {                                                                                       \
+    DUAL_VAL(dst)[0] = (double)NAN;                                                              \
+  }
+#define DUAL_ENGINE_RUNIF()                                                                      \
+  if (DUAL_POINT_DRAWS) {                                                                        \
+    DUAL_ENGINE_DRAW(0)                                                                          \
+  } else {                                                                                       \
+    DUAL_VAL(dst)[0] = (double)NAN;                                                              \
+  }
 
 /* A constant, its bits in the record's (oa, ob). */
 #define DUAL_ENGINE_LDK() DUAL_VAL(dst)[0] = DUAL_FROM_BITS(oa, ob);
