@@ -1,7 +1,7 @@
 /* ba_jacobians.c — bundle-adjustment Jacobians with dualbatch, as a least-squares solver uses.
  * Reads an ADBench BA problem (compact format), makes one batch point per observation, compiles
  * the reprojection residual once and computes every 2 x 15 Jacobian in a single dual_jacobian call.
- * Usage: ba_jacobians [problem.txt]   (default: ADBench's data/ba/test.txt in the shared data) */
+ * Usage: ba_jacobians [problem.txt]   (default: ADBench's data/ba/test.txt, copied into tests/data) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,7 @@ static int fail(dual_context *ctx, const char *what, int status) {
 }
 
 int main(int argc, char **argv) {
-  const char *path = argc > 1 ? argv[1] : DUAL_SOURCE_DIR "/../shared/data/adbench/ba/test.txt";
+  const char *path = argc > 1 ? argv[1] : DUAL_SOURCE_DIR "/tests/data/adbench/ba/test.txt";
   FILE *fp = fopen(path, "r");
   if (!fp) {
     fprintf(stderr, "cannot open %s\n", path);

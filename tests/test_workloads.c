@@ -251,8 +251,8 @@ static const char *data_dir(void) {
 
 static char *read_text(const char *path) {
   FILE *fp = fopen(path, "rb");
-  cr_assert(fp, "ADBench data missing: cannot open %s (set DUAL_DATA_DIR to the shared data "
-                "directory, e.g. /work/shared/data)", path);
+  cr_assert(fp, "ADBench data missing: cannot open %s (it ships in tests/data; DUAL_DATA_DIR "
+                "overrides the directory)", path);
   fseek(fp, 0, SEEK_END);
   long size = ftell(fp);
   fseek(fp, 0, SEEK_SET);
