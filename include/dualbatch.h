@@ -48,7 +48,8 @@ extern "C" {
   X(DUAL_ERR_NO_DEVICE, 9, "the requested device is not available")                               \
   X(DUAL_ERR_UNSUPPORTED, 10, "operation not supported by this build or program")                 \
   X(DUAL_ERR_INTERNAL, 11, "internal error (please report)")                                     \
-  X(DUAL_ERR_DEVICE, 12, "the GPU reported an error (launch, copy or kernel failure)")
+  X(DUAL_ERR_DEVICE, 12, "the GPU reported an error (launch, copy or kernel failure)")            \
+  X(DUAL_ERR_COMPILE, 13, "the compiled GPU tier could not build or load the program's kernel")
 
 typedef enum dual_status {
 #define DUAL_X_ENUM(name, value, msg) name = value,

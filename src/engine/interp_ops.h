@@ -29,7 +29,7 @@
 #error "define DUAL_W before including interp_ops.h"
 #endif
 
-#define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
+#include "engine/tangent_terms.h" /* DUAL_NONFINITE, DUAL_TM, DUAL_TF, DUAL_CHOOSE_T */
 /* The second-order engines (engine/interp2_ops.h) and the reverse sweep (cpu/engine_rev.c) set
  * DUAL_ALL_PARTIALS to 1: every op that carries tangents then stores its first partials in the
  * rows pa/pb/pc, and a second-order engine its second ones through DUAL_SECOND_PARTIALS. */
@@ -124,14 +124,9 @@
   DUAL_LANE_LOOP(~ma & mb & mc, 0, 1, 1, E(0, 1, 1))                                             \
   DUAL_LANE_LOOP(ma & mb & mc, 1, 1, 1, E(1, 1, 1))
 
-/* A term whose tangent is exactly zero contributes nothing, even when its partial is infinite or
- * NaN: d/da pow(a, b) at a < 0 stays finite although d/db is NaN, and 1/x + y keeps dy = 1 at
- * x = 0.  Structurally zero lanes are skipped above; numerically zero tangents are caught by the
- * guarded product DUAL_TM, which equals the plain d*t whenever d is finite — so the plain loops
- * run unless some partial of this op in the block (CPU) or at this point (GPU) is not finite,
- * and the choice never changes a result. */
-#define DUAL_TM(d, t) (((t) == 0.0 && DUAL_NONFINITE(d)) ? 0.0 : (d) * (t))
-#define DUAL_TF(d, t) ((d) * (t))
+/* Structurally zero lanes are skipped above; numerically zero tangents are caught by the guarded
+ * product DUAL_TM (tangent_terms.h): the plain loops run unless some partial of this op in the
+ * block (CPU) or at this point (GPU) is not finite. */
 /* The terms of the operands present on the lane, summed left to right.  An absent operand adds
  * nothing (not even + 0.0, which would cost an add per lane and turn a -0 tangent into +0):
  * DUAL_TERM_0 is empty and the sum starts from -0.0, the exact additive identity. */
@@ -159,8 +154,7 @@
 #define DUAL_PROP_NEG() DUAL_LANE_COMBOS(DUAL_NEG_E)
 /* CHOOSE: copy the chosen operand's tangent; the unchosen one is never combined (NaN-safe). */
 #define DUAL_CHOOSE_E(ua, ub, uc)                                                                \
-  (qa[p] != 0.0 ? ((ua) ? ta[p] : 0.0)                                                           \
-                : (qb[p] != 0.0 ? ((ub) ? tb[p] : 0.0) : ((uc) ? tc[p] : 0.0)))
+  DUAL_CHOOSE_T(qa[p], qb[p], (ua) ? ta[p] : 0.0, (ub) ? tb[p] : 0.0, (uc) ? tc[p] : 0.0)
 #define DUAL_PROP_CHOOSE() DUAL_LANE_COMBOS(DUAL_CHOOSE_E)
 
 /* One case per op of the table: the value loop of its rule, and its prop class in `prop_` for

@@ -1,0 +1,29 @@
+/*
+ * jit_source.h — the compiled GPU tier's source generator: from a validated program and a
+ * first-order job shape, CUDA C for one kernel per forward pass, straight-line code with one
+ * local per live value and tangent lane.  Host code, independent of CUDA (tests run it on the
+ * CPU and compile its output with NVRTC without a GPU).
+ */
+#ifndef DUAL_JIT_SOURCE_H
+#define DUAL_JIT_SOURCE_H
+
+#include <stdint.h>
+
+#include "program.h"
+
+/* Bump when the generated code changes meaning: part of every cache key. */
+#define DUAL_JIT_GENERATOR_VERSION 1
+
+/* Kernel `pass` of a module is named "dual_jit_p<pass>". */
+#define DUAL_JIT_KERNEL_NAME "dual_jit_p%d"
+
+/* The source of `npass` kernels (passes 0 .. npass - 1 of width `width`; width 0 and one pass
+ * for DUAL_MODE_EVAL) for mode DUAL_MODE_EVAL, _JVP, _JACOBIAN or _GRADIENT.  Every op calls the
+ * rule of dual/rules.h the interpreters call, every tangent lane is the sum of
+ * engine/tangent_terms.h, lanes that are structurally zero in a pass are never emitted, and
+ * constants are exact (hex floats), so results are bitwise those of the interpreters.  Returns a
+ * heap string, or NULL with a reason in why (out of memory, or a shape it does not handle). */
+char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, char *why,
+                      int64_t why_cap);
+
+#endif /* DUAL_JIT_SOURCE_H */
