@@ -69,6 +69,7 @@ typedef struct options {
   int reps;
   const char *dir;
   int host;                 /* also time host-array calls */
+  int compiled;             /* also time the compiled tier (first-order workloads) */
   double link_h2d, link_d2h; /* measured pinned copy bandwidth, bytes/s */
 } options;
 
@@ -278,6 +279,95 @@ static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t
   return st;
 }
 
+/* The compiled tier's results for the first kref points against the interpreter's (y0, J0),
+ * bit for bit: a META line, and exit status 1 when any entry differs. */
+static void compare_compiled(dual_context *ctx, const dual_program *prog, const workload *w,
+                             const dual_batch *b, const double *y0, const double *J0, int64_t kref) {
+  dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
+  const double t0 = now();
+  int st = dual_run(ctx, prog, w->mode, b);
+  const double t1 = now();
+  dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+  if (st != DUAL_SUCCESS) {
+    printf("META\t%s compiled\tthe compiled tier failed: %s\n", w->name, dual_context_last_error(ctx));
+    g_disagree = 1;
+    return;
+  }
+  const int64_t ny = kref * w->m, nj = kref * w->m * w->n;
+  double *y = xmalloc(sizeof(double) * (size_t)ny), *J = xmalloc(sizeof(double) * (size_t)nj);
+  CUDA_OK(cudaMemcpy(y, b->y, sizeof(double) * (size_t)ny, cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(J, b->d, sizeof(double) * (size_t)nj, cudaMemcpyDeviceToHost));
+  int64_t differ = 0;
+  for (int64_t i = 0; i < ny; ++i) differ += memcmp(&y[i], &y0[i], sizeof(double)) != 0;
+  for (int64_t i = 0; i < nj; ++i) differ += memcmp(&J[i], &J0[i], sizeof(double)) != 0;
+  printf("META\t%s compiled\tcompiled tier vs interpreter, first %lld points: %lld of %lld "
+         "entries not bitwise equal (first call, compile included: %.3f s)\n", w->name,
+         (long long)kref, (long long)differ, (long long)(ny + nj), t1 - t0);
+  if (differ) g_disagree = 1;
+  free(y), free(J);
+}
+
+/* --jit-time: the first and second call of one workload's first-order product (Jacobian; the
+ * gradient for hess and grad) under DUAL_TIER_COMPILE with the cache directory `cache`: with an
+ * empty directory the first call includes the cold compile, with a filled one the disk load.
+ * Line: JIT <workload> <first s> <second s> <tier of the first call> <note>. */
+static int jit_time(const char *name, const char *cache) {
+  int k = 0;
+  while (k < NUM_WORKLOADS && strcmp(WORKLOADS[k].name, name) != 0) ++k;
+  if (k == NUM_WORKLOADS) return 2;
+  const workload *w = &WORKLOADS[k];
+  const int mode = w->m == 1 ? DUAL_MODE_GRADIENT : DUAL_MODE_JACOBIAN;
+  dual_context *ctx = NULL;
+  if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS) return 2;
+  dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
+  dual_context_set_cache_dir(ctx, cache);
+  dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
+  dual_program *prog = NULL;
+  if (dual_program_compile_file(ctx, path, &prog) != 0) return 2;
+  const int64_t B = 1024, n = w->n, m = w->m;
+  double *x = xmalloc(sizeof(double) * (size_t)(B * n)), *p = xmalloc(sizeof(double) * (size_t)(B * 2));
+  for (int64_t i = 0; i < B * n; ++i) x[i] = 0.5 + 0.001 * (double)(i % 997);
+  for (int64_t i = 0; i < B * 2; ++i) p[i] = 0.25;
+  double *dx, *dp, *dy, *dJ;
+  CUDA_OK(cudaMalloc((void **)&dx, sizeof(double) * (size_t)(B * n)));
+  CUDA_OK(cudaMalloc((void **)&dp, sizeof(double) * (size_t)(B * 2)));
+  CUDA_OK(cudaMalloc((void **)&dy, sizeof(double) * (size_t)(B * m)));
+  CUDA_OK(cudaMalloc((void **)&dJ, sizeof(double) * (size_t)(B * m * n)));
+  CUDA_OK(cudaMemcpy(dx, x, sizeof(double) * (size_t)(B * n), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(dp, p, sizeof(double) * (size_t)(B * 2), cudaMemcpyHostToDevice));
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.memory = DUAL_MEMORY_DEVICE, b.count = B;
+  b.x = dx, b.x_ps = n, b.x_es = 1, b.p = w->p ? dp : NULL, b.p_ps = w->p, b.p_es = 1;
+  b.y = dy, b.y_ps = m, b.y_es = 1, b.d = dJ, b.d_ps = m * n, b.d_rs = mode == DUAL_MODE_GRADIENT ? 0 : n;
+  b.d_cs = 1;
+  double t[2];
+  int tier = 0;
+  const char *note = "";
+  char err[512] = "";
+  for (int i = 0; i < 2; ++i) {
+    const double t0 = now();
+    int st = dual_run(ctx, prog, mode, &b);
+    t[i] = now() - t0;
+    if (i == 0) tier = dual_context_last_tier(ctx);
+    if (st != DUAL_SUCCESS) {
+      snprintf(err, sizeof err, "%s", dual_context_last_error(ctx));
+      for (char *c = err; *c; ++c) if (*c == '\n' || *c == '\t') *c = ' ';
+      note = err;
+      break;
+    }
+  }
+  printf("JIT\t%s\t%.6g\t%.6g\t%s\t%s\n", w->name, t[0], t[1],
+         tier == DUAL_TIER_COMPILE ? "compiled" : "interpreted", note);
+  cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ);
+  free(x), free(p);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return 0;
+}
+
 static void run_workload(const options *o, const workload *w, dual_context *ctx) {
   char path[1024];
   snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
@@ -349,6 +439,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
    * reports its rows as not run */
   const int64_t kref = bmax < REF_POINTS ? bmax : REF_POINTS;
   b.count = kref;
+  dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
   const int gpu_status = dual_run(ctx, prog, w->mode, &b);
   const char *not_run = NULL; /* why dualbatch's rows were not timed */
   if (gpu_status != DUAL_SUCCESS) {
@@ -365,10 +456,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
   double *hh = xmalloc(sizeof(double) * (size_t)(kref * nh));
   int have_ref = 1;
+  const int first_order = !second && !reverse && o->compiled;
   if (gpu_status == DUAL_SUCCESS) {
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
     if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
+    if (first_order) compare_compiled(ctx, prog, w, &b, yy, jj, kref);
   } else {
     have_ref = reference_on_cpu(w, prog, kref, x, p, yy, jj, hh) == DUAL_SUCCESS;
   }
@@ -418,6 +511,11 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = B;
     if (not_run) row_not_run(w->name, B, "dualbatch", "device", not_run);
     else row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
+    if (first_order) {
+      dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
+      row(w->name, B, "dualbatch-compiled", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
+      dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+    }
   }
   /* study at one batch size: each forced width, then each number of threads per point, with
    * register files in global memory (the default) and in shared memory (when a block fits) */
@@ -459,6 +557,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       h.memory = DUAL_MEMORY_HOST, h.count = B;
       h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.h = H, h.status = st;
       row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
+      if (first_order) {
+        dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
+        row(w->name, B, "dualbatch-compiled", "host",
+            time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
+        dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+      }
       free(y), free(J), free(H), free(st);
     }
   }
@@ -484,6 +588,7 @@ int main(int argc, char **argv) {
   o.num_grad_batches = parse_list("1e3,1e4,1e5", o.grad_batches, MAX_BATCHES);
   o.reps = 20;
   o.host = 1;
+  o.compiled = 1;
   o.width_batch = 1e6;
   const char *commit = "unknown";
   for (int i = 1; i < argc; ++i) {
@@ -513,10 +618,15 @@ int main(int argc, char **argv) {
       commit = v, ++i;
     } else if (strcmp(a, "--no-host") == 0) {
       o.host = 0;
+    } else if (strcmp(a, "--no-compiled") == 0) {
+      o.compiled = 0;
+    } else if (strcmp(a, "--jit-time") == 0 && v && i + 2 < argc) {
+      return jit_time(v, argv[i + 2]);
     } else {
       fprintf(stderr, "usage: dualbatch_bench_gpu [--workload ba|kin|hess|grad] [--batches 1e4,...] "
               "[--grad-batches 1e3,...] [--widths 8,16,32] [--groups 1,4] [--width-batch B] [--reps N] "
-              "[--dir DIR] [--commit SHA] [--no-host]\n");
+              "[--dir DIR] [--commit SHA] [--no-host] [--no-compiled]\n"
+              "       dualbatch_bench_gpu --jit-time WORKLOAD CACHE_DIR\n");
       return 2;
     }
   }

@@ -39,6 +39,15 @@ fi
 
 build-gpu/bench/dualbatch_bench_gpu --dir "$points" --commit "$commit" "$@" | tee "$raw"
 status=${PIPESTATUS[0]}
+# the compiled tier's cold compile and warm (disk cache) load, each in a fresh process
+jitcache="$(mktemp -d)"
+for wl in ba kin hess grad; do
+  for phase in cold warm; do
+    build-gpu/bench/dualbatch_bench_gpu --jit-time "$wl" "$jitcache/$wl" \
+      | sed "s/^JIT\t/JIT\t$phase\t/" | tee -a "$raw"
+  done
+done
+rm -rf "$jitcache"
 batches="${PEER_BATCHES:-1e4,1e5,1e6,1e7}"
 grad_batches="${GRAD_PEER_BATCHES:-1e3,1e4,1e5}"
 reps="${PEER_REPS:-20}"

@@ -161,6 +161,47 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode);
  * choice is reported here. */
 int dual_context_last_ad_mode(const dual_context *ctx);
 
+/* GPU contexts: which of the two GPU tiers runs first-order products (dual_eval, dual_jvp,
+ * dual_jacobian and forward dual_gradient; the other products always interpret).
+ *   DUAL_TIER_INTERPRET  the interpreter: one pre-built kernel family runs every program, with no
+ *                        compilation.
+ *   DUAL_TIER_COMPILE    the compiled tier: the program gets its own kernel, generated as CUDA C
+ *                        (straight-line, values and tangents in machine registers) and compiled
+ *                        with NVRTC to a CUBIN for the GPU, kept in memory for the process and on
+ *                        disk (dual_context_set_cache_dir).  A call waits for its compile; if the
+ *                        kernel cannot be built or loaded (no NVRTC, a compile error, a load or
+ *                        launch failure, a program over the size rule below) it fails with
+ *                        DUAL_ERR_COMPILE and a message that says why.
+ *   DUAL_TIER_AUTO       (default) compiled when the kernel is in memory or in the disk cache;
+ *                        otherwise the call interprets while the kernel compiles in a background
+ *                        thread (one at a time per process), and later calls switch to it when it
+ *                        is ready.  Where the compiled tier cannot serve, the interpreter does,
+ *                        and dual_context_last_note says why (with the compiler's log).
+ * Both tiers compute every op with the same rules and floating-point options: results are bitwise
+ * equal, to each other and to the CPU.  Size rule: programs of more than 20000 instructions, or
+ * whose instructions times forward passes exceed 100000, stay on the interpreter (their compile
+ * would take minutes).  DUALBATCH_TIER=auto|interpret|compile, read when the context is created,
+ * overrides the default. */
+typedef enum dual_tier { DUAL_TIER_AUTO = 0, DUAL_TIER_INTERPRET = 1, DUAL_TIER_COMPILE = 2 } dual_tier;
+int dual_context_set_tier(dual_context *ctx, int tier);
+/* The tier of the last successful evaluation: DUAL_TIER_COMPILE or DUAL_TIER_INTERPRET (also for
+ * CPU evaluations). */
+int dual_context_last_tier(const dual_context *ctx);
+
+/* The compiled tier's disk cache directory (a copy of `dir` is kept; NULL or "" = the default:
+ * $DUALBATCH_CACHE_DIR, else $XDG_CACHE_HOME/dualbatch, else ~/.cache/dualbatch).  Entries are
+ * named by a SHA-256 of everything that decides the kernel's bits, written atomically, created
+ * private (0700) and checked on every load; an unusable directory only costs the cache (the
+ * kernel is still compiled and kept in memory). */
+int dual_context_set_cache_dir(dual_context *ctx, const char *dir);
+/* The directory in use (written into buf like snprintf), its entry count and total bytes (either
+ * pointer may be NULL).  A missing directory is an empty cache. */
+int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t *entries,
+                             int64_t *bytes);
+/* Remove every entry of the cache directory (other files are left); *removed (may be NULL) gets
+ * the count.  Kernels already loaded in this process stay usable. */
+int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
+
 /* The seed of the random draws (dual_builder_normal / uniform, the language's normal() and
  * uniform()) for every call but dual_sgrad (which takes its own): default 0.  Such calls see
  * sample 0 of this seed — one fixed realization of the draws, the same on every run. */

@@ -4,6 +4,7 @@
  */
 #include "context.h"
 #include "gpu.h"
+#include "jit/jit_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,15 @@ static int device_from_env(int requested, int *bad_env) {
   return requested;
 }
 
+/* DUALBATCH_TIER, if set, over the default AUTO; -1 when it names no tier. */
+static int tier_from_env(void) {
+  const char *env = getenv("DUALBATCH_TIER");
+  if (env == NULL || env[0] == '\0' || strcmp(env, "auto") == 0) return DUAL_TIER_AUTO;
+  if (strcmp(env, "interpret") == 0) return DUAL_TIER_INTERPRET;
+  if (strcmp(env, "compile") == 0) return DUAL_TIER_COMPILE;
+  return -1;
+}
+
 int dual_context_create(dual_context **out, int device) {
   if (out == NULL) return DUAL_ERR_ARGUMENT;
   *out = NULL;
@@ -102,7 +112,16 @@ int dual_context_create(dual_context **out, int device) {
   ctx->device = DUAL_DEVICE_CPU;
   ctx->last_device = DUAL_DEVICE_CPU;
   ctx->last_ad_mode = DUAL_AD_FORWARD;
+  ctx->last_tier = DUAL_TIER_INTERPRET;
   *out = ctx;
+  ctx->tier = tier_from_env();
+  if (ctx->tier < 0) {
+    ctx->tier = DUAL_TIER_AUTO;
+    ctx->requested = DUAL_DEVICE_CPU;
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "DUALBATCH_TIER='%s' is not one of auto, interpret, compile (context uses the CPU)",
+                     getenv("DUALBATCH_TIER"));
+  }
   int bad_env = 0;
   int want = device_from_env(device, &bad_env);
   ctx->requested = bad_env ? DUAL_DEVICE_CPU : want;
@@ -130,6 +149,7 @@ void dual_context_destroy(dual_context **ctx) {
   dual_gpu_release((*ctx)->gpu);
   free((*ctx)->error);
   free((*ctx)->note);
+  free((*ctx)->cache_dir);
   free(*ctx);
   *ctx = NULL;
 }
@@ -198,6 +218,54 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode) {
 int dual_context_set_seed(dual_context *ctx, uint64_t seed) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   ctx->seed = seed;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_set_tier(dual_context *ctx, int tier) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (tier != DUAL_TIER_AUTO && tier != DUAL_TIER_INTERPRET && tier != DUAL_TIER_COMPILE)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "tier %d is not DUAL_TIER_AUTO, DUAL_TIER_INTERPRET or DUAL_TIER_COMPILE", tier);
+  ctx->tier = tier;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_last_tier(const dual_context *ctx) {
+  return ctx == NULL ? DUAL_TIER_INTERPRET : ctx->last_tier;
+}
+
+int dual_context_set_cache_dir(dual_context *ctx, const char *dir) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  char *copy = NULL;
+  if (dir != NULL && dir[0] != '\0' && (copy = dual_strdup(dir)) == NULL)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
+  free(ctx->cache_dir);
+  ctx->cache_dir = copy;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t *entries,
+                             int64_t *bytes) {
+  if (ctx == NULL || (buf == NULL && cap != 0) || cap < 0) return DUAL_ERR_ARGUMENT;
+  char dir[4096];
+  if (dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) != 0)
+    return dual_fail(ctx, DUAL_ERR_IO, "no cache directory: set DUALBATCH_CACHE_DIR or HOME");
+  if (buf != NULL && cap > 0) snprintf(buf, (size_t)cap, "%s", dir);
+  int64_t n = 0, b = 0;
+  if (dual_jit_cache_usage(dir, &n, &b) != 0)
+    return dual_fail(ctx, DUAL_ERR_IO, "cannot read the cache directory %s", dir);
+  if (entries) *entries = n;
+  if (bytes) *bytes = b;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_cache_clear(dual_context *ctx, int64_t *removed) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  char dir[4096];
+  if (dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) != 0)
+    return dual_fail(ctx, DUAL_ERR_IO, "no cache directory: set DUALBATCH_CACHE_DIR or HOME");
+  if (dual_jit_cache_clear(dir, removed) != 0)
+    return dual_fail(ctx, DUAL_ERR_IO, "could not remove every entry of %s", dir);
   return DUAL_SUCCESS;
 }
 

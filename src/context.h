@@ -23,6 +23,9 @@ struct dual_context {
   void *stream;         /* caller's cudaStream_t for device-memory batches, NULL = own */
   int64_t memory_limit; /* GPU pool bytes, 0 = default */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
+  int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
+  int last_tier;        /* the tier of the last successful evaluation */
+  char *cache_dir;      /* the compiled tier's disk cache (heap; NULL = default) */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

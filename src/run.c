@@ -120,9 +120,11 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   dual_set_note(ctx, NULL);
   if (ctx->device != DUAL_DEVICE_GPU) {
     int st = cpu_run(ctx, job);
-    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
+    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
     return st;
   }
+  const int tier_before = ctx->last_tier;
+  ctx->last_tier = DUAL_TIER_INTERPRET; /* dual_gpu_run says when the compiled tier ran */
   int st = job->samples > 0                       ? dual_gpu_run_sgrad(ctx, job)
            : job->reverse                         ? dual_gpu_run_rev(ctx, job)
            : dual_mode_is_second_order(job->mode) ? dual_gpu_run2(ctx, job)
@@ -131,6 +133,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     ctx->last_device = DUAL_DEVICE_GPU;
     return st;
   }
+  ctx->last_tier = tier_before;
   if (ctx->requested != DUAL_DEVICE_AUTO || job->b->memory == DUAL_MEMORY_DEVICE ||
       st == DUAL_ERR_ARGUMENT)
     return st;
@@ -144,6 +147,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   dual_clear_error(ctx);
   dual_set_note(ctx, note ? note : dual_strdup("the GPU failed, so this ran on the CPU"));
   ctx->last_device = DUAL_DEVICE_CPU;
+  ctx->last_tier = DUAL_TIER_INTERPRET;
   return st;
 }
 

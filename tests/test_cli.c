@@ -415,6 +415,41 @@ Test(cli, disasm_info_help) {
   remove_file(pp);
 }
 
+/* The compiled tier's cache verbs, on a private directory, and --verbose / --tier on the CPU. */
+Test(cli, cache_verbs_verbose_and_tier) {
+  char dir[] = "/tmp/dual_cli_cache_XXXXXX";
+  cr_assert(mkdtemp(dir) != NULL);
+  char args[512];
+  snprintf(args, sizeof args, "cache show"), setenv("DUALBATCH_CACHE_DIR", dir, 1);
+  run_result s = run_cli(args, NULL);
+  cr_assert_eq(s.status, 0, "%s", s.err);
+  cr_assert(strstr(s.out, dir) != NULL && strstr(s.out, "0 entries") != NULL, "%s", s.out);
+  char entry[256];
+  snprintf(entry, sizeof entry, "%s/%064d.cubin", dir, 0);
+  FILE *fp = fopen(entry, "w");
+  cr_assert(fp != NULL);
+  fputs("not a real entry", fp);
+  fclose(fp);
+  run_result i = run_cli("info", NULL);
+  cr_assert(strstr(i.out, "kernel cache:") != NULL && strstr(i.out, "1 entry") != NULL, "%s", i.out);
+  run_result c = run_cli("cache clear", NULL);
+  cr_assert_eq(c.status, 0, "%s", c.err);
+  cr_assert(strstr(c.out, "removed 1 entry") != NULL, "%s", c.out);
+  cr_assert(access(entry, F_OK) != 0, "cache clear left the entry");
+  run_result bad = run_cli("cache wipe", NULL);
+  assert_fails(&bad, 2, "not one of show, clear");
+  unsetenv("DUALBATCH_CACHE_DIR");
+  rmdir(dir);
+  run_result v = run_verb("eval", PROG_F, PTS_CSV, "--device cpu --tier compile --verbose");
+  cr_assert(strstr(v.err, "ran on cpu") != NULL, "%s", v.err);
+  char *pp = temp_text(PROG_F);
+  snprintf(args, sizeof args, "eval %s --tier fast", pp);
+  run_result t = run_cli(args, NULL);
+  assert_fails(&t, 2, "--tier");
+  remove_file(pp);
+  free_result(&s), free_result(&i), free_result(&c), free_result(&bad), free_result(&v), free_result(&t);
+}
+
 Test(cli, empty_input_gives_empty_output) {
   run_result r = run_verb("eval", PROG_F, "# nothing here\n\n", NULL);
   cr_assert_eq(r.out_len, 0);

@@ -27,12 +27,14 @@ enum {
   CLI_OPT_SAMPLES = 1 << 8,
   CLI_OPT_SEED = 1 << 9,
   CLI_OPT_ANTITHETIC = 1 << 10,
-  CLI_OPT_SCORE = 1 << 11
+  CLI_OPT_SCORE = 1 << 11,
+  CLI_OPT_TIER = 1 << 12,
+  CLI_OPT_VERBOSE = 1 << 13
 };
 #define CLI_OPTS_SGRAD (CLI_OPTS_STREAM | CLI_OPT_SAMPLES | CLI_OPT_SEED | CLI_OPT_ANTITHETIC | CLI_OPT_SCORE)
 #define CLI_OPTS_STREAM                                                                            \
   (CLI_OPT_IN | CLI_OPT_OUT | CLI_OPT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_WIDTH |  \
-   CLI_OPT_MODE | CLI_OPT_HELP)
+   CLI_OPT_MODE | CLI_OPT_TIER | CLI_OPT_VERBOSE | CLI_OPT_HELP)
 
 /* The verbs, once: X(id, name, options accepted, positional args (min, max), synopsis, help). */
 #define CLI_VERB_LIST(X)                                                                           \
@@ -54,7 +56,10 @@ enum {
   X(COMPILE, "compile", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM -o FILE",                       \
     "compile (or re-validate) PROGRAM and save its bytecode to FILE")                              \
   X(DISASM, "disasm", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM", "print the program's bytecode") \
-  X(INFO, "info", CLI_OPT_HELP, 0, 0, "", "print the build (CUDA, devices, OpenMP threads)")       \
+  X(INFO, "info", CLI_OPT_HELP, 0, 0, "",                                                          \
+    "print the build (CUDA, devices, OpenMP threads) and the compiled tier's kernel cache")        \
+  X(CACHE, "cache", CLI_OPT_HELP, 1, 1, "show|clear",                                              \
+    "the compiled GPU tier's kernel cache: show its directory and size, or remove its entries")    \
   X(HELP, "help", CLI_OPT_HELP, 0, 1, "[VERB]", "print help, or a verb's help")
 
 typedef enum cli_verb {
@@ -74,6 +79,8 @@ typedef struct cli_options {
   int threads;       /* 0 = all cores */
   int width;         /* 0 = automatic */
   int ad_mode;       /* dual_ad_mode (--mode) */
+  int tier;          /* dual_tier (--tier; -1 = the context's default) */
+  int verbose;       /* --verbose: report where each run went (device, tier) and every note */
   int64_t samples;   /* sgrad: --samples (required) */
   uint64_t seed;     /* sgrad: --seed (required) */
   int sgrad_flags;   /* sgrad: DUAL_SGRAD_ANTITHETIC (--antithetic), DUAL_SGRAD_SCORE (--score) */

@@ -1,7 +1,7 @@
 /*
  * cli_main.c — entry point of the `dualbatch` command-line tool: argv parsing (options before or
  * after PROGRAM, "--opt VALUE" and "--opt=VALUE"), usage and per-verb help, "did you mean"
- * suggestions, and the small verbs (info, disasm, compile).  The streaming verbs are in
+ * suggestions, and the small verbs (info, cache, disasm, compile).  The streaming verbs are in
  * cli_run.c; record I/O in cli_io.c.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -32,6 +32,9 @@
   X(CLI_OPT_ANTITHETIC, "--antithetic", NULL, NULL, "sgrad: antithetic pairs (S even, >= 4)")      \
   X(CLI_OPT_SCORE, "--score", NULL, NULL,                                                          \
     "sgrad: score-function estimator for normal(mu, sigma) draws")                                 \
+  X(CLI_OPT_TIER, "--tier", NULL, "auto|interpret|compile",                                       \
+    "GPU tier for first-order products (default auto; DUALBATCH_TIER overrides the default)")     \
+  X(CLI_OPT_VERBOSE, "--verbose", "-v", NULL, "report the device and GPU tier that ran, and why")   \
   X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
 
 static const struct cli_option_def {
@@ -57,6 +60,7 @@ static const struct cli_verb_def {
 static const char *const format_names[] = {"csv", "f64"};
 static const char *const device_names[] = {"auto", "cpu", "gpu"}; /* = dual_device values */
 static const char *const mode_names[] = {"auto", "forward", "reverse"}; /* = dual_ad_mode values */
+static const char *const tier_names[] = {"auto", "interpret", "compile"}; /* = dual_tier values */
 
 /* ---------------------------------------------------------------------------------------------
  * Suggestions
@@ -183,7 +187,7 @@ typedef struct cli_parse {
   const char *positional[3]; /* verb, then up to two arguments (more are only counted) */
   int npos;
   int seen; /* option bits given */
-  const char *threads, *width, *format, *device, *mode, *samples, *seed;
+  const char *threads, *width, *format, *device, *mode, *samples, *seed, *tier;
 } cli_parse;
 
 static const struct cli_option_def *find_option(const char *name, size_t len) {
@@ -206,6 +210,8 @@ static void store_option(cli_parse *ps, int bit, const char *value) {
   case CLI_OPT_THREADS: ps->threads = value; break;
   case CLI_OPT_WIDTH: ps->width = value; break;
   case CLI_OPT_MODE: ps->mode = value; break;
+  case CLI_OPT_TIER: ps->tier = value; break;
+  case CLI_OPT_VERBOSE: ps->o.verbose = 1; break;
   case CLI_OPT_SAMPLES: ps->samples = value; break;
   case CLI_OPT_SEED: ps->seed = value; break;
   case CLI_OPT_ANTITHETIC: ps->o.sgrad_flags |= DUAL_SGRAD_ANTITHETIC; break;
@@ -331,6 +337,9 @@ static int parse_values(cli_parse *ps) {
     return CLI_EXIT_USAGE;
   if (ps->mode && parse_choice("--mode", ps->mode, mode_names, 3, &ps->o.ad_mode) != 0)
     return CLI_EXIT_USAGE;
+  ps->o.tier = -1;
+  if (ps->tier && parse_choice("--tier", ps->tier, tier_names, 3, &ps->o.tier) != 0)
+    return CLI_EXIT_USAGE;
   if (ps->threads && parse_int(ps->threads, 0, 1 << 16, &ps->o.threads) != 0) {
     cli_error("--threads: '%s' is not a valid thread count (an integer >= 0; 0 = all cores)",
               ps->threads);
@@ -399,6 +408,51 @@ static int verb_help(const cli_options *o) {
   return CLI_EXIT_OK;
 }
 
+/* The kernel cache line of `info` and `cache show`. */
+static int print_cache(void) {
+  dual_context *ctx = NULL;
+  if (dual_context_create(&ctx, DUAL_DEVICE_CPU) != DUAL_SUCCESS) {
+    cli_error("%s", ctx ? dual_context_last_error(ctx) : "cannot create a context");
+    dual_context_destroy(&ctx);
+    return CLI_EXIT_FAIL;
+  }
+  char dir[4096];
+  int64_t entries = 0, bytes = 0;
+  int rc = CLI_EXIT_OK;
+  if (dual_context_cache_usage(ctx, dir, sizeof dir, &entries, &bytes) == DUAL_SUCCESS)
+    printf("kernel cache: %s (%lld entr%s, %.1f MiB)\n", dir, (long long)entries,
+           entries == 1 ? "y" : "ies", (double)bytes / (1 << 20));
+  else
+    printf("kernel cache: unusable (%s)\n", dual_context_last_error(ctx));
+  dual_context_destroy(&ctx);
+  return rc;
+}
+
+static int verb_cache(const cli_options *o) {
+  if (strcmp(o->arg, "show") == 0) return print_cache() == 0 && fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  if (strcmp(o->arg, "clear") != 0) {
+    cli_error("cache: '%s' is not one of show, clear", o->arg);
+    return usage_error();
+  }
+  dual_context *ctx = NULL;
+  int64_t removed = 0;
+  int rc = CLI_EXIT_FAIL;
+  if (dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS) {
+    char dir[4096];
+    dual_context_cache_usage(ctx, dir, sizeof dir, NULL, NULL);
+    if (dual_context_cache_clear(ctx, &removed) == DUAL_SUCCESS) {
+      printf("removed %lld entr%s from %s\n", (long long)removed, removed == 1 ? "y" : "ies", dir);
+      rc = CLI_EXIT_OK;
+    } else {
+      cli_error("%s", dual_context_last_error(ctx));
+    }
+  } else {
+    cli_error("%s", ctx ? dual_context_last_error(ctx) : "cannot create a context");
+  }
+  dual_context_destroy(&ctx);
+  return rc;
+}
+
 static int verb_info(void) {
   char probe[1];
   int64_t need = dual_build_info(probe, 1);
@@ -410,6 +464,7 @@ static int verb_info(void) {
   dual_build_info(text, need + 1);
   printf("%s%s", text, need > 0 && text[need - 1] == '\n' ? "" : "\n");
   free(text);
+  if (print_cache() != CLI_EXIT_OK) return CLI_EXIT_FAIL;
   return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 }
 
@@ -495,6 +550,7 @@ static int dispatch(const cli_options *o) {
   switch (o->verb) {
   case CLI_VERB_HELP: return verb_help(o);
   case CLI_VERB_INFO: return verb_info();
+  case CLI_VERB_CACHE: return verb_cache(o);
   case CLI_VERB_DISASM: return verb_disasm(o);
   case CLI_VERB_COMPILE: return verb_compile(o);
   default: return cli_run_stream(o);

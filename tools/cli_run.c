@@ -55,6 +55,7 @@ typedef struct cli_stream {
   cli_progress progress;
   cli_flag_report flags;
   int noted_fallback; /* the AUTO device's CPU fallback was reported */
+  char last_where[64], last_note[512]; /* --verbose: what was reported last */
   int64_t samples;    /* sgrad */
   uint64_t seed;
   int sgrad_flags;
@@ -94,7 +95,8 @@ static int make_context(const cli_options *o, int strict_device, dual_context **
   }
   if ((st = dual_context_set_threads(*ctx, o->threads)) != DUAL_SUCCESS ||
       (st = dual_context_set_width(*ctx, o->width)) != DUAL_SUCCESS ||
-      (st = dual_context_set_ad_mode(*ctx, o->ad_mode)) != DUAL_SUCCESS) {
+      (st = dual_context_set_ad_mode(*ctx, o->ad_mode)) != DUAL_SUCCESS ||
+      (o->tier >= 0 && (st = dual_context_set_tier(*ctx, o->tier)) != DUAL_SUCCESS)) {
     cli_error("%s", dual_context_last_error(*ctx));
     dual_context_destroy(ctx);
     return CLI_EXIT_FAIL;
@@ -350,7 +352,33 @@ static void report_written(const cli_stream *s) {
             (long long)s->written, s->written == 1 ? " was" : "s were", cli_writer_name(s->writer));
 }
 
-static int stream_loop(cli_stream *s, cli_verb verb) {
+/* After a chunk: a note (a fallback to the CPU, checkpointed segments) once per run; with
+ * --verbose also where each chunk ran and the compiled tier's notes, when they change. */
+static void report_run(cli_stream *s, int st, int verbose) {
+  if (st != DUAL_SUCCESS) return;
+  const char *note = dual_context_last_note(s->ctx);
+  const int tier_note = strncmp(note, "interpreted:", 12) == 0;
+  if (note[0] != '\0' && !tier_note && !s->noted_fallback) {
+    cli_warning("%s", note);
+    s->noted_fallback = 1; /* once per run */
+  }
+  if (!verbose) return;
+  char where[64];
+  const int gpu = dual_context_last_device(s->ctx) == DUAL_DEVICE_GPU;
+  snprintf(where, sizeof where, "%s%s", gpu ? "gpu" : "cpu",
+           !gpu ? "" : dual_context_last_tier(s->ctx) == DUAL_TIER_COMPILE ? ", compiled tier"
+                                                                             : ", interpreter");
+  if (strcmp(where, s->last_where) != 0 || (tier_note && strcmp(note, s->last_note) != 0)) {
+    const size_t len = strlen(note);
+    fprintf(stderr, "dualbatch: records %lld..: ran on %s%s%.*s\n", (long long)s->written + 1,
+            where, tier_note ? ": " : "", tier_note ? (int)(len > 0 && note[len - 1] == '\n' ? len - 1 : len) : 0,
+            note);
+    snprintf(s->last_where, sizeof s->last_where, "%s", where);
+    snprintf(s->last_note, sizeof s->last_note, "%s", note);
+  }
+}
+
+static int stream_loop(cli_stream *s, cli_verb verb, int verbose) {
   for (;;) {
     int64_t count = 0;
     if (cli_reader_read(s->reader, s->in, s->chunk, &count, s->lines) != 0) {
@@ -360,10 +388,7 @@ static int stream_loop(cli_stream *s, cli_verb verb) {
     }
     if (count == 0) return 0;
     int st = eval_chunk(s, verb, count);
-    if (st == DUAL_SUCCESS && dual_context_last_note(s->ctx)[0] != '\0' && !s->noted_fallback) {
-      cli_warning("%s", dual_context_last_note(s->ctx));
-      s->noted_fallback = 1; /* once per run */
-    }
+    report_run(s, st, verbose);
     if (st != DUAL_SUCCESS) {
       cli_progress_end(&s->progress);
       cli_error("evaluation of records %lld..%lld failed: %s", (long long)s->written + 1,
@@ -399,7 +424,7 @@ int cli_run_stream(const cli_options *o) {
   memset(&s, 0, sizeof s);
   cli_progress_start(&s.progress);
   int rc = stream_setup(&s, o);
-  if (rc == 0) rc = stream_loop(&s, o->verb);
+  if (rc == 0) rc = stream_loop(&s, o->verb, o->verbose);
   if (rc != 0) {
     report_written(&s);
   } else {

@@ -1,6 +1,8 @@
 /*
  * rtc_compile.c — the compiled tier's compiler (rtc_compile.h): NVRTC through dlopen, its entry
- * points declared here (no nvrtc.h needed to build), one load per process.
+ * points declared here (no nvrtc.h needed to build), one load per process: the library file
+ * DUALBATCH_NVRTC names if it is set (so "none" runs without NVRTC), else libnvrtc.so.13, .12,
+ * .so from the loader's path.
  */
 #include "jit/rtc_compile.h"
 
@@ -46,7 +48,8 @@ static void load_nvrtc(void) {
   static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
   const char *env = getenv("DUALBATCH_NVRTC");
   size_t used = 0;
-  for (int i = -1; i < 3 && rtc.lib == NULL; ++i) {
+  const int only_env = env != NULL && env[0] != '\0'; /* DUALBATCH_NVRTC: that file, or none */
+  for (int i = -1; i < (only_env ? 0 : 3) && rtc.lib == NULL; ++i) {
     const char *name = i < 0 ? env : names[i];
     if (name == NULL || name[0] == '\0') continue;
     rtc.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);

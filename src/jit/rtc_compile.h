@@ -12,7 +12,7 @@
 
 /* NVRTC's version (major * 1000 + minor * 10, as CUDA numbers it), or 0 when NVRTC cannot be
  * loaded; `why` (may be NULL) then says what was tried.  Loads NVRTC once per process
- * (DUALBATCH_NVRTC names the library file to load instead of the default names). */
+ * (DUALBATCH_NVRTC, if set, names the only library file tried). */
 int dual_rtc_version(char *why, size_t why_cap);
 
 /* The options every compile uses, as one string (part of the cache key): the architecture

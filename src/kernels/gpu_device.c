@@ -23,6 +23,7 @@ int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what) {
 cudaError_t dual_gpu_injected_fault(const char *where) {
   const char *f = getenv("DUALBATCH_GPU_FAULT");
   if (f == NULL || strcmp(f, where) != 0) return cudaSuccess;
+  if (strcmp(where, "jit-load") == 0) return cudaErrorInvalidKernelImage;
   return strcmp(where, "alloc") == 0 ? cudaErrorMemoryAllocation : cudaErrorLaunchFailure;
 }
 
@@ -79,6 +80,10 @@ int dual_gpu_state(dual_context *ctx, struct dual_gpu **out) {
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, g->ordinal);
   if (e == cudaSuccess)
     e = cudaDeviceGetAttribute(&g->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->ordinal);
+  int cc_major = 0, cc_minor = 0;
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, g->ordinal);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&cc_minor, cudaDevAttrComputeCapabilityMinor, g->ordinal);
+  g->cc = cc_major * 10 + cc_minor;
   size_t free_b = 0, total_b = 0;
   if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
   for (int s = 0; s < DUAL_GPU_STREAMS && e == cudaSuccess; ++s)

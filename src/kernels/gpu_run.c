@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/gpu_jit.h"
 #include "kernels/gpu_state.h"
 
 enum { PLAN_RECORD = sizeof(dual_plan_instr), ALIGN = 256 };
@@ -158,6 +159,7 @@ static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int width, in
 /* One launch's fixed part: plan, program shape, register file. */
 typedef struct launch_setup {
   dual_gpu_args args;  /* arrays and count filled per launch */
+  const dual_jit_module *jit; /* the compiled tier's kernels, or NULL: the interpreter */
   int64_t max_blocks;  /* resident blocks the scratch was sized for */
   size_t scratch_size; /* bytes of global register file per stream (0: shared memory) */
 } launch_setup;
@@ -165,6 +167,10 @@ typedef struct launch_setup {
 static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, double *scratch,
                   void *stream) {
   dual_gpu_args a = ls->args;
+  if (ls->jit != NULL) {
+    cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &a, stream);
+    return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
+  }
   a.scratch = g->geo.shared > 0 ? NULL : scratch;
   const int64_t per_block = g->geo.threads / g->geo.group;
   int64_t blocks = (a.count + per_block - 1) / per_block;
@@ -349,12 +355,43 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
   return st;
 }
 
+/* The compiled tier: the module's kernels cover every pass, so one launch per chunk; no plan
+ * and no register files. */
+static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                        const dual_jit_module *m) {
+  launch_setup ls;
+  memset(&ls, 0, sizeof ls);
+  ls.jit = m;
+  ls.args.mode = job->mode, ls.args.n_in = job->prog->n_in;
+  dual_gpu_sgrad_args(job, 0, 0, &ls.args.sg); /* the draws' seed and first point */
+  const size_t limit = pool_limit(ctx, g);
+  result_part part = {1, 0, job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT
+                                ? job->prog->n_in : 1};
+  return job->b->memory != DUAL_MEMORY_DEVICE ? run_host(ctx, g, job, &ls, limit, &part)
+                                              : run_device(ctx, g, job, &ls);
+}
+
 int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   if (job->b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, job->b);
   if (st != DUAL_SUCCESS) return st;
+  const dual_jit_module *jit = NULL;
+  st = dual_gpu_jit_select(ctx, g, job, &jit);
+  if (st != DUAL_SUCCESS) return st;
+  if (jit != NULL) {
+    st = run_compiled(ctx, g, job, jit);
+    if (st == DUAL_SUCCESS) {
+      ctx->last_tier = DUAL_TIER_COMPILE;
+      return st;
+    }
+    if (ctx->tier == DUAL_TIER_COMPILE) return st;
+    /* AUTO: the interpreter runs the whole job again, and the note says what failed */
+    dual_set_note(ctx, dual_strdup_printf("interpreted: the compiled kernel failed: %s",
+                                          dual_context_last_error(ctx)));
+    dual_clear_error(ctx);
+  }
   const dual_program *prog = job->prog;
   const size_t limit = pool_limit(ctx, g);
   const int64_t passes = dual_job_passes(job);

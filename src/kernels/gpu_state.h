@@ -25,6 +25,7 @@ typedef struct dual_gpu_buffer {
 struct dual_gpu {
   int ordinal;                            /* CUDA device */
   int sm_count, smem_optin;               /* multiprocessors, shared bytes per block (opt-in) */
+  int cc;                                 /* compute capability, major * 10 + minor */
   size_t limit;                           /* pool limit in bytes (resolved) */
   cudaStream_t streams[DUAL_GPU_STREAMS]; /* the context's own streams */
   dual_gpu_buffer pool;                   /* device arena: batch chunks and register files */
@@ -84,7 +85,8 @@ void dual_gpu_sgrad_args(const dual_job *job, int64_t p0, int32_t row, dual_gpu_
 /* Spare storage rows per thread a job needs for dual_sgrad (0 for other jobs). */
 int64_t dual_gpu_sgrad_rows(const dual_job *job);
 
-/* Test hook: the fault named by DUALBATCH_GPU_FAULT ("alloc" or "launch"), else cudaSuccess. */
+/* Test hook: the fault named by DUALBATCH_GPU_FAULT ("alloc", "launch", or the compiled tier's
+ * "jit-compile", "jit-load"), else cudaSuccess. */
 cudaError_t dual_gpu_injected_fault(const char *where);
 
 #endif /* DUAL_GPU_STATE_H */

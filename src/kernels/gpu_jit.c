@@ -1,0 +1,330 @@
+/*
+ * gpu_jit.c — the compiled GPU tier's policy and modules (gpu_jit.h).  A module is found, in
+ * this order, among the modules loaded in the process (keyed by the program's bytes and the job
+ * shape, jit/jit_key.h), in the disk cache (keyed by the generated source and everything that
+ * decides the CUBIN), or compiled: at once for DUAL_TIER_COMPILE, in the background for
+ * DUAL_TIER_AUTO (one worker thread per process takes the queued compiles in order; the call that
+ * queued one interprets, and the first call after it finished loads the CUBIN).  Loaded modules
+ * stay for the life of the process and are shared by its contexts.  Modules are loaded with the
+ * runtime's library API (cudaLibraryLoadData), so no driver library is linked.
+ */
+#include "kernels/gpu_jit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jit/jit_args.h"
+#include "jit/jit_cache.h"
+#include "jit/jit_key.h"
+#include "jit/jit_source.h"
+#include "jit/rtc_compile.h"
+
+enum { JIT_THREADS = 128, MAX_INSTR = 20000, MAX_WORK = 100000 };
+
+struct dual_jit_module {
+  uint8_t key[32];
+  int npass, blocks_per_sm;
+  cudaLibrary_t lib;
+  cudaKernel_t *kernels; /* [npass] */
+  struct dual_jit_module *next;
+};
+
+/* A compile handed to the background worker. */
+typedef struct pending {
+  uint8_t key[32], disk_key[32];
+  char *source, *cache_dir;
+  int cc, state; /* QUEUED, RUNNING, DONE, FAILED */
+  void *image;
+  size_t size;
+  char *log;
+  struct pending *next;
+} pending;
+enum { QUEUED, RUNNING, DONE, FAILED };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
+static dual_jit_module *loaded;
+static pending *pendings;
+static int worker_running;
+
+/* ---- shape and size rule ------------------------------------------------------------------ */
+
+/* Lanes per pass: a Jacobian or gradient of n inputs takes the smallest power of two >= n, at
+ * most 16 (kin's 32 inputs as two passes of 16 ran fastest by hand: BENCHMARKS.md).  Benchmark
+ * knob: DUALBATCH_JIT_WIDTH=1..32 forces it. */
+static int jit_width(const dual_job *job) {
+  if (job->mode == DUAL_MODE_EVAL) return 0;
+  if (job->mode == DUAL_MODE_JVP) return 1;
+  const char *env = getenv("DUALBATCH_JIT_WIDTH");
+  if (env != NULL && atoi(env) >= 1 && atoi(env) <= 32) return atoi(env);
+  int w = 1;
+  while (w < job->prog->n_in && w < 16) w *= 2;
+  return w;
+}
+
+static int jit_passes(const dual_job *job, int width) {
+  if (width <= 1) return 1;
+  return (int)((job->prog->n_in + width - 1) / width);
+}
+
+/* ---- modules ------------------------------------------------------------------------------ */
+
+static dual_jit_module *find_loaded(const uint8_t key[32]) {
+  for (dual_jit_module *m = loaded; m != NULL; m = m->next)
+    if (memcmp(m->key, key, 32) == 0) return m;
+  return NULL;
+}
+
+static pending *find_pending(const uint8_t key[32]) {
+  for (pending *p = pendings; p != NULL; p = p->next)
+    if (memcmp(p->key, key, 32) == 0) return p;
+  return NULL;
+}
+
+/* Load a CUBIN as a module of npass kernels (caller holds the lock); NULL with *why on failure. */
+static dual_jit_module *load_module(const struct dual_gpu *g, const uint8_t key[32], int npass,
+                                    const void *image, char *why, size_t why_cap) {
+  dual_jit_module *m = (dual_jit_module *)calloc(1, sizeof *m);
+  cudaKernel_t *k = (cudaKernel_t *)calloc((size_t)npass, sizeof *k);
+  if (m == NULL || k == NULL) {
+    free(m);
+    free(k);
+    snprintf(why, why_cap, "out of memory loading a compiled kernel");
+    return NULL;
+  }
+  memcpy(m->key, key, 32);
+  m->npass = npass, m->kernels = k, m->blocks_per_sm = 1 << 30;
+  cudaError_t e = dual_gpu_injected_fault("jit-load");
+  if (e == cudaSuccess) e = cudaLibraryLoadData(&m->lib, image, NULL, NULL, 0, NULL, NULL, 0);
+  for (int p = 0; p < npass && e == cudaSuccess; ++p) {
+    char name[64];
+    snprintf(name, sizeof name, DUAL_JIT_KERNEL_NAME, p);
+    e = cudaLibraryGetKernel(&k[p], m->lib, name);
+    int blocks = 0;
+    if (e == cudaSuccess)
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)k[p], JIT_THREADS, 0);
+    if (e == cudaSuccess && blocks < m->blocks_per_sm) m->blocks_per_sm = blocks > 0 ? blocks : 1;
+  }
+  if (e != cudaSuccess) {
+    snprintf(why, why_cap, "loading the compiled kernel failed: %s (%s)", cudaGetErrorString(e),
+             cudaGetErrorName(e));
+    if (m->lib != NULL) cudaLibraryUnload(m->lib);
+    cudaGetLastError();
+    free(k);
+    free(m);
+    return NULL;
+  }
+  (void)g;
+  m->next = loaded;
+  loaded = m;
+  return m;
+}
+
+/* ---- the background worker ---------------------------------------------------------------- */
+
+/* NVRTC, or the test hook DUALBATCH_GPU_FAULT=jit-compile. */
+static int compile(const char *source, int cc, void **image, size_t *size, char **log) {
+  if (dual_gpu_injected_fault("jit-compile") != cudaSuccess) {
+    *image = NULL, *size = 0;
+    *log = dual_strdup("injected compile failure (DUALBATCH_GPU_FAULT=jit-compile)");
+    return DUAL_ERR_INTERNAL;
+  }
+  return dual_rtc_compile(source, cc, image, size, log);
+}
+
+static void *worker(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    pending *p = pendings;
+    while (p != NULL && p->state != QUEUED) p = p->next;
+    if (p == NULL) break;
+    p->state = RUNNING;
+    pthread_mutex_unlock(&lock);
+    void *image = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    int st = compile(p->source, p->cc, &image, &size, &log);
+    if (st == DUAL_SUCCESS && p->cache_dir != NULL)
+      dual_jit_cache_store(p->cache_dir, p->disk_key, image, size, NULL);
+    pthread_mutex_lock(&lock);
+    p->image = image, p->size = size, p->log = log;
+    p->state = st == DUAL_SUCCESS ? DONE : FAILED;
+    pthread_cond_broadcast(&finished);
+  }
+  worker_running = 0;
+  pthread_mutex_unlock(&lock);
+  return NULL;
+}
+
+/* Queue a compile (caller holds the lock; takes ownership of source and dir). */
+static int queue_compile(const uint8_t key[32], const uint8_t disk_key[32], char *source, char *dir,
+                         int cc) {
+  pending *p = (pending *)calloc(1, sizeof *p);
+  if (p == NULL) {
+    free(source);
+    free(dir);
+    return -1;
+  }
+  memcpy(p->key, key, 32);
+  memcpy(p->disk_key, disk_key, 32);
+  p->source = source, p->cache_dir = dir, p->cc = cc, p->state = QUEUED;
+  p->next = pendings;
+  pendings = p;
+  if (!worker_running) {
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, worker, NULL) == 0) worker_running = 1;
+    pthread_attr_destroy(&at);
+    if (!worker_running) p->state = FAILED, p->log = dual_strdup("could not start the compile thread");
+  }
+  return 0;
+}
+
+static void drop_pending(pending *p) {
+  for (pending **pp = &pendings; *pp != NULL; pp = &(*pp)->next)
+    if (*pp == p) {
+      *pp = p->next;
+      break;
+    }
+  free(p->source);
+  free(p->cache_dir);
+  free(p->image);
+  free(p->log);
+  free(p);
+}
+
+/* ---- the policy --------------------------------------------------------------------------- */
+
+/* AUTO: interpret, with a note saying why; COMPILE: fail with DUAL_ERR_COMPILE. */
+static int decline(dual_context *ctx, char *reason) {
+  if (ctx->tier == DUAL_TIER_COMPILE) {
+    int st = dual_fail(ctx, DUAL_ERR_COMPILE, "compiled tier: %s", reason ? reason : "out of memory");
+    free(reason);
+    return st;
+  }
+  char *note = reason ? dual_strdup_printf("interpreted: %s", reason) : NULL;
+  free(reason);
+  dual_set_note(ctx, note);
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                        const dual_jit_module **out) {
+  *out = NULL;
+  const dual_program *prog = job->prog;
+  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse ||
+      dual_mode_is_second_order(job->mode))
+    return DUAL_SUCCESS;
+  const int width = jit_width(job), npass = jit_passes(job, width);
+  if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
+    return decline(ctx, dual_strdup_printf(
+                            "the program (%lld instructions x %d passes) is over the compiled "
+                            "tier's size rule (%d instructions, %d instruction-passes)",
+                            (long long)prog->n_instr, npass, MAX_INSTR, MAX_WORK));
+  uint8_t key[32], disk_key[32];
+  dual_jit_memory_key(prog, job->mode, width, npass, g->cc, key);
+  pthread_mutex_lock(&lock);
+  dual_jit_module *m = find_loaded(key);
+  pending *p = m == NULL ? find_pending(key) : NULL;
+  while (p != NULL && ctx->tier == DUAL_TIER_COMPILE && (p->state == QUEUED || p->state == RUNNING))
+    pthread_cond_wait(&finished, &lock);
+  char why[512] = "";
+  if (p != NULL && p->state == DONE) {
+    m = load_module(g, key, npass, p->image, why, sizeof why);
+    drop_pending(p);
+    p = NULL;
+  } else if (p != NULL && p->state == FAILED) {
+    char *reason = dual_strdup_printf("its kernel did not compile:\n%s", p->log ? p->log : "");
+    pthread_mutex_unlock(&lock);
+    return decline(ctx, reason);
+  } else if (p != NULL) {
+    pthread_mutex_unlock(&lock);
+    return decline(ctx, dual_strdup("its kernel is compiling in the background"));
+  }
+  pthread_mutex_unlock(&lock);
+  if (m != NULL) {
+    *out = m;
+    return DUAL_SUCCESS;
+  }
+  if (why[0] != '\0') return decline(ctx, dual_strdup(why));
+  int version = dual_rtc_version(why, sizeof why);
+  if (version == 0) return decline(ctx, dual_strdup(why));
+
+  /* Not in this process: generate the source, then the disk cache, else compile. */
+  char *source = dual_jit_source(prog, job->mode, width, npass, why, sizeof why);
+  if (source == NULL) return decline(ctx, dual_strdup(why));
+  dual_jit_disk_key(source, g->cc, version, disk_key);
+  char dir_buf[4096];
+  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir_buf, sizeof dir_buf) == 0;
+  void *image = NULL;
+  size_t size = 0;
+  if (have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0) {
+    pthread_mutex_lock(&lock);
+    m = find_loaded(key); /* another context may have loaded it meanwhile */
+    if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
+    pthread_mutex_unlock(&lock);
+    free(image);
+    if (m != NULL) {
+      free(source);
+      *out = m;
+      return DUAL_SUCCESS;
+    }
+  }
+  if (ctx->tier == DUAL_TIER_AUTO) {
+    pthread_mutex_lock(&lock);
+    int queued = 1;
+    if (find_pending(key) != NULL) free(source); /* another context queued it meanwhile */
+    else queued = queue_compile(key, disk_key, source, have_dir ? dual_strdup(dir_buf) : NULL,
+                                g->cc) == 0; /* takes the source */
+    pthread_mutex_unlock(&lock);
+    return decline(ctx, dual_strdup(queued ? "its kernel is compiling in the background"
+                                           : "out of memory queueing its compile"));
+  }
+  char *log = NULL;
+  int st = compile(source, g->cc, &image, &size, &log);
+  free(source);
+  if (st != DUAL_SUCCESS) {
+    char *reason = dual_strdup_printf("the kernel did not compile (%s):\n%s",
+                                      dual_status_string(st), log ? log : "");
+    free(log);
+    return decline(ctx, reason);
+  }
+  free(log);
+  if (have_dir) dual_jit_cache_store(dir_buf, disk_key, image, size, NULL);
+  pthread_mutex_lock(&lock);
+  m = find_loaded(key);
+  if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
+  pthread_mutex_unlock(&lock);
+  free(image);
+  if (m == NULL) return decline(ctx, dual_strdup(why));
+  *out = m;
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_gpu_args *a,
+                        void *stream) {
+  dual_jit_args ja;
+  memset(&ja, 0, sizeof ja);
+  ja.count = a->count;
+  ja.x = a->x, ja.p = a->p, ja.v = a->v;
+  ja.x_ps = a->x_ps, ja.x_es = a->x_es, ja.p_ps = a->p_ps, ja.p_es = a->p_es;
+  ja.v_ps = a->v_ps, ja.v_es = a->v_es;
+  ja.y = a->y, ja.d = a->d;
+  ja.y_ps = a->y_ps, ja.y_es = a->y_es, ja.d_ps = a->d_ps, ja.d_rs = a->d_rs, ja.d_cs = a->d_cs;
+  ja.status = a->status;
+  ja.seed = a->sg.seed, ja.point0 = a->sg.point0, ja.antithetic = a->sg.antithetic;
+  int64_t blocks = (a->count + JIT_THREADS - 1) / JIT_THREADS;
+  const int64_t resident = (int64_t)g->sm_count * m->blocks_per_sm;
+  if (blocks > resident) blocks = resident;
+  void *params[1] = {&ja};
+  const dim3 grid = {(unsigned)blocks, 1, 1}, block = {JIT_THREADS, 1, 1};
+  cudaError_t e = dual_gpu_injected_fault("launch");
+  for (int p = 0; p < m->npass && e == cudaSuccess; ++p)
+    e = cudaLaunchKernel((const void *)m->kernels[p], grid, block, params, 0, (cudaStream_t)stream);
+  return (int)e;
+}

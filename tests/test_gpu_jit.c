@@ -1,0 +1,321 @@
+/*
+ * test_gpu_jit.c — the compiled GPU tier's policy on a GPU: AUTO interprets while the kernel
+ * compiles in the background and then switches, bitwise equal; a disk cache entry written by
+ * another process is used on the first call; a corrupt entry is ignored and rebuilt; no NVRTC, a
+ * compile failure and a load failure fall back under AUTO (with a note saying why) and fail with
+ * DUAL_ERR_COMPILE under COMPILE; column-major and strided results through the warp-staged
+ * stores.  The tier and cache are set per context, so this file ignores DUALBATCH_TIER.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_program.h"
+#include "dualbatch.h"
+#include "random_program.h"
+#include "test_arrays.h"
+
+/* Skip without a GPU, asking in a child process: CUDA must not be initialized here before the
+ * tests fork their own children (a child of a CUDA process cannot use CUDA). */
+static void need_gpu_uninitialized(void) {
+  fflush(NULL);
+  pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) _exit(dual_device_count() > 0 ? 0 : 1);
+  int status = 0;
+  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status));
+  if (WEXITSTATUS(status) != 0) cr_skip_test("no CUDA device (or a build without CUDA)");
+}
+
+static dual_context *tier_context(int device, int tier, const char *cache) {
+  dual_context *ctx = NULL;
+  int st = dual_context_create(&ctx, device);
+  cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_tier(ctx, tier), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(ctx, cache), DUAL_SUCCESS);
+  return ctx;
+}
+
+/* A fresh cache directory under the build tree. */
+static void fresh_cache(char *dir, size_t cap, const char *name) {
+  snprintf(dir, cap, "%s/jit-test-cache-%s-%d", DUAL_BINARY_DIR, name, (int)getpid());
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert(system(cmd) == 0);
+}
+
+typedef struct out {
+  double *y, *J;
+  int32_t *st;
+} out;
+
+/* A Jacobian of B points (x: n per point, p: np) into fresh arrays. */
+static out run_jacobian(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
+                        const double *p, int expect) {
+  const int64_t n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog),
+                np = dual_program_num_params(prog);
+  out o = {calloc((size_t)(B * m), 8), calloc((size_t)(B * m * n), 8), calloc((size_t)B, 4)};
+  int st = dual_jacobian(ctx, prog, B, x, n, p, np, o.y, m, o.J, m * n, o.st);
+  cr_assert_eq(st, expect, "status %d (%s): %s", st, dual_status_string(st), dual_context_last_error(ctx));
+  return o;
+}
+
+static void same(const out *a, const out *b, int64_t B, int64_t m, int64_t n, const char *what) {
+  for (int64_t i = 0; i < B * m; ++i)
+    cr_assert(same_bits(a->y[i], b->y[i]), "%s: value %lld differs", what, (long long)i);
+  for (int64_t i = 0; i < B * m * n; ++i)
+    cr_assert(same_bits(a->J[i], b->J[i]), "%s: derivative %lld differs: %.17g vs %.17g", what,
+              (long long)i, a->J[i], b->J[i]);
+  cr_assert(memcmp(a->st, b->st, sizeof(int32_t) * (size_t)B) == 0, "%s: status differs", what);
+}
+
+static void out_free(out *o) { free(o->y), free(o->J), free(o->st); }
+
+static double *points(uint64_t *rng, int64_t count) { return random_array(rng, count, -1.2, 1.2); }
+
+Test(gpu_jit, auto_interprets_then_switches) {
+  need_gpu();
+  char cache[1024];
+  fresh_cache(cache, sizeof cache, "auto");
+  dual_context *cpu = tier_context(DUAL_DEVICE_CPU, DUAL_TIER_AUTO, cache);
+  dual_context *gpu = tier_context(DUAL_DEVICE_GPU, DUAL_TIER_AUTO, cache);
+  uint64_t rng = 77;
+  dual_program *prog = rp_random_program(cpu, &rng, 90, 6, 2, 3);
+  cr_assert_not_null(prog);
+  const int64_t B = 3000;
+  double *x = points(&rng, B * 6), *p = points(&rng, B * 2);
+  out ref = run_jacobian(cpu, prog, B, x, p, DUAL_SUCCESS);
+  out first = run_jacobian(gpu, prog, B, x, p, DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_INTERPRET, "a cold program ran compiled");
+  cr_assert(strstr(dual_context_last_note(gpu), "compiling in the background") != NULL, "note: %s",
+            dual_context_last_note(gpu));
+  same(&ref, &first, B, 3, 6, "interpreted vs CPU");
+  int calls = 1;
+  const time_t start = time(NULL);
+  while (dual_context_last_tier(gpu) != DUAL_TIER_COMPILE && time(NULL) - start < 120) {
+    out o = run_jacobian(gpu, prog, B, x, p, DUAL_SUCCESS);
+    same(&ref, &o, B, 3, 6, "while compiling");
+    out_free(&o);
+    ++calls;
+    usleep(20000);
+  }
+  cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_COMPILE, "never switched to the compiled tier");
+  cr_assert_str_eq(dual_context_last_note(gpu), "");
+  out o = run_jacobian(gpu, prog, B, x, p, DUAL_SUCCESS);
+  same(&ref, &o, B, 3, 6, "compiled vs CPU");
+  cr_log_info("AUTO switched to the compiled tier after %d interpreted calls", calls);
+  int64_t entries = 0, bytes = 0;
+  cr_assert_eq(dual_context_cache_usage(gpu, NULL, 0, &entries, &bytes), DUAL_SUCCESS);
+  cr_assert_eq(entries, 1, "the background compile did not store its entry");
+  out_free(&o), out_free(&ref), out_free(&first);
+  free(x), free(p);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
+/* Run `prog` once under COMPILE in a child process, which writes the disk cache. */
+static void compile_in_child(const char *cache, const char *program_name) {
+  fflush(NULL);
+  pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) {
+    dual_context *ctx = NULL;
+    int ok = dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+             dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS &&
+             dual_context_set_cache_dir(ctx, cache) == DUAL_SUCCESS;
+    dual_program *prog = NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, program_name);
+    ok = ok && dual_program_compile_file(ctx, path, &prog) == DUAL_SUCCESS;
+    double x[15 * 64], y[2 * 64], J[30 * 64], feat[2 * 64];
+    for (int i = 0; i < 15 * 64; ++i) x[i] = 0.1 + 0.01 * i;
+    for (int i = 0; i < 2 * 64; ++i) feat[i] = 0.5;
+    ok = ok && dual_jacobian(ctx, prog, 64, x, 15, feat, 2, y, 2, J, 30, NULL) == DUAL_SUCCESS &&
+         dual_context_last_tier(ctx) == DUAL_TIER_COMPILE;
+    dual_program_destroy(&prog);
+    dual_context_destroy(&ctx);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "the child's COMPILE run failed");
+}
+
+/* In a fresh process (no kernel in memory): an AUTO context's first ba Jacobian runs compiled,
+ * from the disk entry, bitwise equal to the CPU. */
+static void first_call_from_disk_in_child(const char *cache) {
+  fflush(NULL);
+  pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) {
+    dual_context *cpu = NULL, *gpu = NULL;
+    int ok = dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS &&
+             dual_context_create(&gpu, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+             dual_context_set_tier(gpu, DUAL_TIER_AUTO) == DUAL_SUCCESS &&
+             dual_context_set_cache_dir(gpu, cache) == DUAL_SUCCESS;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/bench/programs/ba.db", DUAL_SOURCE_DIR);
+    dual_program *prog = NULL;
+    ok = ok && dual_program_compile_file(cpu, path, &prog) == DUAL_SUCCESS;
+    enum { B = 3000 };
+    static double x[15 * B], p[2 * B], y[2][2 * B], J[2][30 * B];
+    uint64_t rng = 5;
+    for (int i = 0; i < 15 * B; ++i) x[i] = rp_uniform(&rng, -1.0, 1.0) + (i % 15 == 13 ? 10.0 : 0.0);
+    for (int i = 0; i < 2 * B; ++i) p[i] = rp_uniform(&rng, -1.0, 1.0);
+    ok = ok && dual_jacobian(cpu, prog, B, x, 15, p, 2, y[0], 2, J[0], 30, NULL) == DUAL_SUCCESS;
+    ok = ok && dual_jacobian(gpu, prog, B, x, 15, p, 2, y[1], 2, J[1], 30, NULL) == DUAL_SUCCESS;
+    if (ok && dual_context_last_tier(gpu) != DUAL_TIER_COMPILE) {
+      fprintf(stderr, "first call interpreted: %s\n", dual_context_last_note(gpu));
+      ok = 0;
+    }
+    ok = ok && memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(J[0], J[1], sizeof J[0]) == 0;
+    dual_program_destroy(&prog);
+    dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "a fresh process did not run its first call from the disk cache, bitwise");
+}
+
+Test(gpu_jit, disk_cache_serves_the_first_call_and_corrupt_entries_are_rebuilt) {
+  need_gpu_uninitialized();
+  char cache[1024];
+  fresh_cache(cache, sizeof cache, "disk");
+  compile_in_child(cache, "ba"); /* another process writes the entry */
+  first_call_from_disk_in_child(cache);
+  /* corrupt the entry: this process has never loaded the kernel, so it must read the disk */
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, "for f in '%s'/*.cubin; do printf 'XXXX' | dd of=\"$f\" bs=1 seek=200 conv=notrunc status=none; done", cache);
+  cr_assert(system(cmd) == 0);
+  dual_context *cpu = tier_context(DUAL_DEVICE_CPU, DUAL_TIER_AUTO, cache);
+  dual_context *gpu = tier_context(DUAL_DEVICE_GPU, DUAL_TIER_AUTO, cache);
+  int64_t entries = 0, bytes = 0;
+  cr_assert_eq(dual_context_cache_usage(gpu, NULL, 0, &entries, &bytes), DUAL_SUCCESS);
+  cr_assert(entries == 1 && bytes > 1000, "entries %lld, bytes %lld", (long long)entries, (long long)bytes);
+  dual_program *prog = bench_program(cpu, "ba");
+  uint64_t rng = 5;
+  const int64_t B = 5000;
+  double *x = points(&rng, B * 15), *p = points(&rng, B * 2);
+  for (int64_t i = 0; i < B; ++i) x[i * 15 + 13] += 10.0, x[i * 15 + 14] = 1.0;
+  out ref = run_jacobian(cpu, prog, B, x, p, DUAL_SUCCESS);
+  out a = run_jacobian(gpu, prog, B, x, p, DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_INTERPRET, "a corrupt entry was loaded");
+  same(&ref, &a, B, 2, 15, "interpreted");
+  out_free(&a);
+  /* COMPILE waits for the rebuild (queued by the AUTO call), which rewrites the entry */
+  cr_assert_eq(dual_context_set_tier(gpu, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  a = run_jacobian(gpu, prog, B, x, p, DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_COMPILE);
+  same(&ref, &a, B, 2, 15, "compiled after the rebuild");
+  out_free(&a);
+  snprintf(cmd, sizeof cmd, "for f in '%s'/*.cubin; do dd if=\"$f\" bs=1 skip=200 count=4 status=none; done | grep -q XXXX", cache);
+  cr_assert(system(cmd) != 0, "the corrupt entry was not rewritten");
+  int64_t removed = 0;
+  cr_assert_eq(dual_context_cache_clear(cpu, &removed), DUAL_SUCCESS);
+  cr_assert_eq(removed, 1);
+  out_free(&ref);
+  free(x), free(p);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
+/* In a child process (NVRTC is loaded once per process), with the environment `var`=`value`:
+ * COMPILE fails with DUAL_ERR_COMPILE naming `why`, AUTO succeeds interpreted with a note
+ * naming it. */
+static void fallback_case(const char *var, const char *value, const char *why) {
+  fflush(NULL);
+  pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) {
+    setenv(var, value, 1);
+    char cache[1024];
+    snprintf(cache, sizeof cache, "%s/jit-test-cache-fallback-%d", DUAL_BINARY_DIR, (int)getpid());
+    dual_context *comp = NULL, *autoc = NULL;
+    int ok = dual_context_create(&comp, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+             dual_context_create(&autoc, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+             dual_context_set_tier(comp, DUAL_TIER_COMPILE) == DUAL_SUCCESS &&
+             dual_context_set_tier(autoc, DUAL_TIER_AUTO) == DUAL_SUCCESS &&
+             dual_context_set_cache_dir(comp, cache) == DUAL_SUCCESS &&
+             dual_context_set_cache_dir(autoc, cache) == DUAL_SUCCESS;
+    uint64_t rng = 99;
+    dual_program *prog = ok ? rp_random_program(comp, &rng, 50, 4, 0, 2) : NULL;
+    double x[4 * 100], y[2 * 100], J[8 * 100];
+    for (int i = 0; i < 400; ++i) x[i] = 0.3 + 0.001 * i;
+    int st = prog ? dual_jacobian(comp, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL) : -1;
+    if (st != DUAL_ERR_COMPILE || strstr(dual_context_last_error(comp), why) == NULL) {
+      fprintf(stderr, "COMPILE: status %d, error '%s'\n", st, dual_context_last_error(comp));
+      ok = 0;
+    }
+    st = prog ? dual_jacobian(autoc, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL) : -1;
+    /* AUTO may have queued a compile that fails in the background: its next call says so */
+    for (int k = 0; k < 200 && st == DUAL_SUCCESS && strstr(dual_context_last_note(autoc), why) == NULL; ++k) {
+      usleep(50000);
+      st = dual_jacobian(autoc, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL);
+    }
+    if (st != DUAL_SUCCESS || dual_context_last_tier(autoc) != DUAL_TIER_INTERPRET ||
+        strstr(dual_context_last_note(autoc), why) == NULL) {
+      fprintf(stderr, "AUTO: status %d, tier %d, note '%s'\n", st, dual_context_last_tier(autoc),
+              dual_context_last_note(autoc));
+      ok = 0;
+    }
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
+    if (system(cmd) != 0) ok = 0;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "%s=%s: the fallback did not behave", var, value);
+}
+
+Test(gpu_jit, no_nvrtc_compile_error_and_load_failure) {
+  need_gpu_uninitialized();
+  fallback_case("DUALBATCH_NVRTC", "none", "NVRTC is not available");
+  fallback_case("DUALBATCH_GPU_FAULT", "jit-compile", "injected compile failure");
+  fallback_case("DUALBATCH_GPU_FAULT", "jit-load", "loading the compiled kernel failed");
+}
+
+/* Results in Fortran order (point fastest) and with padded strides, host and device arrays:
+ * the compiled tier's staged stores against the CPU, bitwise. */
+Test(gpu_jit, strided_and_column_major_results) {
+  need_gpu();
+  char cache[1024];
+  fresh_cache(cache, sizeof cache, "strides");
+  dual_context *cpu = tier_context(DUAL_DEVICE_CPU, DUAL_TIER_AUTO, cache);
+  dual_context *gpu = tier_context(DUAL_DEVICE_GPU, DUAL_TIER_COMPILE, cache);
+  dual_program *prog = bench_program(cpu, "kin");
+  uint64_t rng = 11;
+  const int64_t B = 1000 + 37, n = 32, m = 32;
+  double *x = random_array(&rng, B * n, 0.5, 1.5);
+  out ref = run_jacobian(cpu, prog, B, x, NULL, DUAL_SUCCESS);
+  for (int layout = 0; layout < 2; ++layout) {
+    /* layout 0: column-major y(B, m), J(B, m, n); layout 1: rows padded, J transposed per point */
+    const int64_t y_ps = layout ? m + 3 : 1, y_es = layout ? 1 : B;
+    const int64_t d_ps = layout ? m * n + 5 : 1, d_rs = layout ? 1 : B, d_cs = layout ? m : B * m;
+    double *y = calloc((size_t)(B * (m + 3)), 8), *J = calloc((size_t)(B * (m * n + 5)), 8);
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    b.count = B, b.x = x, b.x_ps = n, b.x_es = 1;
+    b.y = y, b.y_ps = y_ps, b.y_es = y_es, b.d = J, b.d_ps = d_ps, b.d_rs = d_rs, b.d_cs = d_cs;
+    int st = dual_run(gpu, prog, DUAL_MODE_JACOBIAN, &b);
+    cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_COMPILE);
+    for (int64_t i = 0; i < B; ++i)
+      for (int64_t r = 0; r < m; ++r) {
+        cr_assert(same_bits(y[i * y_ps + r * y_es], ref.y[i * m + r]), "layout %d: y", layout);
+        for (int64_t k = 0; k < n; ++k)
+          cr_assert(same_bits(J[i * d_ps + r * d_rs + k * d_cs], ref.J[(i * m + r) * n + k]),
+                    "layout %d: J[%lld][%lld][%lld]", layout, (long long)i, (long long)r, (long long)k);
+      }
+    free(y), free(J);
+  }
+  out_free(&ref);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
