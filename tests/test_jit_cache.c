@@ -75,12 +75,12 @@ Test(jit_cache, keys_are_stable_and_distinct) {
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   dual_program *ba = bench_program(ctx, "ba"), *ba2 = bench_program(ctx, "ba");
   dual_program *kin = bench_program(ctx, "kin");
-  dual_jit_memory_key(ba, DUAL_MODE_JACOBIAN, 16, 1, 90, a);
-  dual_jit_memory_key(ba2, DUAL_MODE_JACOBIAN, 16, 1, 90, b);
+  dual_jit_memory_key(ba, DUAL_MODE_JACOBIAN, 16, 1, 0, 90, a);
+  dual_jit_memory_key(ba2, DUAL_MODE_JACOBIAN, 16, 1, 0, 90, b);
   cr_assert(memcmp(a, b, 32) == 0, "two compiles of one program, different memory keys");
   const int shapes[4][3] = {{DUAL_MODE_JVP, 16, 1}, {DUAL_MODE_JACOBIAN, 8, 2}, {DUAL_MODE_JACOBIAN, 16, 1}, {0, 0, 0}};
   for (int i = 0; i < 3; ++i) {
-    dual_jit_memory_key(i == 2 ? kin : ba, shapes[i][0], shapes[i][1], shapes[i][2], 90, b);
+    dual_jit_memory_key(i == 2 ? kin : ba, shapes[i][0], shapes[i][1], shapes[i][2], 0, 90, b);
     cr_assert(memcmp(a, b, 32) != 0, "shape %d shares ba's memory key", i);
   }
   dual_program_destroy(&ba);

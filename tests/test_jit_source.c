@@ -25,7 +25,7 @@ static void need_nvrtc(void) {
 /* Generate and compile one module; returns the generated source (caller frees). */
 static char *compile_module(const dual_program *prog, int mode, int width, int npass) {
   char why[256];
-  char *src = dual_jit_source(prog, mode, width, npass, why, sizeof why);
+  char *src = dual_jit_source(prog, mode, width, npass, 0, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   void *image = NULL;
   size_t size = 0;
@@ -91,24 +91,33 @@ Test(jit_source, lanes_and_seeds) {
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   dual_program *prog = bench_program(ctx, "ba");
   char why[256];
-  char *src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 1, why, sizeof why);
+  char *src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 1, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
   cr_assert_eq(count(src, "DUAL_JIT_STAGE(") + count(src, "DUAL_JIT_STAGE_ZERO("), 2 * 15);
-  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 2);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 1, "ba's two rows are stored together");
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH_Y("), 1);
   cr_assert_eq(count(src, "= DUAL_JIT_LDX("), 15);
   cr_assert_eq(count(src, "_0 = 1.0;") + count(src, "_14 = 1.0;") > 0, 1);
   cr_assert_eq(count(src, "DUAL_JIT_LDV("), 0);
   free(src);
-  src = dual_jit_source(prog, DUAL_MODE_JVP, 1, 1, why, sizeof why);
+  src = dual_jit_source(prog, DUAL_MODE_JVP, 1, 1, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
   cr_assert_eq(count(src, "DUAL_JIT_LDV("), 15);
-  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 2);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 1);
   free(src);
-  src = dual_jit_source(prog, DUAL_MODE_EVAL, 0, 1, why, sizeof why);
+  src = dual_jit_source(prog, DUAL_MODE_EVAL, 0, 1, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
-  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 0);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH(") + count(src, "DUAL_JIT_FLUSH_ALL("), 0);
   cr_assert_eq(count(src, ", t") + count(src, "DUAL_TF(") + count(src, "DUAL_CHOOSE_T("), 0,
                "an evaluation kernel has no tangent");
+  free(src);
+  dual_program_destroy(&prog);
+  /* kin (32 outputs x 16 lanes per pass) stages one output row at a time */
+  prog = bench_program(ctx, "kin");
+  src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 2, 0, why, sizeof why);
+  cr_assert(src != NULL, "%s", why);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 2 * 32);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 0);
   free(src);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);

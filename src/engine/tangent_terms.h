@@ -7,8 +7,14 @@
 #ifndef DUAL_TANGENT_TERMS_H
 #define DUAL_TANGENT_TERMS_H
 
-/* A partial or tangent that is NaN or infinite. */
+/* A partial or tangent that is NaN or infinite.  On the GPU the same test on the exponent bits
+ * (integer instructions instead of a double-precision compare, which shares the FP64 pipe with
+ * the arithmetic). */
+#if defined(__CUDA_ARCH__)
+#define DUAL_NONFINITE(d) ((__double2hiint(d) & 0x7ff00000) == 0x7ff00000)
+#else
 #define DUAL_NONFINITE(d) (!(fabs(d) <= DBL_MAX))
+#endif
 
 /* A term whose tangent is exactly zero contributes nothing, even when its partial is infinite or
  * NaN: d/da pow(a, b) at a < 0 stays finite although d/db is NaN, and 1/x + y keeps dy = 1 at

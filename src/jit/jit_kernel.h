@@ -21,8 +21,15 @@
 #define DUAL_JIT_THREADS 128
 #define DUAL_JIT_WARPS (DUAL_JIT_THREADS / 32)
 
-#define DUAL_PT_NONFINITE(v) (!(fabs(v) <= DBL_MAX))
-#define DUAL_PT_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
+#define DUAL_PT_NONFINITE(v) DUAL_NONFINITE(v)
+/* DUAL_PT_NAN or DUAL_PT_INF for a NaN or infinite value, else 0 (on the exponent and mantissa
+ * bits, as DUAL_NONFINITE). */
+static __forceinline__ __device__ int dual_jit_flags(double v) {
+  const int hi = __double2hiint(v);
+  if ((hi & 0x7ff00000) != 0x7ff00000) return 0;
+  return ((hi & 0x000fffff) | __double2loint(v)) != 0 ? DUAL_PT_NAN : DUAL_PT_INF;
+}
+#define DUAL_PT_FLAGS(v) dual_jit_flags(v)
 
 /* Input i (x), parameter i (p) or JVP direction entry i (v) of point pt, flagging non-finite ones. */
 static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t ps, int64_t es,
@@ -54,10 +61,27 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
     }                                                                                            \
   }
 
-/* Output value b of the point (the first pass stores it). */
+/* Output value b of the point (the first pass stores it), directly or into the thread's row of
+ * the warp's value staging area (ystage_, MP doubles per point; flushed by DUAL_JIT_FLUSH_Y). */
 #define DUAL_JIT_OUT_VALUE(b, v, store)                                                          \
   st |= DUAL_PT_FLAGS(v);                                                                        \
   if ((store) && live_ && A.y != NULL) A.y[pt * A.y_ps + (int64_t)(b) * A.y_es] = (v);
+#define DUAL_JIT_STAGE_VALUE(b, v, MP)                                                           \
+  st |= DUAL_PT_FLAGS(v);                                                                        \
+  ystage_[warp_][lane_ * (MP) + (b)] = (v);
+
+/* Store the warp's staged values (M per point, MP apart) for its 32 points. */
+#define DUAL_JIT_FLUSH_Y(M, MP)                                                                  \
+  __syncwarp();                                                                                  \
+  if (A.y != NULL) {                                                                             \
+    const double *sw_ = ystage_[warp_];                                                          \
+    for (int j_ = lane_; j_ < 32 * (M); j_ += 32) {                                              \
+      const int p_ = A.y_ps != 1 ? j_ / (M) : (j_ & 31);                                         \
+      const int r_ = A.y_ps != 1 ? j_ - p_ * (M) : (j_ >> 5);                                    \
+      if (base_ + p_ < A.count) A.y[(base_ + p_) * A.y_ps + (int64_t)r_ * A.y_es] = sw_[p_ * (MP) + r_]; \
+    }                                                                                            \
+  }                                                                                              \
+  __syncwarp();
 
 /* Derivative lane k of output row b goes to stage row s_ (the thread's row of the warp's staging
  * area, KP doubles apart: KP odd, so a warp's rows fall in distinct banks); a present lane's
@@ -88,6 +112,24 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
         const int k_ = j_ >> 5, p_ = j_ & 31;                                                    \
         if (base_ + p_ < A.count) dr_[(base_ + p_) + (int64_t)k_ * A.d_cs] = sw_[p_ * (KP) + k_]; \
       }                                                                                          \
+    }                                                                                            \
+  }                                                                                              \
+  __syncwarp();
+
+/* Store the warp's staged derivative rows of every output at once: output b's KC columns from
+ * c0 at [b * KC + k] of the thread's row (KP apart), M outputs.  Row-major results come out as
+ * whole contiguous lines. */
+#define DUAL_JIT_FLUSH_ALL(M, KC, KP, c0)                                                        \
+  __syncwarp();                                                                                  \
+  {                                                                                              \
+    double *dr_ = A.d + (int64_t)(c0) * A.d_cs;                                                  \
+    const double *sw_ = stage_[warp_];                                                           \
+    for (int j_ = lane_; j_ < 32 * (M) * (KC); j_ += 32) {                                       \
+      const int p_ = A.d_ps != 1 ? j_ / ((M) * (KC)) : (j_ & 31);                                \
+      const int q_ = A.d_ps != 1 ? j_ - p_ * ((M) * (KC)) : (j_ >> 5);                           \
+      const int r_ = q_ / (KC), k_ = q_ - r_ * (KC);                                             \
+      if (base_ + p_ < A.count)                                                                  \
+        dr_[(base_ + p_) * A.d_ps + (int64_t)r_ * A.d_rs + (int64_t)k_ * A.d_cs] = sw_[p_ * (KP) + q_]; \
     }                                                                                            \
   }                                                                                              \
   __syncwarp();

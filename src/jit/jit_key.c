@@ -37,8 +37,8 @@ void dual_jit_disk_key(const char *source, int cc, int nvrtc_version, uint8_t ke
   dual_sha256_final(&s, key);
 }
 
-void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npass, int cc,
-                         uint8_t key[32]) {
+void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                         int cc, uint8_t key[32]) {
   dual_sha256 s;
   dual_sha256_init(&s);
   dual_sha256_update(&s, "dualbatch-jit-memory", 21);
@@ -47,6 +47,7 @@ void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npas
   for (int i = 0; i < 8; ++i) add_int(&s, shape[i]);
   add_int(&s, width);
   add_int(&s, npass);
+  add_int(&s, min_blocks);
   dual_sha256_update(&s, prog->code, (size_t)prog->n_instr * DUAL_INSTR_WORDS * sizeof(uint32_t));
   dual_sha256_update(&s, prog->consts, (size_t)prog->n_const * sizeof(double));
   add_versions(&s, cc);

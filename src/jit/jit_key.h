@@ -14,7 +14,7 @@
 
 void dual_jit_disk_key(const char *source, int cc, int nvrtc_version, uint8_t key[32]);
 
-void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npass, int cc,
-                         uint8_t key[32]);
+void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                         int cc, uint8_t key[32]);
 
 #endif /* DUAL_JIT_KEY_H */

@@ -112,17 +112,29 @@ static void value_name(char *buf, size_t cap, const gen *g, int arity, int i, ui
   else snprintf(buf, cap, "0.0");
 }
 
-static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, int pass, char *why,
-                     int64_t why_cap) {
+/* Shared memory for staging, per block: 4 warps x 32 points x row length x 8 bytes. */
+#define STAGE_BYTES(row) (4 * 32 * (row) * 8)
+enum { STAGE_LIMIT = 40 * 1024 }; /* bytes: leaves room for several blocks per multiprocessor */
+
+static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, int pass,
+                     int min_blocks, char *why, int64_t why_cap) {
   const dual_program *prog = g->prog;
-  const int c0 = pass * width;
+  const int c0 = pass * width, m = prog->n_out;
   const int kc = width > 0 ? dual_pass_columns(mode, prog->n_in, c0, width) : 0;
-  const int kp = kc | 1; /* staging row length: odd, for distinct shared-memory banks */
   const int first = pass == 0;
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT_KERNEL_NAME
-       "(const dual_jit_args A) {\n",
-       pass);
+  /* Staging rows are odd-length (distinct shared-memory banks).  Every output's derivative row
+   * at once (flushed at the end) when they fit, else one output row at a time; the values of a
+   * first pass at once when they fit beside it, else stored directly. */
+  const int whole = kc > 0 && STAGE_BYTES(((int64_t)m * kc) | 1) <= STAGE_LIMIT;
+  const int kp = whole ? (m * kc) | 1 : kc | 1;
+  const int staged = kc > 0 ? STAGE_BYTES(kp) : 0;
+  const int mp = m | 1;
+  const int ystage = first && staged + STAGE_BYTES((int64_t)mp) <= STAGE_LIMIT + 8 * 1024;
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (min_blocks > 0) EMIT(", %d", min_blocks);
+  EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
   if (kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", kp);
+  if (ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", mp);
   EMIT("  DUAL_JIT_TILE_BEGIN\n");
   for (int32_t r = 0; r < prog->n_regs; ++r) g->def[r] = -1, g->lanes[r] = 0;
   for (int64_t t = 0; t < prog->n_instr; ++t) {
@@ -163,14 +175,16 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
       EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, q->a);
       break;
     case DUAL_OP_OUT: {
-      EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, da[0], first);
+      if (ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, da[0], mp);
+      else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, da[0], first);
       if (kc == 0) break;
-      EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d;\n", kp);
+      EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n", kp, whole ? (int)q->b * kc : 0);
       for (int k = 0; k < kc; ++k) {
         if ((q->ma >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, da[0], k);
         else EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
       }
-      EMIT("  }\n  DUAL_JIT_FLUSH(%u, %d, %d, %d)\n", q->b, kc, kp, c0);
+      EMIT("  }\n");
+      if (!whole) EMIT("  DUAL_JIT_FLUSH(%u, %d, %d, %d)\n", q->b, kc, kp, c0);
       break;
     }
     default: {
@@ -192,12 +206,14 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
     if (info->prop == DUAL_PROP_LOAD) g->lanes[dst] = op == DUAL_OP_LDX && width > 0 ? q->ma : 0u;
     if (info->prop != DUAL_PROP_OUT) g->def[dst] = t;
   }
+  if (whole) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, kc, kp, c0);
+  if (ystage) EMIT("  DUAL_JIT_FLUSH_Y(%d, %d)\n", m, mp);
   EMIT("  DUAL_JIT_TILE_END(%d, %s)\n}\n", first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
   return DUAL_SUCCESS;
 }
 
-char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, char *why,
-                      int64_t why_cap) {
+char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                      char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   if (mode != DUAL_MODE_EVAL && mode != DUAL_MODE_JVP && mode != DUAL_MODE_JACOBIAN &&
       mode != DUAL_MODE_GRADIENT) {
@@ -222,7 +238,8 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
          "%d passes\n#include \"jit/jit_kernel.h\"\n",
          DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass);
     for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass)
-      st = emit_pass(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, why, why_cap);
+      st = emit_pass(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, min_blocks,
+                     why, why_cap);
   }
   free(g->def);
   free(g->lanes);

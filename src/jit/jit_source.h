@@ -21,9 +21,11 @@
  * for DUAL_MODE_EVAL) for mode DUAL_MODE_EVAL, _JVP, _JACOBIAN or _GRADIENT.  Every op calls the
  * rule of dual/rules.h the interpreters call, every tangent lane is the sum of
  * engine/tangent_terms.h, lanes that are structurally zero in a pass are never emitted, and
- * constants are exact (hex floats), so results are bitwise those of the interpreters.  Returns a
+ * constants are exact (hex floats), so results are bitwise those of the interpreters.
+ * min_blocks > 0 asks the compiler for that many resident blocks per multiprocessor
+ * (__launch_bounds__: fewer registers per thread, spilling if it must).  Returns a
  * heap string, or NULL with a reason in why (out of memory, or a shape it does not handle). */
-char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, char *why,
-                      int64_t why_cap);
+char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                      char *why, int64_t why_cap);
 
 #endif /* DUAL_JIT_SOURCE_H */

@@ -8,12 +8,14 @@
  * stay for the life of the process and are shared by its contexts.  Modules are loaded with the
  * runtime's library API (cudaLibraryLoadData), so no driver library is linked.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "kernels/gpu_jit.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jit/jit_args.h"
 #include "jit/jit_cache.h"
@@ -49,6 +51,24 @@ static dual_jit_module *loaded;
 static pending *pendings;
 static int worker_running;
 
+/* ---- tracing ------------------------------------------------------------------------------ */
+
+/* DUALBATCH_JIT_TRACE=1: the time of each step of a module's preparation on stderr (benchmarks,
+ * diagnosis). */
+static double trace_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void trace(const char *step, double *t0) {
+  static int on = -1;
+  if (on < 0) on = getenv("DUALBATCH_JIT_TRACE") != NULL;
+  const double t = trace_clock();
+  if (on) fprintf(stderr, "dualbatch jit: %-28s %.4f s\n", step, t - *t0);
+  *t0 = t;
+}
+
 /* ---- shape and size rule ------------------------------------------------------------------ */
 
 /* Lanes per pass: a Jacobian or gradient of n inputs takes the smallest power of two >= n, at
@@ -62,6 +82,14 @@ static int jit_width(const dual_job *job) {
   int w = 1;
   while (w < job->prog->n_in && w < 16) w *= 2;
   return w;
+}
+
+/* Resident blocks per multiprocessor asked of the compiler (0: its own choice).  Benchmark
+ * knob: DUALBATCH_JIT_MINBLOCKS=1..16. */
+static int jit_min_blocks(void) {
+  const char *env = getenv("DUALBATCH_JIT_MINBLOCKS");
+  if (env != NULL && atoi(env) >= 1 && atoi(env) <= 16) return atoi(env);
+  return 0;
 }
 
 static int jit_passes(const dual_job *job, int width) {
@@ -220,14 +248,15 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse ||
       dual_mode_is_second_order(job->mode))
     return DUAL_SUCCESS;
-  const int width = jit_width(job), npass = jit_passes(job, width);
+  const int width = jit_width(job), npass = jit_passes(job, width), min_blocks = jit_min_blocks();
   if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
                             "tier's size rule (%d instructions, %d instruction-passes)",
                             (long long)prog->n_instr, npass, MAX_INSTR, MAX_WORK));
+  double t0 = trace_clock();
   uint8_t key[32], disk_key[32];
-  dual_jit_memory_key(prog, job->mode, width, npass, g->cc, key);
+  dual_jit_memory_key(prog, job->mode, width, npass, min_blocks, g->cc, key);
   pthread_mutex_lock(&lock);
   dual_jit_module *m = find_loaded(key);
   pending *p = m == NULL ? find_pending(key) : NULL;
@@ -256,14 +285,18 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (version == 0) return decline(ctx, dual_strdup(why));
 
   /* Not in this process: generate the source, then the disk cache, else compile. */
-  char *source = dual_jit_source(prog, job->mode, width, npass, why, sizeof why);
+  trace("memory lookup, NVRTC load", &t0);
+  char *source = dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
   if (source == NULL) return decline(ctx, dual_strdup(why));
+  trace("source generated", &t0);
   dual_jit_disk_key(source, g->cc, version, disk_key);
   char dir_buf[4096];
   const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir_buf, sizeof dir_buf) == 0;
   void *image = NULL;
   size_t size = 0;
-  if (have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0) {
+  const int cached = have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0;
+  trace(cached ? "disk cache read (hit)" : "disk cache read (miss)", &t0);
+  if (cached) {
     pthread_mutex_lock(&lock);
     m = find_loaded(key); /* another context may have loaded it meanwhile */
     if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
@@ -288,6 +321,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   char *log = NULL;
   int st = compile(source, g->cc, &image, &size, &log);
   free(source);
+  trace("NVRTC compile", &t0);
   if (st != DUAL_SUCCESS) {
     char *reason = dual_strdup_printf("the kernel did not compile (%s):\n%s",
                                       dual_status_string(st), log ? log : "");
@@ -296,11 +330,13 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   }
   free(log);
   if (have_dir) dual_jit_cache_store(dir_buf, disk_key, image, size, NULL);
+  trace("disk cache write", &t0);
   pthread_mutex_lock(&lock);
   m = find_loaded(key);
   if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
   pthread_mutex_unlock(&lock);
   free(image);
+  trace("module load", &t0);
   if (m == NULL) return decline(ctx, dual_strdup(why));
   *out = m;
   return DUAL_SUCCESS;
