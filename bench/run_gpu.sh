@@ -43,8 +43,8 @@ status=${PIPESTATUS[0]}
 jitcache="$(mktemp -d)"
 for wl in ba kin hess grad; do
   for phase in cold warm; do
-    build-gpu/bench/dualbatch_bench_gpu --jit-time "$wl" "$jitcache/$wl" \
-      | sed "s/^JIT\t/JIT\t$phase\t/" | tee -a "$raw"
+    DUALBATCH_JIT_TRACE=1 build-gpu/bench/dualbatch_bench_gpu --jit-time "$wl" "$jitcache/$wl" 2>&1 \
+      | sed "s/^JIT\t/JIT\t$phase\t/; s/^dualbatch jit:/JITTRACE\t$wl $phase/" | tee -a "$raw"
   done
 done
 rm -rf "$jitcache"

@@ -43,12 +43,15 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
 #define DUAL_JIT_LDV(i) dual_jit_load(A.v, A.v_ps, A.v_es, pt, (i), &st)
 #define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), A.seed, A.point0 + pt, 0, A.antithetic, (k))
 
-/* The tile loop: `pt` the thread's point (clamped), `live_` whether it exists. */
+/* The tile loop: `pt` the thread's point (clamped), `live_` whether it exists.  Blocks have 32,
+ * 64 or 128 threads (small batches use smaller blocks, spread over more multiprocessors); the
+ * staging arrays are sized for DUAL_JIT_WARPS. */
 #define DUAL_JIT_TILE_BEGIN                                                                      \
   const int lane_ = (int)(threadIdx.x & 31u), warp_ = (int)(threadIdx.x >> 5);                  \
+  const int64_t warps_ = (int64_t)(blockDim.x >> 5);                                             \
   (void)warp_;                                                                                   \
-  for (int64_t base_ = ((int64_t)blockIdx.x * DUAL_JIT_WARPS + warp_) * 32; base_ < A.count;      \
-       base_ += (int64_t)gridDim.x * DUAL_JIT_THREADS) {                                         \
+  for (int64_t base_ = ((int64_t)blockIdx.x * warps_ + warp_) * 32; base_ < A.count;              \
+       base_ += (int64_t)gridDim.x * warps_ * 32) {                                              \
     const int live_ = base_ + lane_ < A.count;                                                   \
     const int64_t pt = live_ ? base_ + lane_ : A.count - 1;                                      \
     int st = 0;

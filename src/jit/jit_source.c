@@ -24,8 +24,11 @@
 typedef struct gen {
   dual_strbuf out;
   const dual_program *prog;
-  int64_t *def;    /* [n_regs] the instruction that last defined each register */
-  uint32_t *lanes; /* [n_regs] that definition's tangent lanes in this pass */
+  int64_t *def;       /* [n_regs] the instruction that last defined each register */
+  uint32_t *lanes;    /* [n_regs] that definition's tangent lanes in this pass */
+  int64_t *operand;   /* [n_instr][3] the definitions an instruction reads (-1: none) */
+  int64_t *first_out; /* [n_instr] the first OUT of a definition (-1: none), then next_out */
+  int64_t *next_out;  /* [n_instr] */
 } gen;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -106,109 +109,137 @@ static void emit_decl(gen *g, int64_t t, uint32_t md) {
   EMIT(";\n");
 }
 
-/* An operand's value expression. */
-static void value_name(char *buf, size_t cap, const gen *g, int arity, int i, uint32_t reg) {
-  if (i < arity) snprintf(buf, cap, "v%" PRId64, g->def[reg]);
-  else snprintf(buf, cap, "0.0");
-}
-
 /* Shared memory for staging, per block: 4 warps x 32 points x row length x 8 bytes. */
 #define STAGE_BYTES(row) (4 * 32 * (row) * 8)
 enum { STAGE_LIMIT = 40 * 1024 }; /* bytes: leaves room for several blocks per multiprocessor */
 
+/* How a pass leaves its results: columns c0 .. c0 + kc - 1; staging rows are odd-length
+ * (distinct shared-memory banks).  Every output's derivative row at once (`whole`, flushed at the
+ * end) when they fit, else one output row at a time; the values of a first pass at once when
+ * they fit beside them (`ystage`), else stored directly. */
+typedef struct pass_shape {
+  int mode, width, first, c0, kc, kp, whole, mp, ystage;
+} pass_shape;
+
+/* The OUT of record q, whose operand is instruction `def`. */
+static void emit_out(gen *g, const pass_shape *ps, const dual_plan_instr *q, int64_t def) {
+  if (ps->ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->mp);
+  else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->first);
+  if (ps->kc == 0) return;
+  EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n", ps->kp,
+       ps->whole ? (int)q->b * ps->kc : 0);
+  for (int k = 0; k < ps->kc; ++k) {
+    if ((q->ma >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, def, k);
+    else EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
+  }
+  EMIT("  }\n");
+  if (!ps->whole) EMIT("  DUAL_JIT_FLUSH(%u, %d, %d, %d)\n", q->b, ps->kc, ps->kp, ps->c0);
+}
+
+/* Instruction t (not an OUT), whose operands are the definitions da. */
+static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, int64_t t,
+                       const int64_t da[3]) {
+  const int op = (int)(q->op_dst >> DUAL_DST_BITS);
+  const dual_op_info *info = &dual_op_table[op];
+  switch (op) {
+  case DUAL_OP_LDX:
+    EMIT("  const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, q->a);
+    if (ps->width > 0 && q->ma != 0u) {
+      const int k = DUAL_CTZ(q->ma);
+      if (ps->mode == DUAL_MODE_JVP) EMIT("  const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, q->a);
+      else EMIT("  const double t%" PRId64 "_%d = 1.0;\n", t, k);
+    }
+    return;
+  case DUAL_OP_LDP: EMIT("  const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); return;
+  case DUAL_OP_LDK:
+    EMIT("  const double v%" PRId64 " = ", t);
+    emit_double(g, g->prog->consts[q->a]);
+    EMIT(";\n");
+    return;
+  case DUAL_OP_RNORM:
+  case DUAL_OP_RUNIF:
+    EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, q->a);
+    return;
+  default: break;
+  }
+  const uint32_t mk[3] = {q->ma, q->mb, q->mc};
+  const uint32_t md = ps->width > 0 && info->prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
+  char v[3][32];
+  for (int i = 0; i < 3; ++i) {
+    if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
+    else snprintf(v[i], sizeof v[i], "0.0");
+  }
+  emit_decl(g, t, md);
+  EMIT("  {\n    double d_[3];\n    int f_ = 0;\n");
+  EMIT("    v%" PRId64 " = dual_rule_%s(%s, %s, %s, d_, &f_);\n", t, info->name, v[0], v[1], v[2]);
+  if (info->flags & F_CHECK) EMIT("    st |= f_;\n");
+  if (md != 0u) emit_lanes(g, info->prop, t, da, mk, md);
+  EMIT("  }\n");
+}
+
+/* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand
+ * rather than where the bytecode has it: its value and lanes are staged (and their registers
+ * free) as early as possible.  An OUT only stores, so the order changes no result. */
 static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, int pass,
                      int min_blocks, char *why, int64_t why_cap) {
   const dual_program *prog = g->prog;
-  const int c0 = pass * width, m = prog->n_out;
-  const int kc = width > 0 ? dual_pass_columns(mode, prog->n_in, c0, width) : 0;
-  const int first = pass == 0;
-  /* Staging rows are odd-length (distinct shared-memory banks).  Every output's derivative row
-   * at once (flushed at the end) when they fit, else one output row at a time; the values of a
-   * first pass at once when they fit beside it, else stored directly. */
-  const int whole = kc > 0 && STAGE_BYTES(((int64_t)m * kc) | 1) <= STAGE_LIMIT;
-  const int kp = whole ? (m * kc) | 1 : kc | 1;
-  const int staged = kc > 0 ? STAGE_BYTES(kp) : 0;
-  const int mp = m | 1;
-  const int ystage = first && staged + STAGE_BYTES((int64_t)mp) <= STAGE_LIMIT + 8 * 1024;
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
-  if (min_blocks > 0) EMIT(", %d", min_blocks);
-  EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
-  if (kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", kp);
-  if (ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", mp);
-  EMIT("  DUAL_JIT_TILE_BEGIN\n");
+  const int64_t ni = prog->n_instr;
+  pass_shape ps;
+  ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width;
+  const int m = prog->n_out;
+  ps.kc = width > 0 ? dual_pass_columns(mode, prog->n_in, ps.c0, width) : 0;
+  ps.whole = ps.kc > 0 && STAGE_BYTES(((int64_t)m * ps.kc) | 1) <= STAGE_LIMIT;
+  ps.kp = ps.whole ? (m * ps.kc) | 1 : ps.kc | 1;
+  const int staged = ps.kc > 0 ? STAGE_BYTES(ps.kp) : 0;
+  ps.mp = m | 1;
+  ps.ystage = ps.first && staged + STAGE_BYTES((int64_t)ps.mp) <= STAGE_LIMIT + 8 * 1024;
+
+  /* Operand definitions of every instruction, checked against the plan's lanes, and each
+   * definition's OUTs (a chain through next_out). */
   for (int32_t r = 0; r < prog->n_regs; ++r) g->def[r] = -1, g->lanes[r] = 0;
-  for (int64_t t = 0; t < prog->n_instr; ++t) {
+  for (int64_t t = 0; t < ni; ++t) g->first_out[t] = -1;
+  for (int64_t t = 0; t < ni; ++t) {
     const dual_plan_instr *q = &recs[t];
     const int op = (int)(q->op_dst >> DUAL_DST_BITS);
     const uint32_t dst = q->op_dst & ((1u << DUAL_DST_BITS) - 1u);
     const dual_op_info *info = &dual_op_table[op];
-    const uint32_t regs[3] = {q->a, q->b, q->c};
-    const uint32_t mk[3] = {q->ma, q->mb, q->mc};
-    int64_t da[3] = {-1, -1, -1};
+    const uint32_t regs[3] = {q->a, q->b, q->c}, mk[3] = {q->ma, q->mb, q->mc};
     if (info->prop != DUAL_PROP_LOAD)
       for (int i = 0; i < info->arity; ++i) {
-        da[i] = g->def[regs[i]];
-        if (da[i] < 0 || (mk[i] & ~g->lanes[regs[i]]) != 0u) {
+        const int64_t d = g->def[regs[i]];
+        g->operand[3 * t + i] = d;
+        if (d < 0 || (mk[i] & ~g->lanes[regs[i]]) != 0u) {
           snprintf(why, (size_t)why_cap,
                    "instruction %" PRId64 ": operand r%u has no definition with lanes %#x", t,
                    regs[i], mk[i]);
           return DUAL_ERR_INTERNAL;
         }
       }
-    switch (op) {
-    case DUAL_OP_LDX:
-      EMIT("  const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, q->a);
-      if (width > 0 && q->ma != 0u) {
-        const int k = DUAL_CTZ(q->ma);
-        if (mode == DUAL_MODE_JVP) EMIT("  const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, q->a);
-        else EMIT("  const double t%" PRId64 "_%d = 1.0;\n", t, k);
-      }
-      break;
-    case DUAL_OP_LDP: EMIT("  const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); break;
-    case DUAL_OP_LDK:
-      EMIT("  const double v%" PRId64 " = ", t);
-      emit_double(g, prog->consts[q->a]);
-      EMIT(";\n");
-      break;
-    case DUAL_OP_RNORM:
-    case DUAL_OP_RUNIF:
-      EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, q->a);
-      break;
-    case DUAL_OP_OUT: {
-      if (ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, da[0], mp);
-      else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, da[0], first);
-      if (kc == 0) break;
-      EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n", kp, whole ? (int)q->b * kc : 0);
-      for (int k = 0; k < kc; ++k) {
-        if ((q->ma >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, da[0], k);
-        else EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
-      }
-      EMIT("  }\n");
-      if (!whole) EMIT("  DUAL_JIT_FLUSH(%u, %d, %d, %d)\n", q->b, kc, kp, c0);
-      break;
-    }
-    default: {
-      const uint32_t md = width > 0 && info->prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
-      char va[32], vb[32], vc[32];
-      value_name(va, sizeof va, g, info->arity, 0, q->a);
-      value_name(vb, sizeof vb, g, info->arity, 1, q->b);
-      value_name(vc, sizeof vc, g, info->arity, 2, q->c);
-      emit_decl(g, t, md);
-      EMIT("  {\n    double d_[3];\n    int f_ = 0;\n");
-      EMIT("    v%" PRId64 " = dual_rule_%s(%s, %s, %s, d_, &f_);\n", t, info->name, va, vb, vc);
-      if (info->flags & F_CHECK) EMIT("    st |= f_;\n");
-      if (md != 0u) emit_lanes(g, info->prop, t, da, mk, md);
-      EMIT("  }\n");
-      g->lanes[dst] = md;
-      break;
-    }
+    if (info->prop == DUAL_PROP_OUT) {
+      const int64_t d = g->operand[3 * t];
+      g->next_out[t] = g->first_out[d], g->first_out[d] = t;
+      continue;
     }
     if (info->prop == DUAL_PROP_LOAD) g->lanes[dst] = op == DUAL_OP_LDX && width > 0 ? q->ma : 0u;
-    if (info->prop != DUAL_PROP_OUT) g->def[dst] = t;
+    else g->lanes[dst] = width > 0 && info->prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
+    g->def[dst] = t;
   }
-  if (whole) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, kc, kp, c0);
-  if (ystage) EMIT("  DUAL_JIT_FLUSH_Y(%d, %d)\n", m, mp);
-  EMIT("  DUAL_JIT_TILE_END(%d, %s)\n}\n", first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
+
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (min_blocks > 0) EMIT(", %d", min_blocks);
+  EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
+  if (ps.kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", ps.kp);
+  if (ps.ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", ps.mp);
+  EMIT("  DUAL_JIT_TILE_BEGIN\n");
+  for (int64_t t = 0; t < ni; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop == DUAL_PROP_OUT) continue;
+    emit_instr(g, &ps, q, t, &g->operand[3 * t]);
+    for (int64_t o = g->first_out[t]; o >= 0; o = g->next_out[o]) emit_out(g, &ps, &recs[o], t);
+  }
+  if (ps.whole) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, ps.kc, ps.kp, ps.c0);
+  if (ps.ystage) EMIT("  DUAL_JIT_FLUSH_Y(%d, %d)\n", m, ps.mp);
+  EMIT("  DUAL_JIT_TILE_END(%d, %s)\n}\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
   return DUAL_SUCCESS;
 }
 
@@ -226,11 +257,16 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   g->prog = prog;
   const size_t nregs = (size_t)(prog->n_regs > 0 ? prog->n_regs : 1);
   const size_t nrec = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1) * (size_t)npass;
+  const size_t ninstr = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1);
   g->def = (int64_t *)malloc(nregs * sizeof *g->def);
   g->lanes = (uint32_t *)malloc(nregs * sizeof *g->lanes);
+  g->operand = (int64_t *)calloc(3 * ninstr, sizeof *g->operand);
+  g->first_out = (int64_t *)malloc(ninstr * sizeof *g->first_out);
+  g->next_out = (int64_t *)malloc(ninstr * sizeof *g->next_out);
   dual_plan_instr *recs = (dual_plan_instr *)malloc(nrec * sizeof *recs);
   int64_t slots = 0;
-  int st = g->def && g->lanes && recs ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
+  int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && recs
+               ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
   if (st == DUAL_SUCCESS) {
@@ -243,6 +279,9 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   }
   free(g->def);
   free(g->lanes);
+  free(g->operand);
+  free(g->first_out);
+  free(g->next_out);
   free(recs);
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS) {

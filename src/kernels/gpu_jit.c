@@ -72,15 +72,17 @@ static void trace(const char *step, double *t0) {
 /* ---- shape and size rule ------------------------------------------------------------------ */
 
 /* Lanes per pass: a Jacobian or gradient of n inputs takes the smallest power of two >= n, at
- * most 16 (kin's 32 inputs as two passes of 16 ran fastest by hand: BENCHMARKS.md).  Benchmark
- * knob: DUALBATCH_JIT_WIDTH=1..32 forces it. */
+ * most 32: one pass up to 32 inputs.  Measured on an H100 (bench/NOTES.md, run_jit_study.sh):
+ * kin (n = 32) ran at 1.27e8 Jacobians/s in one pass of 32, 1.19e8 in two of 16 and 9.1e7 in
+ * four of 8 (values are recomputed in every pass; spills cost less).  Benchmark knob:
+ * DUALBATCH_JIT_WIDTH=1..32 forces it. */
 static int jit_width(const dual_job *job) {
   if (job->mode == DUAL_MODE_EVAL) return 0;
   if (job->mode == DUAL_MODE_JVP) return 1;
   const char *env = getenv("DUALBATCH_JIT_WIDTH");
   if (env != NULL && atoi(env) >= 1 && atoi(env) <= 32) return atoi(env);
   int w = 1;
-  while (w < job->prog->n_in && w < 16) w *= 2;
+  while (w < job->prog->n_in && w < 32) w *= 2;
   return w;
 }
 
@@ -354,11 +356,15 @@ int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, cons
   ja.y_ps = a->y_ps, ja.y_es = a->y_es, ja.d_ps = a->d_ps, ja.d_rs = a->d_rs, ja.d_cs = a->d_cs;
   ja.status = a->status;
   ja.seed = a->sg.seed, ja.point0 = a->sg.point0, ja.antithetic = a->sg.antithetic;
-  int64_t blocks = (a->count + JIT_THREADS - 1) / JIT_THREADS;
-  const int64_t resident = (int64_t)g->sm_count * m->blocks_per_sm;
+  /* Blocks of 128 threads; a batch too small for two blocks per multiprocessor gets blocks of
+   * 64 or 32 threads instead, so that it spreads over every multiprocessor. */
+  int threads = JIT_THREADS;
+  while (threads > 32 && (a->count + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
+  int64_t blocks = (a->count + threads - 1) / threads;
+  const int64_t resident = (int64_t)g->sm_count * m->blocks_per_sm * (JIT_THREADS / threads);
   if (blocks > resident) blocks = resident;
   void *params[1] = {&ja};
-  const dim3 grid = {(unsigned)blocks, 1, 1}, block = {JIT_THREADS, 1, 1};
+  const dim3 grid = {(unsigned)blocks, 1, 1}, block = {(unsigned)threads, 1, 1};
   cudaError_t e = dual_gpu_injected_fault("launch");
   for (int p = 0; p < m->npass && e == cudaSuccess; ++p)
     e = cudaLaunchKernel((const void *)m->kernels[p], grid, block, params, 0, (cudaStream_t)stream);
