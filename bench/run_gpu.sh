@@ -39,11 +39,15 @@ fi
 
 build-gpu/bench/dualbatch_bench_gpu --dir "$points" --commit "$commit" "$@" | tee "$raw"
 status=${PIPESTATUS[0]}
-# the compiled tier's cold compile and warm (disk cache) load, each in a fresh process
+# the compiled tier's cold compile and warm (disk cache) load, each in a fresh process; cold
+# runs with CUDA_CACHE_DISABLE=1, since NVRTC (12.9+) keeps results in the driver's compute cache
 jitcache="$(mktemp -d)"
 for wl in ba kin hess grad; do
   for phase in cold warm; do
-    DUALBATCH_JIT_TRACE=1 build-gpu/bench/dualbatch_bench_gpu --jit-time "$wl" "$jitcache/$wl" 2>&1 \
+    nocache=0
+    [ "$phase" = cold ] && nocache=1
+    CUDA_CACHE_DISABLE=$nocache DUALBATCH_JIT_TRACE=1 \
+      build-gpu/bench/dualbatch_bench_gpu --jit-time "$wl" "$jitcache/$wl" 2>&1 \
       | sed "s/^JIT\t/JIT\t$phase\t/; s/^dualbatch jit:/JITTRACE\t$wl $phase/" | tee -a "$raw"
   done
 done
