@@ -86,12 +86,16 @@ static int jit_width(const dual_job *job) {
   return w;
 }
 
-/* Resident blocks per multiprocessor asked of the compiler (0: its own choice).  Benchmark
- * knob: DUALBATCH_JIT_MINBLOCKS=1..16. */
-static int jit_min_blocks(void) {
+/* Resident blocks per multiprocessor asked of the compiler (0: its own choice).  Up to 16 lanes
+ * per pass, three blocks of 128 threads (at most 168 registers a thread): on the H200 ba's
+ * Jacobian took 182 registers by itself (two blocks) and ran at 3.94e9 points/s, 4.29e9 with
+ * three (two: 3.99e9; bench/NOTES.md).  At 32 lanes the compiler's choice: kin spills either
+ * way, and asking for two blocks changed nothing.  Benchmark knob: DUALBATCH_JIT_MINBLOCKS=0..16
+ * (0 = the compiler's choice). */
+static int jit_min_blocks(int width) {
   const char *env = getenv("DUALBATCH_JIT_MINBLOCKS");
-  if (env != NULL && atoi(env) >= 1 && atoi(env) <= 16) return atoi(env);
-  return 0;
+  if (env != NULL && env[0] != '\0' && atoi(env) >= 0 && atoi(env) <= 16) return atoi(env);
+  return width <= 16 ? 3 : 0;
 }
 
 static int jit_passes(const dual_job *job, int width) {
@@ -250,7 +254,8 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse ||
       dual_mode_is_second_order(job->mode))
     return DUAL_SUCCESS;
-  const int width = jit_width(job), npass = jit_passes(job, width), min_blocks = jit_min_blocks();
+  const int width = jit_width(job), npass = jit_passes(job, width),
+            min_blocks = jit_min_blocks(width);
   if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
