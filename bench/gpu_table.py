@@ -82,7 +82,7 @@ def jit_table(jit, rows):
         w1, w2 = cells(warm)
         tier = cold[2] if cold else DASH
         if cold and cold[3]:
-            tier += " (" + cold[3][:120] + ")"
+            tier += " (" + cold[3][:240] + ")"
         pays = DASH
         sizes = sorted(b for (w, b, t, a) in rows if w == wl and t == "dualbatch-compiled" and a == "device")
         if cold and cold[0] is not None and cold[1] is not None and sizes:
