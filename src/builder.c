@@ -2,7 +2,8 @@
  * builder.c — the program builder: an expression DAG with hash-consing (common-subexpression
  * elimination), constant folding through the op rules themselves, exact algebraic identities,
  * and per-node activity (does it depend on an input?).  dual_builder_finish hands the DAG to
- * the code generator (codegen.c).  Used by the public builder API and the language front end.
+ * the bytecode emitter (bytecode_emit.c).  Used by the public builder API and the language
+ * front end.
  */
 #include <math.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "builder.h"
-#include "codegen.h"
+#include "bytecode_emit.h"
 #include "ir.h"
 #include "context.h"
 #include "bytecode.h"
@@ -374,5 +375,5 @@ int dual_builder_finish(dual_builder *b, dual_program **prog) {
   BUILDER_CHECK(b);
   if (prog == NULL) return builder_fail(b, DUAL_ERR_ARGUMENT, "dual_builder_finish: prog is NULL%s", "");
   if (b->n_out == 0) return builder_fail(b, DUAL_ERR_ARGUMENT, "the program has no output%s", "");
-  return dual_codegen(b, prog);
+  return dual_bytecode_emit(b, prog);
 }

@@ -1,7 +1,8 @@
 /*
  * ir.h — the builder's intermediate representation: a DAG of value nodes in creation order
  * (operands always precede their users, so the order is topological).  Shared by builder.c
- * (construction, folding, CSE) and codegen.c (DCE, scheduling, register allocation, emission).
+ * (construction, folding, CSE) and bytecode_emit.c (DCE, scheduling, register allocation,
+ * emission).
  */
 #ifndef DUAL_IR_H
 #define DUAL_IR_H

@@ -1,6 +1,6 @@
 /*
  * program.c — dual_program allocation, destruction, shape queries and the bytecode validator.
- * The validator is the single gate every program passes (after codegen and after loading):
+ * The validator is the single gate every program passes (after bytecode emission and after loading):
  * a program it accepts cannot make an engine read or write out of bounds.
  */
 #include <math.h>

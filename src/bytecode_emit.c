@@ -1,5 +1,5 @@
 /*
- * codegen.c — turns the builder's DAG into bytecode.  Passes, in order:
+ * bytecode_emit.c — turns the builder's DAG into bytecode.  Passes, in order:
  *   1. dead-code elimination: keep only nodes reachable from the outputs;
  *   2. scheduling: nodes in creation (topological) order; leaves (LDX/LDP/LDK) are emitted
  *      lazily just before their first use, and each OUT right after its value is computed, so
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen.h"
+#include "bytecode_emit.h"
 #include "context.h"
 #include "program.h"
 
@@ -76,7 +76,7 @@ static int32_t reg_take(regclass *c) {
   return c->n_used++;
 }
 
-int dual_codegen(dual_builder *b, dual_program **out) {
+int dual_bytecode_emit(dual_builder *b, dual_program **out) {
   dual_context *ctx = b->ctx;
   int32_t n = b->n_nodes;
   int status = DUAL_ERR_NO_MEMORY;
