@@ -523,8 +523,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = (int64_t)o->width_batch;
     for (int rf = 0; rf < 2; ++rf) {
       const char *suffix = rf ? "-sharedrf" : "";
-      if (rf == 1) setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
-      char tool[48], val[16];
+      dual_context_set_knob(ctx, DUAL_KNOB_GPU_REGFILE, rf);
+      char tool[48];
       for (int i = 0; i < o->num_widths; ++i) {
         snprintf(tool, sizeof tool, "dualbatch-w%d%s", o->widths[i], suffix);
         dual_context_set_width(ctx, o->widths[i]);
@@ -533,13 +533,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       dual_context_set_width(ctx, 0);
       for (int i = 0; i < o->num_groups; ++i) {
         snprintf(tool, sizeof tool, "dualbatch-g%d%s", o->groups[i], suffix);
-        snprintf(val, sizeof val, "%d", o->groups[i]);
-        setenv("DUALBATCH_GPU_GROUP", val, 1);
+        dual_context_set_knob(ctx, DUAL_KNOB_GPU_GROUP, o->groups[i]);
         row(w->name, b.count, tool, "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       }
-      unsetenv("DUALBATCH_GPU_GROUP");
+      dual_context_set_knob(ctx, DUAL_KNOB_GPU_GROUP, 0);
     }
-    unsetenv("DUALBATCH_GPU_REGFILE");
+    dual_context_set_knob(ctx, DUAL_KNOB_GPU_REGFILE, 0);
   }
   cudaFree(dx), cudaFree(dp), cudaFree(dy), cudaFree(dJ), cudaFree(dH), cudaFree(ds);
   if (o->host) { /* host arrays: the library copies in and out through its pinned staging */

@@ -202,6 +202,41 @@ int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t 
  * the count.  Kernels already loaded in this process stay usable. */
 int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
 
+/* Tuning knobs, for benchmarks and diagnosis: the defaults are the measured best (the rules in
+ * bench/NOTES.md), and no knob changes a result, only where and how fast it is computed.  Each
+ * has an environment variable that, when set, replaces the default in contexts created
+ * afterwards (read once, by dual_context_create).
+ *   DUAL_KNOB_GPU_GROUP       interpreter: threads per point, 0 = the rule (2 from 32 lanes), or
+ *                             1, 2, 4, 8, 16                      DUALBATCH_GPU_GROUP=n
+ *   DUAL_KNOB_GPU_REGFILE     interpreter: 1 = register files in shared memory when a block fits,
+ *                             0 = in global memory (default)      DUALBATCH_GPU_REGFILE=shared
+ *   DUAL_KNOB_GPU2_BLOCKS     second-order interpreter: resident blocks per multiprocessor,
+ *                             0 = as many as fit (default)        DUALBATCH_GPU2_BLOCKS=n
+ *   DUAL_KNOB_HESSIAN_NESTED  nested Hessians: 1 = diagonal blocks carry every pair, as a
+ *                             dual-of-dual number (0 = the upper triangle, default)
+ *                                                                 DUALBATCH_HESSIAN_BLOCKS=nested
+ *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (one pass of up to 32),
+ *                             or 1..32                            DUALBATCH_JIT_WIDTH=n
+ *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
+ *                             (3 up to 16 lanes), 0 = the compiler's choice, 1..16
+ *                                                                 DUALBATCH_JIT_MINBLOCKS=n
+ *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation
+ *                             on stderr                           DUALBATCH_JIT_TRACE (any value)
+ * A value out of range is DUAL_ERR_ARGUMENT. */
+typedef enum dual_knob {
+  DUAL_KNOB_GPU_GROUP = 0,
+  DUAL_KNOB_GPU_REGFILE = 1,
+  DUAL_KNOB_GPU2_BLOCKS = 2,
+  DUAL_KNOB_HESSIAN_NESTED = 3,
+  DUAL_KNOB_JIT_WIDTH = 4,
+  DUAL_KNOB_JIT_MIN_BLOCKS = 5,
+  DUAL_KNOB_JIT_TRACE = 6,
+  DUAL_KNOB_COUNT = 7
+} dual_knob;
+int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
+/* The knob's value (0 for an unknown knob or a NULL context). */
+int64_t dual_context_knob(const dual_context *ctx, int knob);
+
 /* The seed of the random draws (dual_builder_normal / uniform, the language's normal() and
  * uniform()) for every call but dual_sgrad (which takes its own): default 0.  Such calls see
  * sample 0 of this seed — one fixed realization of the draws, the same on every run. */

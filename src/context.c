@@ -94,6 +94,65 @@ static int device_from_env(int requested, int *bad_env) {
   return requested;
 }
 
+/* ---- tuning knobs ------------------------------------------------------------------------- */
+
+/* Each knob: its range, its default, and its environment variable (with a word for 1, when the
+ * variable takes one instead of a number: DUALBATCH_GPU_REGFILE=shared). */
+static const struct knob_def {
+  int64_t lo, hi, value;
+  const char *env, *word;
+} knob_defs[DUAL_KNOB_COUNT] = {
+    [DUAL_KNOB_GPU_GROUP] = {0, 16, 0, "DUALBATCH_GPU_GROUP", NULL},
+    [DUAL_KNOB_GPU_REGFILE] = {0, 1, 0, "DUALBATCH_GPU_REGFILE", "shared"},
+    [DUAL_KNOB_GPU2_BLOCKS] = {0, 64, 0, "DUALBATCH_GPU2_BLOCKS", NULL},
+    [DUAL_KNOB_HESSIAN_NESTED] = {0, 1, 0, "DUALBATCH_HESSIAN_BLOCKS", "nested"},
+    [DUAL_KNOB_JIT_WIDTH] = {0, 32, 0, "DUALBATCH_JIT_WIDTH", NULL},
+    [DUAL_KNOB_JIT_MIN_BLOCKS] = {-1, 16, -1, "DUALBATCH_JIT_MINBLOCKS", NULL},
+    [DUAL_KNOB_JIT_TRACE] = {0, 1, 0, "DUALBATCH_JIT_TRACE", ""},
+};
+
+static int knob_ok(int knob, int64_t value) {
+  if (knob < 0 || knob >= DUAL_KNOB_COUNT) return 0;
+  if (value < knob_defs[knob].lo || value > knob_defs[knob].hi) return 0;
+  if (knob == DUAL_KNOB_GPU_GROUP) return (value & (value - 1)) == 0; /* 0 or a power of two */
+  return 1;
+}
+
+/* Defaults, then the environment's overrides (a value the knob does not take is ignored). */
+static void knobs_from_env(dual_context *ctx) {
+  for (int k = 0; k < DUAL_KNOB_COUNT; ++k) {
+    const struct knob_def *d = &knob_defs[k];
+    ctx->knobs[k] = d->value;
+    const char *env = getenv(d->env);
+    if (env == NULL || env[0] == '\0') continue;
+    if (d->word != NULL) {
+      if (d->word[0] == '\0' || strcmp(env, d->word) == 0) ctx->knobs[k] = 1;
+      continue;
+    }
+    char *end = NULL;
+    const long long v = strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && knob_ok(k, v)) ctx->knobs[k] = v;
+  }
+}
+
+int dual_context_set_knob(dual_context *ctx, int knob, int64_t value) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (knob < 0 || knob >= DUAL_KNOB_COUNT)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "knob %d is not a dual_knob", knob);
+  if (!knob_ok(knob, value))
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "knob %d (%s) does not take %lld (range %lld .. %lld%s)",
+                     knob, knob_defs[knob].env, (long long)value, (long long)knob_defs[knob].lo,
+                     (long long)knob_defs[knob].hi,
+                     knob == DUAL_KNOB_GPU_GROUP ? ", a power of two or 0" : "");
+  ctx->knobs[knob] = value;
+  return DUAL_SUCCESS;
+}
+
+int64_t dual_context_knob(const dual_context *ctx, int knob) {
+  if (ctx == NULL || knob < 0 || knob >= DUAL_KNOB_COUNT) return 0;
+  return ctx->knobs[knob];
+}
+
 /* DUALBATCH_TIER, if set, over the default AUTO; -1 when it names no tier. */
 static int tier_from_env(void) {
   const char *env = getenv("DUALBATCH_TIER");
@@ -113,6 +172,7 @@ int dual_context_create(dual_context **out, int device) {
   ctx->last_device = DUAL_DEVICE_CPU;
   ctx->last_ad_mode = DUAL_AD_FORWARD;
   ctx->last_tier = DUAL_TIER_INTERPRET;
+  knobs_from_env(ctx);
   *out = ctx;
   ctx->tier = tier_from_env();
   if (ctx->tier < 0) {

@@ -26,6 +26,7 @@ struct dual_context {
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int last_tier;        /* the tier of the last successful evaluation */
   char *cache_dir;      /* the compiled tier's disk cache (heap; NULL = default) */
+  int64_t knobs[DUAL_KNOB_COUNT]; /* dual_knob values (dual_context_set_knob) */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

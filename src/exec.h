@@ -26,6 +26,7 @@ typedef struct dual_job {
    * h receive E f, the gradient estimate and its standard errors (engine/sgrad_reduce.h). */
   int64_t samples;
   int score;
+  int nested_hessian; /* DUAL_KNOB_HESSIAN_NESTED: diagonal blocks carry every pair (pass2.c) */
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */

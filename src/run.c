@@ -216,6 +216,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   job.mode = mode;
   job.seed = ctx->seed; /* draws: sample 0 of the context's seed */
   job.point0 = b->point0;
+  job.nested_hessian = (int)ctx->knobs[DUAL_KNOB_HESSIAN_NESTED];
   dual_program *score = NULL;
   if (mode == DUAL_MODE_SGRAD) { /* per sample: a gradient, or the score program's Jacobian */
     job.samples = b->samples;

@@ -140,3 +140,58 @@ Test(api, device_selection) {
   cr_assert_gt(dual_build_info(info, sizeof info), 0);
   cr_assert_not_null(strstr(info, "CUDA"));
 }
+
+/* Tuning knobs: defaults, the environment read once at creation, the setter's range checks, the
+ * tier setter; and a knob changes no result (nested diagonal Hessian blocks, bitwise). */
+Test(api, knobs_tier_and_their_environment) {
+  dual_context *c = NULL;
+  cr_assert_eq(dual_context_create(&c, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_GPU_GROUP), 0);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_MIN_BLOCKS), -1);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_HESSIAN_NESTED), 0);
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_GPU_GROUP, 3), DUAL_ERR_ARGUMENT, "3 threads per point");
+  cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_GPU_GROUP") != NULL, "%s", dual_context_last_error(c));
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_WIDTH, 33), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_COUNT, 0), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_GPU_GROUP, 4), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_GPU_GROUP), 4);
+  cr_assert_eq(dual_context_set_tier(c, 7), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_tier(c, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_tier(c), DUAL_TIER_INTERPRET);
+
+  setenv("DUALBATCH_GPU_GROUP", "8", 1);
+  setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
+  setenv("DUALBATCH_HESSIAN_BLOCKS", "nested", 1);
+  setenv("DUALBATCH_JIT_WIDTH", "99", 1); /* out of range: the default stays */
+  dual_context *e = NULL;
+  cr_assert_eq(dual_context_create(&e, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  unsetenv("DUALBATCH_GPU_GROUP"), unsetenv("DUALBATCH_GPU_REGFILE");
+  unsetenv("DUALBATCH_HESSIAN_BLOCKS"), unsetenv("DUALBATCH_JIT_WIDTH");
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_GROUP), 8);
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_REGFILE), 1);
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_HESSIAN_NESTED), 1);
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_WIDTH), 0);
+
+  /* f = x0^2 x1 + sin(x0 x1) + x1^3: its Hessian with and without nested diagonal blocks */
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(c, "input x[2]\noutput f = x[0]^2*x[1] + sin(x[0]*x[1]) + x[1]^3\n",
+                                    "knob", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(c));
+  const double x[4] = {0.7, -1.3, 2.0, 0.25};
+  double f[2][2], g[2][4], h[2][8];
+  dual_context *ctxs[2] = {c, e};
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(dual_context_set_ad_mode(ctxs[k], DUAL_AD_FORWARD), DUAL_SUCCESS);
+    cr_assert_eq(dual_hessian(ctxs[k], prog, 2, x, 2, NULL, 0, f[k], 1, g[k], 2, h[k], 4,
+                              DUAL_HESSIAN_FULL, NULL), DUAL_SUCCESS, "%s", dual_context_last_error(ctxs[k]));
+  }
+  cr_assert(memcmp(h[0], h[1], sizeof h[0]) == 0 && memcmp(g[0], g[1], sizeof g[0]) == 0,
+            "a knob changed a result");
+  /* and the Hessian itself, by hand: d2f/dx0^2 = 2 x1 - x1^2 sin(x0 x1), ... at the first point */
+  const double a = x[0], b = x[1], s = sin(a * b), co = cos(a * b);
+  cr_assert_float_eq(h[0][0], 2 * b - b * b * s, 1e-13);
+  cr_assert_float_eq(h[0][1], 2 * a + co - a * b * s, 1e-13);
+  cr_assert_float_eq(h[0][3], -a * a * s + 6 * b, 1e-13);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&c);
+  dual_context_destroy(&e);
+}

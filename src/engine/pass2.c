@@ -39,13 +39,9 @@ static int64_t element(int64_t n, int layout, int64_t j, int64_t k, int64_t *mir
   return j * n + k;
 }
 
-/* Benchmark knob DUALBATCH_HESSIAN_BLOCKS=nested: diagonal blocks carry all N x N pairs, as a
- * dual-of-dual number would, instead of the upper triangle (the same bits, (k, l) and (l, k) are
- * the same sums; bench/NOTES.md compares the two). */
-static int nested_diagonal_blocks(void) {
-  const char *e = getenv("DUALBATCH_HESSIAN_BLOCKS");
-  return e != NULL && strcmp(e, "nested") == 0;
-}
+/* Benchmark knob DUAL_KNOB_HESSIAN_NESTED (job->nested_hessian): diagonal blocks carry all N x N
+ * pairs, as a dual-of-dual number would, instead of the upper triangle (the same bits, (k, l)
+ * and (l, k) are the same sums; bench/NOTES.md compares the two). */
 
 /* Seed the inputs [first, first + count) in lanes [lane0, lane0 + count). */
 static void seed(dual_pass2 *ps, int lane0, int64_t first, int count) {
@@ -83,7 +79,7 @@ void dual_pass2_make(const dual_job *job, int64_t index, dual_pass2 *ps) {
     ps->nlanes = ca;
     for (int k = 0; k < ca; ++k) ps->grad_lane[k] = (uint8_t)k, ps->grad_col[k] = (int32_t)(fa + k);
     ps->ngrad = ca;
-    const int nested = nested_diagonal_blocks() && ca * ca <= DUAL_PASS2_MAX_PAIRS;
+    const int nested = job->nested_hessian && ca * ca <= DUAL_PASS2_MAX_PAIRS;
     for (int k = 0; k < ca; ++k)
       for (int l = nested ? 0 : k; l < ca; ++l) {
         const int q = ps->npairs++;

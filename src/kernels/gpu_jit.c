@@ -53,7 +53,7 @@ static int worker_running;
 
 /* ---- tracing ------------------------------------------------------------------------------ */
 
-/* DUALBATCH_JIT_TRACE=1: the time of each step of a module's preparation on stderr (benchmarks,
+/* DUAL_KNOB_JIT_TRACE: the time of each step of a module's preparation on stderr (benchmarks,
  * diagnosis). */
 static double trace_clock(void) {
   struct timespec ts;
@@ -61,11 +61,9 @@ static double trace_clock(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void trace(const char *step, double *t0) {
-  static int on = -1;
-  if (on < 0) on = getenv("DUALBATCH_JIT_TRACE") != NULL;
+static void trace(const dual_context *ctx, const char *step, double *t0) {
   const double t = trace_clock();
-  if (on) fprintf(stderr, "dualbatch jit: %-28s %.4f s\n", step, t - *t0);
+  if (ctx->knobs[DUAL_KNOB_JIT_TRACE]) fprintf(stderr, "dualbatch jit: %-28s %.4f s\n", step, t - *t0);
   *t0 = t;
 }
 
@@ -75,12 +73,11 @@ static void trace(const char *step, double *t0) {
  * most 32: one pass up to 32 inputs.  Measured on an H100 (bench/NOTES.md, run_jit_study.sh):
  * kin (n = 32) ran at 1.27e8 Jacobians/s in one pass of 32, 1.19e8 in two of 16 and 9.1e7 in
  * four of 8 (values are recomputed in every pass; spills cost less).  Benchmark knob:
- * DUALBATCH_JIT_WIDTH=1..32 forces it. */
-static int jit_width(const dual_job *job) {
+ * DUAL_KNOB_JIT_WIDTH forces it. */
+static int jit_width(const dual_context *ctx, const dual_job *job) {
   if (job->mode == DUAL_MODE_EVAL) return 0;
   if (job->mode == DUAL_MODE_JVP) return 1;
-  const char *env = getenv("DUALBATCH_JIT_WIDTH");
-  if (env != NULL && atoi(env) >= 1 && atoi(env) <= 32) return atoi(env);
+  if (ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0) return (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH];
   int w = 1;
   while (w < job->prog->n_in && w < 32) w *= 2;
   return w;
@@ -90,11 +87,10 @@ static int jit_width(const dual_job *job) {
  * per pass, three blocks of 128 threads (at most 168 registers a thread): on the H200 ba's
  * Jacobian took 182 registers by itself (two blocks) and ran at 3.94e9 points/s, 4.29e9 with
  * three (two: 3.99e9; bench/NOTES.md).  At 32 lanes the compiler's choice: kin spills either
- * way, and asking for two blocks changed nothing.  Benchmark knob: DUALBATCH_JIT_MINBLOCKS=0..16
+ * way, and asking for two blocks changed nothing.  Benchmark knob: DUAL_KNOB_JIT_MIN_BLOCKS
  * (0 = the compiler's choice). */
-static int jit_min_blocks(int width) {
-  const char *env = getenv("DUALBATCH_JIT_MINBLOCKS");
-  if (env != NULL && env[0] != '\0' && atoi(env) >= 0 && atoi(env) <= 16) return atoi(env);
+static int jit_min_blocks(const dual_context *ctx, int width) {
+  if (ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS] >= 0) return (int)ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS];
   return width <= 16 ? 3 : 0;
 }
 
@@ -254,8 +250,8 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse ||
       dual_mode_is_second_order(job->mode))
     return DUAL_SUCCESS;
-  const int width = jit_width(job), npass = jit_passes(job, width),
-            min_blocks = jit_min_blocks(width);
+  const int width = jit_width(ctx, job), npass = jit_passes(job, width),
+            min_blocks = jit_min_blocks(ctx, width);
   if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
@@ -292,17 +288,17 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (version == 0) return decline(ctx, dual_strdup(why));
 
   /* Not in this process: generate the source, then the disk cache, else compile. */
-  trace("memory lookup, NVRTC load", &t0);
+  trace(ctx, "memory lookup, NVRTC load", &t0);
   char *source = dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
   if (source == NULL) return decline(ctx, dual_strdup(why));
-  trace("source generated", &t0);
+  trace(ctx, "source generated", &t0);
   dual_jit_disk_key(source, g->cc, version, disk_key);
   char dir_buf[4096];
   const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir_buf, sizeof dir_buf) == 0;
   void *image = NULL;
   size_t size = 0;
   const int cached = have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0;
-  trace(cached ? "disk cache read (hit)" : "disk cache read (miss)", &t0);
+  trace(ctx, cached ? "disk cache read (hit)" : "disk cache read (miss)", &t0);
   if (cached) {
     pthread_mutex_lock(&lock);
     m = find_loaded(key); /* another context may have loaded it meanwhile */
@@ -328,7 +324,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   char *log = NULL;
   int st = compile(source, g->cc, &image, &size, &log);
   free(source);
-  trace("NVRTC compile", &t0);
+  trace(ctx, "NVRTC compile", &t0);
   if (st != DUAL_SUCCESS) {
     char *reason = dual_strdup_printf("the kernel did not compile (%s):\n%s",
                                       dual_status_string(st), log ? log : "");
@@ -337,13 +333,13 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   }
   free(log);
   if (have_dir) dual_jit_cache_store(dir_buf, disk_key, image, size, NULL);
-  trace("disk cache write", &t0);
+  trace(ctx, "disk cache write", &t0);
   pthread_mutex_lock(&lock);
   m = find_loaded(key);
   if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
   pthread_mutex_unlock(&lock);
   free(image);
-  trace("module load", &t0);
+  trace(ctx, "module load", &t0);
   if (m == NULL) return decline(ctx, dual_strdup(why));
   *out = m;
   return DUAL_SUCCESS;

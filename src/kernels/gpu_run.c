@@ -116,30 +116,26 @@ static int prepare_plan(dual_context *ctx, struct dual_gpu *g, const dual_job *j
  * (bench/NOTES.md, B = 1e4 ... 1e6): each thread of a group repeats the interpretation, so one
  * thread per point is fastest for ba (W = 16) at every batch size; kin (W = 32, sparse lanes)
  * runs 1.1-1.7x faster with two.  Rule: two threads per point at W >= 32.
- * Benchmark knob: DUALBATCH_GPU_GROUP=n forces n. */
-static int group_for(int width) {
+ * Benchmark knob: DUAL_KNOB_GPU_GROUP forces it. */
+static int group_for(const dual_context *ctx, int width) {
   int g = width >= 32 ? 2 : 1;
-  const char *env = getenv("DUALBATCH_GPU_GROUP");
-  if (env != NULL && (atoi(env) == 1 || atoi(env) == 2 || atoi(env) == 4 || atoi(env) == 8 ||
-                      atoi(env) == 16))
-    g = atoi(env);
+  if (ctx->knobs[DUAL_KNOB_GPU_GROUP] > 0) g = (int)ctx->knobs[DUAL_KNOB_GPU_GROUP];
   while (g > 1 && g > width) g /= 2;
   return g;
 }
 
 /* Register files live in global memory (L1/L2-cached slabs): more resident threads than shared
  * memory allows, which measured 1.5-3x faster for ba and kin (bench/NOTES.md).  Benchmark knob:
- * DUALBATCH_GPU_REGFILE=shared puts them in shared memory when a block fits. */
+ * DUAL_KNOB_GPU_REGFILE puts them in shared memory when a block fits. */
 static int prepare_geometry(dual_context *ctx, struct dual_gpu *g, int width, int64_t n_regs,
                             int64_t slots, int sgrad, int draws) {
-  const char *rf = getenv("DUALBATCH_GPU_REGFILE");
-  const int smem = rf != NULL && strcmp(rf, "shared") == 0 ? g->smem_optin : 0;
+  const int smem = ctx->knobs[DUAL_KNOB_GPU_REGFILE] ? g->smem_optin : 0;
   const int kind = sgrad                 ? DUAL_GPU_SGRAD /* enum dual_gpu_kind */
                     : width > 0 && draws ? DUAL_GPU_TANGENTS_DRAWS
                     : width > 0          ? DUAL_GPU_TANGENTS
                     : draws              ? DUAL_GPU_VALUES_DRAWS
                                          : DUAL_GPU_VALUES;
-  const int group = width > 0 && !sgrad ? group_for(width) : 1;
+  const int group = width > 0 && !sgrad ? group_for(ctx, width) : 1;
   if (g->geo.threads > 0 && g->geo_regs == n_regs && g->geo_slots == slots &&
       g->geo_kind == kind && g->geo_smem == smem && g->geo.group == group)
     return DUAL_SUCCESS;

@@ -235,8 +235,8 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     const size_t room = limit > g->plan.size ? limit - g->plan.size : 0;
     const size_t per_block = up((size_t)a.slab * sizeof(double));
     int64_t max_blocks = (int64_t)g->sm_count * bps;
-    const char *cap = getenv("DUALBATCH_GPU2_BLOCKS"); /* benchmark knob: resident blocks per SM */
-    if (cap != NULL && atoi(cap) > 0 && atoi(cap) < bps) max_blocks = (int64_t)g->sm_count * atoi(cap);
+    const int64_t cap = ctx->knobs[DUAL_KNOB_GPU2_BLOCKS]; /* benchmark knob: blocks per SM */
+    if (cap > 0 && cap < bps) max_blocks = (int64_t)g->sm_count * cap;
     const int64_t fit = (int64_t)((host ? room / (2 * DUAL_GPU_STREAMS) : room) / per_block);
     if (fit < max_blocks) max_blocks = fit;
     if (max_blocks < 1) {

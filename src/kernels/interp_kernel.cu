@@ -5,8 +5,8 @@
 // warp reads the same record, so the opcode stream is warp-uniform and `switch` dispatch never
 // diverges.  A point's register file — n_regs values and n_slots packed tangents — lives in a
 // global slab per block (layout [slot][thread]: a warp's accesses are consecutive doubles,
-// coalesced, L1/L2-cached), or in shared memory with the same layout (DUALBATCH_GPU_REGFILE=
-// shared; fewer resident threads, measured slower: bench/NOTES.md).  The op cases, rules and
+// coalesced, L1/L2-cached), or in shared memory with the same layout (DUAL_KNOB_GPU_REGFILE;
+// fewer resident threads, measured slower: bench/NOTES.md).  The op cases, rules and
 // propagation are the CPU's: engine/interp_ops.h and dual/rules.h, through the per-point
 // interpreter of interp_point.h (which tests/test_plan.c also runs on the CPU).
 //
