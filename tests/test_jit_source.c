@@ -93,16 +93,22 @@ Test(jit_source, lanes_and_seeds) {
   char why[256];
   char *src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 1, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
-  cr_assert_eq(count(src, "DUAL_JIT_STAGE(") + count(src, "DUAL_JIT_STAGE_ZERO("), 2 * 15);
+  /* two bodies: the guarded function (first), then the kernel's plain body */
+  cr_assert_eq(count(src, "DUAL_JIT_STAGE(") + count(src, "DUAL_JIT_STAGE_ZERO("), 2 * 2 * 15);
   cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 1, "ba's two rows are stored together");
   cr_assert_eq(count(src, "DUAL_JIT_FLUSH_Y("), 1);
-  cr_assert_eq(count(src, "= DUAL_JIT_LDX("), 15);
+  cr_assert_eq(count(src, "= DUAL_JIT_LDX("), 2 * 15);
+  const char *kernel = strstr(src, "extern \"C\" __global__");
+  cr_assert(kernel != NULL && count(src, "dual_jit_guarded_p0(") == 2);
+  cr_assert(count(src, "DUAL_TM(") > 0 && count(kernel, "DUAL_TM(") == 0,
+            "the guarded sums belong to the guarded function only");
+  cr_assert(count(kernel, "bad_ |= DUAL_NONFINITE") > 0);
   cr_assert_eq(count(src, "_0 = 1.0;") + count(src, "_14 = 1.0;") > 0, 1);
   cr_assert_eq(count(src, "DUAL_JIT_LDV("), 0);
   free(src);
   src = dual_jit_source(prog, DUAL_MODE_JVP, 1, 1, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
-  cr_assert_eq(count(src, "DUAL_JIT_LDV("), 15);
+  cr_assert_eq(count(src, "DUAL_JIT_LDV("), 2 * 15);
   cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 1);
   free(src);
   src = dual_jit_source(prog, DUAL_MODE_EVAL, 0, 1, 0, why, sizeof why);
@@ -110,13 +116,14 @@ Test(jit_source, lanes_and_seeds) {
   cr_assert_eq(count(src, "DUAL_JIT_FLUSH(") + count(src, "DUAL_JIT_FLUSH_ALL("), 0);
   cr_assert_eq(count(src, ", t") + count(src, "DUAL_TF(") + count(src, "DUAL_CHOOSE_T("), 0,
                "an evaluation kernel has no tangent");
+  cr_assert_eq(count(src, "dual_jit_guarded"), 0, "an evaluation kernel needs no guarded body");
   free(src);
   dual_program_destroy(&prog);
   /* kin (32 outputs x 16 lanes per pass) stages one output row at a time */
   prog = bench_program(ctx, "kin");
   src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 2, 0, why, sizeof why);
   cr_assert(src != NULL, "%s", why);
-  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 2 * 32);
+  cr_assert_eq(count(src, "DUAL_JIT_FLUSH("), 2 * 2 * 32);
   cr_assert_eq(count(src, "DUAL_JIT_FLUSH_ALL("), 0);
   free(src);
   dual_program_destroy(&prog);

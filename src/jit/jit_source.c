@@ -24,6 +24,7 @@
 typedef struct gen {
   dual_strbuf out;
   const dual_program *prog;
+  int guarded; /* emitting the guarded body (emit_pass) */
   int64_t *def;       /* [n_regs] the instruction that last defined each register */
   uint32_t *lanes;    /* [n_regs] that definition's tangent lanes in this pass */
   int64_t *operand;   /* [n_instr][3] the definitions an instruction reads (-1: none) */
@@ -72,6 +73,11 @@ static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const u
                        uint32_t md) {
   if (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) {
     EMIT("    const double qa = d_[0], qb = d_[1], qc = d_[2];\n    (void)qc;\n");
+    if (!g->guarded) { /* the plain sums; a non-finite partial sends the warp to the guarded body */
+      EMIT("    bad_ |= DUAL_NONFINITE(qa) | DUAL_NONFINITE(qb) | DUAL_NONFINITE(qc);\n");
+      emit_lin_lanes(g, "DUAL_TF", t, da, mk, md);
+      return;
+    }
     EMIT("    if (DUAL_NONFINITE(qa) | DUAL_NONFINITE(qb) | DUAL_NONFINITE(qc)) {\n");
     emit_lin_lanes(g, "DUAL_TM", t, da, mk, md);
     EMIT("    } else {\n");
@@ -177,6 +183,17 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
   EMIT("  }\n");
 }
 
+/* The instructions of a pass (plain or guarded, g->guarded), each OUT right after its operand's
+ * definition. */
+static void emit_body(gen *g, const pass_shape *ps, const dual_plan_instr *recs, int64_t ni) {
+  for (int64_t t = 0; t < ni; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop == DUAL_PROP_OUT) continue;
+    emit_instr(g, ps, q, t, &g->operand[3 * t]);
+    for (int64_t o = g->first_out[t]; o >= 0; o = g->next_out[o]) emit_out(g, ps, &recs[o], t);
+  }
+}
+
 /* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand
  * rather than where the bytecode has it: its value and lanes are staged (and their registers
  * free) as early as possible.  An OUT only stores, so the order changes no result. */
@@ -225,18 +242,42 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
     g->def[dst] = t;
   }
 
+  /* The plain body: every lane sum unguarded (DUAL_TF), and bad_ set where some partial of an op
+   * with lanes is NaN or infinite.  Then, only when a lane of the warp saw one, the guarded body
+   * (the interpreter's: DUAL_TM where an op's partials are not all finite) runs the whole tile
+   * again, restaging and restoring everything, so the last stores are exactly the interpreter's.
+   * Where no partial is NaN or infinite both bodies compute the same bits.  The guarded body is
+   * a function of its own (never inlined, rarely called), so its branches take no registers
+   * from the plain one: with the guards inline, kin spilled most of its 1 KB. */
+  int has_lin = 0;
+  for (int64_t t = 0; t < ni && !has_lin; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    const int prop = dual_op_table[q->op_dst >> DUAL_DST_BITS].prop;
+    has_lin = width > 0 && (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) && (q->ma | q->mb | q->mc);
+  }
+  if (has_lin) {
+    EMIT("\nstatic __device__ __noinline__ int dual_jit_guarded_p%d(const dual_jit_args A, "
+         "int64_t base_, int lane_, int warp_, int live_, int64_t pt", pass);
+    if (ps.kc > 0) EMIT(", double (*stage_)[32 * %d]", ps.kp);
+    if (ps.ystage) EMIT(", double (*ystage_)[32 * %d]", ps.mp);
+    EMIT(") {\n  int st = 0;\n  (void)base_, (void)lane_, (void)warp_, (void)live_;\n");
+    g->guarded = 1;
+    emit_body(g, &ps, recs, ni);
+    EMIT("  return st;\n}\n");
+  }
   EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
   if (min_blocks > 0) EMIT(", %d", min_blocks);
   EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
   if (ps.kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", ps.kp);
   if (ps.ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", ps.mp);
-  EMIT("  DUAL_JIT_TILE_BEGIN\n");
-  for (int64_t t = 0; t < ni; ++t) {
-    const dual_plan_instr *q = &recs[t];
-    if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop == DUAL_PROP_OUT) continue;
-    emit_instr(g, &ps, q, t, &g->operand[3 * t]);
-    for (int64_t o = g->first_out[t]; o >= 0; o = g->next_out[o]) emit_out(g, &ps, &recs[o], t);
+  EMIT("  DUAL_JIT_TILE_BEGIN\n  int bad_ = 0;\n");
+  g->guarded = 0;
+  emit_body(g, &ps, recs, ni);
+  if (has_lin) {
+    EMIT("  if (__any_sync(0xffffffffu, bad_))\n    st = dual_jit_guarded_p%d(A, base_, lane_, warp_, "
+         "live_, pt%s%s);\n", pass, ps.kc > 0 ? ", stage_" : "", ps.ystage ? ", ystage_" : "");
   }
+  EMIT("  (void)bad_;\n");
   if (ps.whole) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, ps.kc, ps.kp, ps.c0);
   if (ps.ystage) EMIT("  DUAL_JIT_FLUSH_Y(%d, %d)\n", m, ps.mp);
   EMIT("  DUAL_JIT_TILE_END(%d, %s)\n}\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
