@@ -1,0 +1,275 @@
+/*
+ * test_jit_host.c — the compiled tier's generated kernels run on the CPU, bit for bit against
+ * the CPU engine, without a GPU: each module is compiled as host C++ with a CUDA shim
+ * (tests/jit_host/cuda_shim.h) and its kernels run one warp as 32 threads, so the generator's
+ * lanes, staging and flushes (row by row, all rows at once, column-major results), early OUTs,
+ * status words and the warp-wide rerun through the guarded body (NaN and infinite partials) are
+ * all checked where CI runs.  What only the GPU can show (NVRTC, the device's arithmetic) is
+ * test_gpu_engine's, run with DUALBATCH_TIER=compile.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_program.h"
+#include "dual/ops.h"
+#include "dualbatch.h"
+#include "jit/jit_args.h"
+#include "jit/jit_source.h"
+#include "program.h"
+#include "random_program.h"
+#include "test_arrays.h"
+
+#ifndef DUAL_HOST_CXX
+#define DUAL_HOST_CXX "g++"
+#endif
+
+typedef void (*kernel_fn)(dual_jit_args);
+typedef struct module {
+  void *so;
+  kernel_fn kernels[32];
+  void (*set_lane)(int);
+} module;
+
+/* Generate the module of (prog, mode, width, npass), compile it as host C++, load it. */
+static module build(const dual_program *prog, int mode, int width, int npass) {
+  char why[256];
+  char *src = dual_jit_source(prog, mode, width, npass, 0, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  char dir[] = "/tmp/dual_jit_host_XXXXXX";
+  cr_assert(mkdtemp(dir) != NULL);
+  char cu[128], so[128], cmd[2048];
+  snprintf(cu, sizeof cu, "%s/k.cu", dir);
+  snprintf(so, sizeof so, "%s/k.so", dir);
+  FILE *fp = fopen(cu, "w");
+  cr_assert(fp != NULL);
+  fputs(src, fp);
+  fclose(fp);
+  free(src);
+  snprintf(cmd, sizeof cmd,
+           "%s -std=c++17 -O1 -fPIC -shared -ffp-contract=off -fno-math-errno -w -DDUAL_FN_EXTERN=1 -x c++ "
+           "-I%s/src -I%s/include -include %s/tests/jit_host/cuda_shim.h %s -o %s -lpthread",
+           DUAL_HOST_CXX, DUAL_SOURCE_DIR, DUAL_SOURCE_DIR, DUAL_SOURCE_DIR, cu, so);
+  cr_assert(system(cmd) == 0, "the host compile failed: %s", cmd);
+  module m;
+  memset(&m, 0, sizeof m);
+  m.so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+  cr_assert(m.so != NULL, "%s", dlerror());
+  void (*init)(void) = (void (*)(void))dlsym(m.so, "dual_shim_init");
+  m.set_lane = (void (*)(int))dlsym(m.so, "dual_shim_set_lane");
+  cr_assert(init && m.set_lane);
+  init();
+  for (int p = 0; p < npass; ++p) {
+    char name[32];
+    snprintf(name, sizeof name, DUAL_JIT_KERNEL_NAME, p);
+    m.kernels[p] = (kernel_fn)dlsym(m.so, name);
+    cr_assert(m.kernels[p] != NULL, "no kernel %s", name);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert(system(cmd) == 0);
+  return m;
+}
+
+typedef struct lane_job {
+  const module *m;
+  kernel_fn k;
+  dual_jit_args a;
+  int lane;
+} lane_job;
+
+static void *run_lane(void *p) {
+  lane_job *j = (lane_job *)p;
+  j->m->set_lane(j->lane);
+  j->k(j->a);
+  return NULL;
+}
+
+/* Every pass of the module over the batch, one warp of 32 threads per pass. */
+static void run(const module *m, int npass, const dual_batch *b, const dual_program *prog) {
+  dual_jit_args a;
+  memset(&a, 0, sizeof a);
+  a.count = b->count;
+  a.x = b->x, a.x_ps = b->x_ps, a.x_es = b->x_es;
+  a.p = b->p, a.p_ps = b->p_ps, a.p_es = b->p_es;
+  a.v = b->v, a.v_ps = b->v_ps, a.v_es = b->v_es;
+  a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
+  a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
+  a.status = b->status;
+  (void)prog;
+  for (int p = 0; p < npass; ++p) {
+    pthread_t t[32];
+    lane_job jobs[32];
+    for (int l = 0; l < 32; ++l) {
+      jobs[l] = (lane_job){m, m->kernels[p], a, l};
+      cr_assert(pthread_create(&t[l], NULL, run_lane, &jobs[l]) == 0);
+    }
+    for (int l = 0; l < 32; ++l) pthread_join(t[l], NULL);
+  }
+}
+
+/* The program in `mode` on B points (x row-major, p, v), by the CPU engine and by the module,
+ * row-major results, or column-major ones when `colmajor`; every entry and status word must be
+ * the same bits.  Returns how many points had a flag (so callers can see the guarded path ran). */
+static int64_t compare(const dual_program *prog, int mode, int width, int64_t B, const double *x,
+                       const double *p, const double *v, int colmajor) {
+  const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
+  const int npass = mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP ? 1 : (int)((n + width - 1) / width);
+  const int64_t nd = mode == DUAL_MODE_JACOBIAN ? m * n : mode == DUAL_MODE_GRADIENT ? n
+                   : mode == DUAL_MODE_JVP ? m : 0;
+  double *y[2], *d[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    y[k] = calloc((size_t)(B * m + 1), 8), d[k] = calloc((size_t)(B * nd + 1), 8);
+    st[k] = calloc((size_t)B, 4);
+  }
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
+  b.v = v, b.v_ps = n, b.v_es = 1;
+  const int64_t rows = mode == DUAL_MODE_GRADIENT ? 1 : m, cols = nd / (m ? rows : 1);
+  b.y_ps = colmajor ? 1 : m, b.y_es = colmajor ? B : 1;
+  b.d_ps = colmajor ? 1 : nd;
+  b.d_rs = mode == DUAL_MODE_GRADIENT ? 0 : (colmajor ? B : (mode == DUAL_MODE_JVP ? 1 : cols));
+  b.d_cs = mode == DUAL_MODE_JVP ? 0 : (colmajor ? B * rows : 1);
+  dual_context *cpu = NULL;
+  cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  b.y = y[0], b.d = nd ? d[0] : NULL, b.status = st[0];
+  int s = dual_run(cpu, prog, mode, &b);
+  cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
+  dual_context_destroy(&cpu);
+  module mod = build(prog, mode, width, npass);
+  b.y = y[1], b.d = nd ? d[1] : NULL, b.status = st[1];
+  run(&mod, npass, &b, prog);
+  for (int64_t i = 0; i < B * m; ++i)
+    cr_assert(same_bits(y[0][i], y[1][i]), "mode %d: value %lld: %.17g vs %.17g", mode,
+              (long long)i, y[0][i], y[1][i]);
+  for (int64_t i = 0; i < B * nd; ++i)
+    cr_assert(same_bits(d[0][i], d[1][i]), "mode %d width %d: derivative %lld: %.17g vs %.17g",
+              mode, width, (long long)i, d[0][i], d[1][i]);
+  int64_t flagged = 0;
+  for (int64_t i = 0; i < B; ++i) {
+    cr_assert_eq(st[0][i], st[1][i], "mode %d: status of point %lld: %d vs %d", mode, (long long)i,
+                 st[0][i], st[1][i]);
+    flagged += st[0][i] != 0;
+  }
+  dlclose(mod.so);
+  for (int k = 0; k < 2; ++k) free(y[k]), free(d[k]), free(st[k]);
+  return flagged;
+}
+
+static int jit_width(int64_t n) {
+  int w = 1;
+  while (w < n && w < 32) w *= 2;
+  return w;
+}
+
+/* Each op alone on special, huge, kink and singular arguments: the guarded rerun where a
+ * partial is NaN or infinite, bitwise. */
+Test(jit_host, every_op_on_special_arguments) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 4242;
+  const int64_t B = 100; /* 4 tiles, the last one partial */
+  int64_t flagged = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    const dual_op_info *info = &dual_op_table[op];
+    if (info->spelling[0] == '\0') continue;
+    dual_builder *b = NULL;
+    cr_assert_eq(dual_builder_create(ctx, &b), 0);
+    int32_t in[3], out;
+    for (int k = 0; k < 3; ++k) cr_assert_eq(dual_builder_input(b, NULL, &in[k]), 0);
+    cr_assert_eq(dual_builder_apply(b, info->spelling, info->arity, in, &out), 0);
+    cr_assert_eq(dual_builder_output(b, NULL, out), 0);
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_builder_finish(b, &prog), 0);
+    dual_builder_destroy(&b);
+    double *x = random_array(&rng, B * 3, -3.0, 3.0);
+    for (int64_t i = 0; i < B * 3; i += 7) x[i] = rp_uniform(&rng, -40.0, 40.0);
+    for (int64_t i = 5; i < B * 3; i += 13)
+      x[i] = (rp_next(&rng) & 1 ? -1.0 : 1.0) * pow(10.0, rp_uniform(&rng, 0.0, 308.0));
+    x[0] = 0.0, x[3] = 1.0, x[6] = -1.0, x[9] = NAN, x[12] = INFINITY, x[15] = -INFINITY;
+    x[18] = -0.0, x[21] = 4.9e-324, x[70] = 0.0, x[71] = 0.0, x[72] = 0.0;
+    flagged += compare(prog, DUAL_MODE_JACOBIAN, 4, B, x, NULL, NULL, 0);
+    free(x);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(flagged, 0, "no point was flagged: the guarded path never ran");
+  dual_context_destroy(&ctx);
+}
+
+/* Random programs in every first-order mode, with one pass and with several, row-major and
+ * column-major results. */
+Test(jit_host, random_programs_every_mode) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 77;
+  const int64_t B = 70;
+  for (int i = 0; i < 6; ++i) {
+    const int nout = i % 3 == 0 ? 1 : 3;
+    dual_program *prog = rp_random_program(ctx, &rng, 60 + 10 * i, 7, 2, nout);
+    cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
+    double *x = random_array(&rng, B * 7, -1.5, 1.5), *p = random_array(&rng, B * 2, -1.5, 1.5);
+    double *v = random_array(&rng, B * 7, -1.0, 1.0);
+    x[5] = 0.0, x[11] = 1.0;
+    compare(prog, DUAL_MODE_EVAL, 0, B, x, p, NULL, i % 2);
+    compare(prog, DUAL_MODE_JVP, 1, B, x, p, v, i % 2);
+    compare(prog, DUAL_MODE_JACOBIAN, i < 3 ? jit_width(7) : 2, B, x, p, NULL, i % 2);
+    if (nout == 1) compare(prog, DUAL_MODE_GRADIENT, 4, B, x, p, NULL, i % 2);
+    free(x), free(p), free(v);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&ctx);
+}
+
+/* ba (all rows staged at once) and kin (row by row, 32 lanes and 16 x 2), both layouts. */
+Test(jit_host, ba_and_kin) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 5;
+  const int64_t B = 40;
+  dual_program *ba = bench_program(ctx, "ba"), *kin = bench_program(ctx, "kin");
+  double *x = random_array(&rng, B * 15, -1.0, 1.0), *p = random_array(&rng, B * 2, -1.0, 1.0);
+  for (int64_t i = 0; i < B; ++i) x[i * 15 + 13] += 10.0, x[i * 15 + 14] = 1.0;
+  compare(ba, DUAL_MODE_JACOBIAN, 16, B, x, p, NULL, 0);
+  compare(ba, DUAL_MODE_JACOBIAN, 16, B, x, p, NULL, 1);
+  double *xk = random_array(&rng, B * 32, 0.5, 1.5);
+  compare(kin, DUAL_MODE_JACOBIAN, 32, B, xk, NULL, NULL, 0);
+  compare(kin, DUAL_MODE_JACOBIAN, 16, B, xk, NULL, NULL, 1);
+  free(x), free(p), free(xk);
+  dual_program_destroy(&ba), dual_program_destroy(&kin);
+  dual_context_destroy(&ctx);
+}
+
+/* Where an infinite partial meets an exactly zero tangent the guarded sum gives 0 (the plain one
+ * would give NaN): sqrt(x0 x1) at x1 = 0 has d/dx0 = x1 / (2 sqrt(x0 x1)) -> the convention's 0,
+ * and log(x0 x1 + x2) likewise at x1 = 0, x2 = 0.  Hand-derived values, and the CPU engine's bits. */
+Test(jit_host, guarded_sums_on_zero_tangents) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert(dual_program_compile(ctx, "input x[3]\noutput f = sqrt(x[0]*x[1])\n"
+                                      "output g = log(x[0]*x[1] + x[2])\n", "guard", &prog) == 0,
+            "%s", dual_context_last_error(ctx));
+  const int64_t B = 64;
+  double *x = malloc(sizeof(double) * B * 3);
+  for (int64_t i = 0; i < B; ++i) {
+    x[3 * i] = 0.5 + 0.01 * (double)i;
+    x[3 * i + 1] = i % 5 == 0 ? 0.0 : 0.25 + 0.001 * (double)i;
+    x[3 * i + 2] = i % 5 == 0 ? 0.0 : 1.0;
+  }
+  compare(prog, DUAL_MODE_JACOBIAN, 4, B, x, NULL, NULL, 0);
+  /* the values the comparison just matched, against the hand-derived ones */
+  double y[2], J[6];
+  int32_t st;
+  cr_assert(dual_jacobian(ctx, prog, 1, x, 3, NULL, 0, y, 2, J, 6, &st) == DUAL_SUCCESS);
+  cr_assert(J[0] == 0.0 && isinf(J[1]) && J[2] == 0.0, "df/dx = (%g, %g, %g)", J[0], J[1], J[2]);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
