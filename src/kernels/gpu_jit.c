@@ -94,9 +94,11 @@ static int jit_min_blocks(const dual_context *ctx, int width) {
   return width <= 16 ? 3 : 0;
 }
 
+/* Passes of that width: as the interpreter's dual_job_passes, one for a program without inputs. */
 static int jit_passes(const dual_job *job, int width) {
-  if (width <= 1) return 1;
-  return (int)((job->prog->n_in + width - 1) / width);
+  if (job->mode != DUAL_MODE_JACOBIAN && job->mode != DUAL_MODE_GRADIENT) return 1;
+  const int64_t n = job->prog->n_in;
+  return n == 0 ? 1 : (int)((n + width - 1) / width);
 }
 
 /* ---- modules ------------------------------------------------------------------------------ */
