@@ -118,7 +118,8 @@ static void run(const module *m, int npass, const dual_batch *b, const dual_prog
 static int64_t compare(const dual_program *prog, int mode, int width, int64_t B, const double *x,
                        const double *p, const double *v, int colmajor) {
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
-  const int npass = mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP ? 1 : (int)((n + width - 1) / width);
+  const int npass =
+      mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP || n == 0 ? 1 : (int)((n + width - 1) / width);
   const int64_t nd = mode == DUAL_MODE_JACOBIAN ? m * n : mode == DUAL_MODE_GRADIENT ? n
                    : mode == DUAL_MODE_JVP ? m : 0;
   double *y[2], *d[2];
@@ -139,12 +140,12 @@ static int64_t compare(const dual_program *prog, int mode, int width, int64_t B,
   dual_context *cpu = NULL;
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
-  b.y = y[0], b.d = nd ? d[0] : NULL, b.status = st[0];
+  b.y = y[0], b.d = mode == DUAL_MODE_EVAL ? NULL : d[0], b.status = st[0];
   int s = dual_run(cpu, prog, mode, &b);
   cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
   dual_context_destroy(&cpu);
   module mod = build(prog, mode, width, npass);
-  b.y = y[1], b.d = nd ? d[1] : NULL, b.status = st[1];
+  b.y = y[1], b.d = mode == DUAL_MODE_EVAL ? NULL : d[1], b.status = st[1];
   run(&mod, npass, &b, prog);
   for (int64_t i = 0; i < B * m; ++i)
     cr_assert(same_bits(y[0][i], y[1][i]), "mode %d: value %lld: %.17g vs %.17g", mode,
@@ -221,6 +222,7 @@ Test(jit_host, random_programs_every_mode) {
     compare(prog, DUAL_MODE_JVP, 1, B, x, p, v, i % 2);
     compare(prog, DUAL_MODE_JACOBIAN, i < 3 ? jit_width(7) : 2, B, x, p, NULL, i % 2);
     if (nout == 1) compare(prog, DUAL_MODE_GRADIENT, 4, B, x, p, NULL, i % 2);
+    if (i == 1) compare(prog, DUAL_MODE_JACOBIAN, 1, B, x, p, NULL, 0); /* seven passes of one lane */
     free(x), free(p), free(v);
     dual_program_destroy(&prog);
   }
@@ -241,6 +243,11 @@ Test(jit_host, ba_and_kin) {
   double *xk = random_array(&rng, B * 32, 0.5, 1.5);
   compare(kin, DUAL_MODE_JACOBIAN, 32, B, xk, NULL, NULL, 0);
   compare(kin, DUAL_MODE_JACOBIAN, 16, B, xk, NULL, NULL, 1);
+  /* a program without inputs: one pass, values only */
+  dual_program *none = NULL;
+  cr_assert(dual_program_compile(ctx, "param c\noutput f = 2*c\n", "none", &none) == 0);
+  compare(none, DUAL_MODE_JACOBIAN, 1, B, x, p, NULL, 0);
+  dual_program_destroy(&none);
   free(x), free(p), free(xk);
   dual_program_destroy(&ba), dual_program_destroy(&kin);
   dual_context_destroy(&ctx);
