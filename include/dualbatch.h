@@ -21,7 +21,9 @@
 #ifndef DUALBATCH_H
 #define DUALBATCH_H
 
+#if !defined(__CUDACC_RTC__) /* the compiled GPU tier's NVRTC gets the types from portable.h */
 #include <stdint.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,13 +8,7 @@
 #ifndef DUAL_FN_BITS_H
 #define DUAL_FN_BITS_H
 
-#include <math.h>
-#include <stdint.h>
-#if !defined(__CUDA_ARCH__)
-#include <string.h>
-#endif
-
-#include "portable.h"
+#include "portable.h" /* math.h, stdint.h, string.h */
 
 /* The public functions (dual_exp, dual_sin, ...): inlined into the GPU kernel; on the CPU, one
  * out-of-line definition in src/dual/fn.c (DUAL_FN_EXTERN), which the engines call like libm.

@@ -1,10 +1,43 @@
 /*
- * portable.h — the few macros that let src/dual headers compile as C11 and as CUDA C++.
+ * portable.h — the few macros that let src/dual headers compile as C11, as CUDA C++ (nvcc) and
+ * under NVRTC (the compiled GPU tier), and their one door to the C standard library.
  * Included by every header in src/dual and by the engines.  Keep this subset: no VLAs, no
  * _Generic, no allocation, no `restrict` keyword (use DUAL_RESTRICT).
  */
 #ifndef DUAL_PORTABLE_H
 #define DUAL_PORTABLE_H
+
+/* The C standard library, for every shared header (they include it only through this file): its
+ * headers on the host and under nvcc; under NVRTC, which has none, the few names the shared
+ * headers use (the math functions themselves and memcpy are NVRTC built-ins).  No host-only
+ * code is reachable from here. */
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT32_MAX 2147483647
+#define INT64_MAX 9223372036854775807LL
+#define UINT32_MAX 4294967295u
+#ifndef NULL
+#define NULL 0
+#endif
+#define DBL_MAX 1.79769313486231570815e+308
+#define DBL_MIN 2.22507385850720138309e-308
+#define DBL_EPSILON 2.22044604925031308085e-16
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#else
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#endif
+
 
 #if defined(__CUDACC__)
 #define DUAL_HD __host__ __device__

@@ -18,11 +18,8 @@
 #ifndef DUAL_RANDOM_H
 #define DUAL_RANDOM_H
 
-#include <math.h>
-#include <stdint.h>
-
+#include "portable.h" /* first: math.h, stdint.h */
 #include "fn.h"
-#include "portable.h"
 
 #define DUAL_PHILOX_M0 0xD2511F53u /* round multipliers */
 #define DUAL_PHILOX_M1 0xCD9E8D57u

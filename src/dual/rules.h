@@ -18,11 +18,9 @@
 #ifndef DUAL_RULES_H
 #define DUAL_RULES_H
 
-#include <math.h>
-
+#include "portable.h" /* first: math.h, stdint.h (dualbatch.h's types under NVRTC) */
 #include "dualbatch.h"
 #include "fn.h"
-#include "portable.h"
 
 #define DUAL_LN2 0.693147180559945309417232121458176568
 #define DUAL_LN10 2.30258509299404568401799145468436421

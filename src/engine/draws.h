@@ -8,8 +8,6 @@
 #ifndef DUAL_ENGINE_DRAWS_H
 #define DUAL_ENGINE_DRAWS_H
 
-#include <stdint.h>
-
 #include "dual/portable.h"
 #include "dual/random.h"
 

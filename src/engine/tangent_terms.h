@@ -7,6 +7,8 @@
 #ifndef DUAL_TANGENT_TERMS_H
 #define DUAL_TANGENT_TERMS_H
 
+#include "dual/portable.h" /* fabs, DBL_MAX */
+
 /* A partial or tangent that is NaN or infinite.  On the GPU the same test on the exponent bits
  * (integer instructions instead of a double-precision compare, which shares the FP64 pipe with
  * the arithmetic). */

@@ -7,7 +7,7 @@
 #ifndef DUAL_JIT_ARGS_H
 #define DUAL_JIT_ARGS_H
 
-#include <stdint.h>
+#include "dual/portable.h" /* stdint.h */
 
 typedef struct dual_jit_args {
   int64_t count; /* points */

@@ -12,6 +12,7 @@
 #ifndef DUAL_JIT_KERNEL_H
 #define DUAL_JIT_KERNEL_H
 
+#include "dual/portable.h"
 #include "dual/rules.h"
 #include "dualbatch.h"
 #include "engine/draws.h"
