@@ -4,6 +4,7 @@
  * DUALBATCH_NVRTC names if it is set (so "none" runs without NVRTC), else libnvrtc.so.13, .12,
  * .so from the loader's path.
  */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 #include "jit/rtc_compile.h"
 
 #include <dlfcn.h>
@@ -106,7 +107,9 @@ void dual_rtc_headers_digest(uint8_t digest[32]) {
 /* Split the option string at blanks into argv (pointers into buf). */
 static int split_options(char *buf, const char **argv, int max) {
   int n = 0;
-  for (char *tok = strtok(buf, " "); tok != NULL && n < max; tok = strtok(NULL, " ")) argv[n++] = tok;
+  char *save = NULL; /* strtok_r: compiles run on the caller's thread and the AUTO worker at once */
+  for (char *tok = strtok_r(buf, " ", &save); tok != NULL && n < max; tok = strtok_r(NULL, " ", &save))
+    argv[n++] = tok;
   return n;
 }
 
