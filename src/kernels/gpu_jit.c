@@ -116,8 +116,8 @@ static pending *find_pending(const uint8_t key[32]) {
 }
 
 /* Load a CUBIN as a module of npass kernels (caller holds the lock); NULL with *why on failure. */
-static dual_jit_module *load_module(const struct dual_gpu *g, const uint8_t key[32], int npass,
-                                    const void *image, char *why, size_t why_cap) {
+static dual_jit_module *load_module(const uint8_t key[32], int npass, const void *image, char *why,
+                                    size_t why_cap) {
   dual_jit_module *m = (dual_jit_module *)calloc(1, sizeof *m);
   cudaKernel_t *k = (cudaKernel_t *)calloc((size_t)npass, sizeof *k);
   if (m == NULL || k == NULL) {
@@ -148,9 +148,18 @@ static dual_jit_module *load_module(const struct dual_gpu *g, const uint8_t key[
     free(m);
     return NULL;
   }
-  (void)g;
   m->next = loaded;
   loaded = m;
+  return m;
+}
+
+/* The module of `key`: the one another context loaded meanwhile, else the CUBIN `image` loaded. */
+static dual_jit_module *adopt_module(const uint8_t key[32], int npass, const void *image, char *why,
+                                     size_t why_cap) {
+  pthread_mutex_lock(&lock);
+  dual_jit_module *m = find_loaded(key);
+  if (m == NULL) m = load_module(key, npass, image, why, why_cap);
+  pthread_mutex_unlock(&lock);
   return m;
 }
 
@@ -269,7 +278,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
     pthread_cond_wait(&finished, &lock);
   char why[512] = "";
   if (p != NULL && p->state == DONE) {
-    m = load_module(g, key, npass, p->image, why, sizeof why);
+    m = load_module(key, npass, p->image, why, sizeof why);
     drop_pending(p);
     p = NULL;
   } else if (p != NULL && p->state == FAILED) {
@@ -302,10 +311,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int cached = have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0;
   trace(ctx, cached ? "disk cache read (hit)" : "disk cache read (miss)", &t0);
   if (cached) {
-    pthread_mutex_lock(&lock);
-    m = find_loaded(key); /* another context may have loaded it meanwhile */
-    if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
-    pthread_mutex_unlock(&lock);
+    m = adopt_module(key, npass, image, why, sizeof why);
     free(image);
     if (m != NULL) {
       free(source);
@@ -336,10 +342,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   free(log);
   if (have_dir) dual_jit_cache_store(dir_buf, disk_key, image, size, NULL);
   trace(ctx, "disk cache write", &t0);
-  pthread_mutex_lock(&lock);
-  m = find_loaded(key);
-  if (m == NULL) m = load_module(g, key, npass, image, why, sizeof why);
-  pthread_mutex_unlock(&lock);
+  m = adopt_module(key, npass, image, why, sizeof why);
   free(image);
   trace(ctx, "module load", &t0);
   if (m == NULL) return decline(ctx, dual_strdup(why));
@@ -351,13 +354,7 @@ int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, cons
                         void *stream) {
   dual_jit_args ja;
   memset(&ja, 0, sizeof ja);
-  ja.count = a->count;
-  ja.x = a->x, ja.p = a->p, ja.v = a->v;
-  ja.x_ps = a->x_ps, ja.x_es = a->x_es, ja.p_ps = a->p_ps, ja.p_es = a->p_es;
-  ja.v_ps = a->v_ps, ja.v_es = a->v_es;
-  ja.y = a->y, ja.d = a->d;
-  ja.y_ps = a->y_ps, ja.y_es = a->y_es, ja.d_ps = a->d_ps, ja.d_rs = a->d_rs, ja.d_cs = a->d_cs;
-  ja.status = a->status;
+  DUAL_GPU_BATCH_ARGS(ja, a); /* the arrays and strides: the same field names */
   ja.seed = a->sg.seed, ja.point0 = a->sg.point0, ja.antithetic = a->sg.antithetic;
   /* Blocks of 128 threads; a batch too small for two blocks per multiprocessor gets blocks of
    * 64 or 32 threads instead, so that it spreads over every multiprocessor. */

@@ -69,7 +69,8 @@ void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int6
 int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b);
 
 /* A device-memory batch's arrays, in place, into launch arguments `a` (any of the three argument
- * structs: they name these fields alike): count, x, p, v, y, d with their strides, status. */
+ * structs, or the compiled tier's dual_jit_args: they name these fields alike): count, x, p, v,
+ * y, d with their strides, status.  `b` may also be another argument struct. */
 #define DUAL_GPU_BATCH_ARGS(a, b)                                                                \
   ((a).count = (b)->count, (a).x = (b)->x, (a).x_ps = (b)->x_ps, (a).x_es = (b)->x_es,           \
    (a).p = (b)->p, (a).p_ps = (b)->p_ps, (a).p_es = (b)->p_es, (a).v = (b)->v,                   \
