@@ -244,15 +244,11 @@ Test(workloads, hess_gradient_vs_analytic) {
 }
 
 /* ---- ADBench golden values ------------------------------------------------------------------- */
-static const char *data_dir(void) {
-  const char *env = getenv("DUAL_DATA_DIR");
-  return (env && *env) ? env : DUAL_DATA_DIR;
-}
+static const char *data_dir(void) { return DUAL_DATA_DIR; } /* tests/data of the source tree */
 
 static char *read_text(const char *path) {
   FILE *fp = fopen(path, "rb");
-  cr_assert(fp, "ADBench data missing: cannot open %s (it ships in tests/data; DUAL_DATA_DIR "
-                "overrides the directory)", path);
+  cr_assert(fp, "ADBench data missing: cannot open %s (it ships in tests/data)", path);
   fseek(fp, 0, SEEK_END);
   long size = ftell(fp);
   fseek(fp, 0, SEEK_SET);
