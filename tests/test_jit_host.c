@@ -280,3 +280,37 @@ Test(jit_host, guarded_sums_on_zero_tangents) {
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
 }
+
+/* Rows flushed one at a time with a column count that does not divide 32 (5 inputs, 90 outputs:
+ * too many rows to stage at once), both layouts, and a lane that overflows to infinity although
+ * every partial is finite (so only the staged entries' flags see it): d/dx0 of x0 * 1e300 * 1e300
+ * at x0 = 1e-300 is 1e600 = inf, flagged DUAL_PT_INF, value 1e300. */
+Test(jit_host, row_flushes_and_lane_overflow) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  char text[8192];
+  int len = snprintf(text, sizeof text, "input x[5]\n");
+  for (int r = 0; r < 90; ++r)
+    len += snprintf(text + len, sizeof text - (size_t)len, "output f%d = x[%d] * x[%d] + %d\n", r,
+                    r % 5, (r / 5) % 5, r);
+  len += snprintf(text + len, sizeof text - (size_t)len, "output big = x[0] * 1e300 * 1e300\n");
+  dual_program *prog = NULL;
+  cr_assert(dual_program_compile(ctx, text, "rows", &prog) == 0, "%s", dual_context_last_error(ctx));
+  uint64_t rng = 9;
+  const int64_t B = 45; /* a full tile and a partial one */
+  double *x = random_array(&rng, B * 5, -2.0, 2.0);
+  for (int64_t i = 0; i < B; i += 3) x[5 * i] = 1e-300;
+  const int64_t flagged = compare(prog, DUAL_MODE_JACOBIAN, 8, B, x, NULL, NULL, 0);
+  cr_assert_eq(flagged, B, "flagged points: %lld (elsewhere the value itself is infinite)",
+               (long long)flagged);
+  compare(prog, DUAL_MODE_JACOBIAN, 8, B, x, NULL, NULL, 1);
+  double y[91], J[91 * 5];
+  int32_t st;
+  cr_assert(dual_jacobian(ctx, prog, 1, x, 5, NULL, 0, y, 91, J, 91 * 5, &st) == DUAL_SUCCESS);
+  cr_assert(y[90] == 1e300 * 1e-300 * 1e300 || fabs(y[90] - 1e300) < 1e286, "big = %g", y[90]);
+  cr_assert(isinf(J[90 * 5]) && J[90 * 5] > 0.0, "d big/dx0 = %g", J[90 * 5]);
+  cr_assert(st & DUAL_PT_INF, "status %#x lacks DUAL_PT_INF", st);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}

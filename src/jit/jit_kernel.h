@@ -88,36 +88,69 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
   __syncwarp();
 
 /* Derivative lane k of output row b goes to stage row s_ (the thread's row of the warp's staging
- * area, KP doubles apart: KP odd, so a warp's rows fall in distinct banks); a present lane's
- * flags are ORed in. */
+ * area, KP doubles apart: KP odd, so a warp's rows fall in distinct banks).  A lane's flags cost
+ * one integer max: e_ keeps the largest exponent field staged for the row, and only when it is
+ * all ones (some lane NaN or infinite, which is rare) does DUAL_JIT_STAGE_FLAGS take the exact
+ * flags of the row's present lanes (mask) from shared memory. */
+#define DUAL_JIT_EXPONENT(t) ((unsigned)__double2hiint(t) & 0x7ff00000u)
 #define DUAL_JIT_STAGE(k, t)                                                                     \
   {                                                                                              \
     const double t_ = (t);                                                                       \
-    st |= DUAL_PT_FLAGS(t_);                                                                     \
+    e_ = max(e_, DUAL_JIT_EXPONENT(t_));                                                         \
     s_[(k)] = t_;                                                                                \
   }
 #define DUAL_JIT_STAGE_ZERO(k) s_[(k)] = 0.0;
+#define DUAL_JIT_STAGE_FLAGS(KC, mask)                                                           \
+  if (e_ == 0x7ff00000u) st |= dual_jit_row_flags(s_, (KC), (mask));
 
-/* Store the warp's staged row b (KC columns from c0) for its 32 points: along the rows when
- * points are far apart (row-major results: contiguous lines), along the points when they are
- * adjacent (d_ps == 1, column-major results). */
-#define DUAL_JIT_FLUSH(b, KC, KP, c0)                                                            \
+static __noinline__ __device__ int dual_jit_row_flags(const double *s, int kc, unsigned mask) {
+  int f = 0;
+  for (int k = 0; k < kc; ++k)
+    if ((mask >> k) & 1u) f |= dual_jit_flags(s[k]);
+  return f;
+}
+
+/* Store the warp's staged row b (KC columns from c0; `mask`: the columns staged, the others are
+ * structural zeros and stored as 0.0 without a trip through shared memory) for its 32 points.
+ * Row-major results (points far apart): each store instruction of the warp writes whole
+ * contiguous pieces of rows; when KC divides 32 a thread keeps one column and walks the
+ * points.  The loops are unrolled by 4 only: a kernel flushes up to hundreds of rows, and its
+ * code must stay small enough for the instruction cache.  Column-major results (d_ps == 1): a thread keeps its point and walks the columns,
+ * each store a contiguous line of 32 points. */
+template <int KC, int KP>
+static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, const double *sw,
+                                                          int64_t base, int lane, int b, int c0,
+                                                          unsigned mask) {
+  double *dr = A.d + (int64_t)b * A.d_rs + (int64_t)c0 * A.d_cs;
+  const int64_t left = A.count - base;
+  const int n = left < 32 ? (int)left : 32; /* points of the tile that exist */
+  if (A.d_ps == 1) {
+    if (lane < n) {
+      double *dst = dr + base + lane;
+#pragma unroll 4
+      for (int k = 0; k < KC; ++k) dst[(int64_t)k * A.d_cs] = ((mask >> k) & 1u) ? sw[lane * KP + k] : 0.0;
+    }
+  } else if (32 % KC == 0) {
+    const int k = lane % KC, p0 = lane / KC;
+    const int present = (mask >> k) & 1u;
+    double *dst = dr + (base + p0) * A.d_ps + (int64_t)k * A.d_cs;
+    const int64_t step = (int64_t)(32 / KC) * A.d_ps;
+#pragma unroll 4
+    for (int i = 0; i < KC; ++i) {
+      const int p = p0 + i * (32 / KC);
+      if (p < n) *dst = present ? sw[p * KP + k] : 0.0;
+      dst += step;
+    }
+  } else {
+    for (int j = lane; j < 32 * KC; j += 32) {
+      const int p = j / KC, k = j - p * KC;
+      if (p < n) dr[(base + p) * A.d_ps + (int64_t)k * A.d_cs] = ((mask >> k) & 1u) ? sw[p * KP + k] : 0.0;
+    }
+  }
+}
+#define DUAL_JIT_FLUSH(b, KC, KP, c0, mask)                                                      \
   __syncwarp();                                                                                  \
-  {                                                                                              \
-    double *dr_ = A.d + (int64_t)(b) * A.d_rs + (int64_t)(c0) * A.d_cs;                          \
-    const double *sw_ = stage_[warp_];                                                           \
-    if (A.d_ps != 1) {                                                                           \
-      for (int j_ = lane_; j_ < 32 * (KC); j_ += 32) {                                           \
-        const int p_ = j_ / (KC), k_ = j_ - p_ * (KC);                                           \
-        if (base_ + p_ < A.count) dr_[(base_ + p_) * A.d_ps + (int64_t)k_ * A.d_cs] = sw_[p_ * (KP) + k_]; \
-      }                                                                                          \
-    } else {                                                                                     \
-      for (int j_ = lane_; j_ < 32 * (KC); j_ += 32) {                                           \
-        const int k_ = j_ >> 5, p_ = j_ & 31;                                                    \
-        if (base_ + p_ < A.count) dr_[(base_ + p_) + (int64_t)k_ * A.d_cs] = sw_[p_ * (KP) + k_]; \
-      }                                                                                          \
-    }                                                                                            \
-  }                                                                                              \
+  dual_jit_flush_row<(KC), (KP)>(A, stage_[warp_], base_, lane_, (b), (c0), (mask));             \
   __syncwarp();
 
 /* Store the warp's staged derivative rows of every output at once: output b's KC columns from

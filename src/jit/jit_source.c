@@ -19,6 +19,7 @@
 #include "dualbatch.h"
 #include "engine/pass.h"
 #include "engine/plan.h"
+#include "jit/jit_schedule.h"
 #include "jit/strbuf.h"
 
 typedef struct gen {
@@ -30,6 +31,8 @@ typedef struct gen {
   int64_t *operand;   /* [n_instr][3] the definitions an instruction reads (-1: none) */
   int64_t *first_out; /* [n_instr] the first OUT of a definition (-1: none), then next_out */
   int64_t *next_out;  /* [n_instr] */
+  int32_t *cost;      /* [n_instr] doubles a result holds in this pass (0: an OUT) */
+  int64_t *order;     /* [n_instr] emission order (jit/jit_schedule.h) */
 } gen;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -74,7 +77,9 @@ static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const u
   if (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) {
     EMIT("    const double qa = d_[0], qb = d_[1], qc = d_[2];\n    (void)qc;\n");
     if (!g->guarded) { /* the plain sums; a non-finite partial sends the warp to the guarded body */
-      EMIT("    bad_ |= DUAL_NONFINITE(qa) | DUAL_NONFINITE(qb) | DUAL_NONFINITE(qc);\n");
+      /* the largest exponent field of the partials: all ones where one is NaN or infinite */
+      EMIT("    bad_ = max(bad_, max(max(DUAL_JIT_EXPONENT(qa), DUAL_JIT_EXPONENT(qb)), "
+           "DUAL_JIT_EXPONENT(qc)));\n");
       emit_lin_lanes(g, "DUAL_TF", t, da, mk, md);
       return;
     }
@@ -131,14 +136,15 @@ static void emit_out(gen *g, const pass_shape *ps, const dual_plan_instr *q, int
   if (ps->ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->mp);
   else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->first);
   if (ps->kc == 0) return;
-  EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n", ps->kp,
+  const uint32_t mask = ps->kc < 32 ? q->ma & ((1u << ps->kc) - 1u) : q->ma;
+  EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n    unsigned e_ = 0u;\n", ps->kp,
        ps->whole ? (int)q->b * ps->kc : 0);
   for (int k = 0; k < ps->kc; ++k) {
-    if ((q->ma >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, def, k);
-    else EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
+    if ((mask >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, def, k);
+    else if (ps->whole) EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
   }
-  EMIT("  }\n");
-  if (!ps->whole) EMIT("  DUAL_JIT_FLUSH(%u, %d, %d, %d)\n", q->b, ps->kc, ps->kp, ps->c0);
+  EMIT("    DUAL_JIT_STAGE_FLAGS(%d, %#xu)\n  }\n", ps->kc, mask);
+  if (!ps->whole) EMIT("  DUAL_JIT_FLUSH(%u, %d, %d, %d, %#xu)\n", q->b, ps->kc, ps->kp, ps->c0, mask);
 }
 
 /* Instruction t (not an OUT), whose operands are the definitions da. */
@@ -182,10 +188,11 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
   EMIT("  }\n");
 }
 
-/* The instructions of a pass (plain or guarded, g->guarded), each OUT right after its operand's
- * definition. */
+/* The instructions of a pass (plain or guarded, g->guarded) in the scheduled order, each OUT
+ * right after its operand's definition. */
 static void emit_body(gen *g, const pass_shape *ps, const dual_plan_instr *recs, int64_t ni) {
-  for (int64_t t = 0; t < ni; ++t) {
+  for (int64_t i = 0; i < ni; ++i) {
+    const int64_t t = g->order[i];
     const dual_plan_instr *q = &recs[t];
     if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop == DUAL_PROP_OUT) continue;
     emit_instr(g, ps, q, t, &g->operand[3 * t]);
@@ -220,6 +227,8 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
     const uint32_t dst = q->op_dst & ((1u << DUAL_DST_BITS) - 1u);
     const dual_op_info *info = &dual_op_table[op];
     const uint32_t regs[3] = {q->a, q->b, q->c}, mk[3] = {q->ma, q->mb, q->mc};
+    g->operand[3 * t] = g->operand[3 * t + 1] = g->operand[3 * t + 2] = -1;
+    g->cost[t] = 0;
     if (info->prop != DUAL_PROP_LOAD)
       for (int i = 0; i < info->arity; ++i) {
         const int64_t d = g->def[regs[i]];
@@ -239,10 +248,15 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
     if (info->prop == DUAL_PROP_LOAD) g->lanes[dst] = op == DUAL_OP_LDX && width > 0 ? q->ma : 0u;
     else g->lanes[dst] = width > 0 && info->prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
     g->def[dst] = t;
+    g->cost[t] = 1;
+    for (uint32_t l = g->lanes[dst]; l != 0u; l &= l - 1u) ++g->cost[t];
   }
+  /* The emission order: any order with operands first gives the same bits; this one keeps
+   * fewer values and lanes live (the bytecode's order when the program is too large). */
+  (void)dual_jit_schedule(ni, g->operand, g->cost, g->order);
 
-  /* The plain body: every lane sum unguarded (DUAL_TF), and bad_ set where some partial of an op
-   * with lanes is NaN or infinite.  Then, only when a lane of the warp saw one, the guarded body
+  /* The plain body: every lane sum unguarded (DUAL_TF), and bad_ the largest exponent field of
+   * the partials of ops with lanes (all ones where one is NaN or infinite).  Then, only when a lane of the warp saw one, the guarded body
    * (the interpreter's: DUAL_TM where an op's partials are not all finite) runs the whole tile
    * again, restaging and restoring everything, so the last stores are exactly the interpreter's.
    * Where no partial is NaN or infinite both bodies compute the same bits.  The guarded body is
@@ -269,11 +283,11 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
   if (ps.kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", ps.kp);
   if (ps.ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", ps.mp);
-  EMIT("  DUAL_JIT_TILE_BEGIN\n  int bad_ = 0;\n");
+  EMIT("  DUAL_JIT_TILE_BEGIN\n  unsigned bad_ = 0u;\n");
   g->guarded = 0;
   emit_body(g, &ps, recs, ni);
   if (has_lin) {
-    EMIT("  if (__any_sync(0xffffffffu, bad_))\n    st = dual_jit_guarded_p%d(A, base_, lane_, warp_, "
+    EMIT("  if (__any_sync(0xffffffffu, bad_ == 0x7ff00000u))\n    st = dual_jit_guarded_p%d(A, base_, lane_, warp_, "
          "live_, pt%s%s);\n", pass, ps.kc > 0 ? ", stage_" : "", ps.ystage ? ", ystage_" : "");
   }
   EMIT("  (void)bad_;\n");
@@ -303,9 +317,11 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   g->operand = (int64_t *)calloc(3 * ninstr, sizeof *g->operand);
   g->first_out = (int64_t *)malloc(ninstr * sizeof *g->first_out);
   g->next_out = (int64_t *)malloc(ninstr * sizeof *g->next_out);
+  g->cost = (int32_t *)malloc(ninstr * sizeof *g->cost);
+  g->order = (int64_t *)malloc(ninstr * sizeof *g->order);
   dual_plan_instr *recs = (dual_plan_instr *)malloc(nrec * sizeof *recs);
   int64_t slots = 0;
-  int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && recs
+  int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && g->cost && g->order && recs
                ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
@@ -322,6 +338,8 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   free(g->operand);
   free(g->first_out);
   free(g->next_out);
+  free(g->cost);
+  free(g->order);
   free(recs);
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS) {

@@ -12,7 +12,7 @@
 #include "program.h"
 
 /* Bump when the generated code changes meaning: part of every cache key. */
-#define DUAL_JIT_GENERATOR_VERSION 3
+#define DUAL_JIT_GENERATOR_VERSION 4
 
 /* Kernel `pass` of a module is named "dual_jit_p<pass>". */
 #define DUAL_JIT_KERNEL_NAME "dual_jit_p%d"

@@ -1,7 +1,7 @@
 /*
  * cuda_shim.h — just enough of CUDA for a generated kernel (src/jit) to compile as host C++ and
  * run one warp as 32 threads (tests/jit_host/run_warp.c): the qualifiers, threadIdx and friends
- * for one block of one warp, __syncwarp and __any_sync on a barrier, and the bit intrinsics.
+ * for one block of one warp, __syncwarp and __any_sync on a barrier, the bit intrinsics and unsigned max.
  * Shared memory is `static` (one copy, seen by the 32 threads).  Test code only: it lets CI check
  * the generator's staging, flushes and guarded rerun bit for bit against the CPU engine without
  * a GPU.  Compiled with -include into each generated module.
@@ -66,6 +66,8 @@ static inline float __int_as_float(int v) {
   memcpy(&f, &v, 4);
   return f;
 }
+
+static inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
 
 /* The runner's entry points: set up the barrier once, and the calling thread's lane. */
 extern "C" void dual_shim_init(void) { pthread_barrier_init(&dual_shim_barrier, NULL, 32); }
