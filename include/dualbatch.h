@@ -217,7 +217,7 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_HESSIAN_NESTED  nested Hessians: 1 = diagonal blocks carry every pair, as a
  *                             dual-of-dual number (0 = the upper triangle, default)
  *                                                                 DUALBATCH_HESSIAN_BLOCKS=nested
- *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (one pass of up to 32),
+ *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (passes of up to 16),
  *                             or 1..32                            DUALBATCH_JIT_WIDTH=n
  *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
  *                             (3 up to 16 lanes), 0 = the compiler's choice, 1..16

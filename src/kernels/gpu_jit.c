@@ -70,28 +70,31 @@ static void trace(const dual_context *ctx, const char *step, double *t0) {
 /* ---- shape and size rule ------------------------------------------------------------------ */
 
 /* Lanes per pass: a Jacobian or gradient of n inputs takes the smallest power of two >= n, at
- * most 32: one pass up to 32 inputs.  Measured on an H100 (bench/NOTES.md, run_jit_study.sh):
- * kin (n = 32) ran at 1.27e8 Jacobians/s in one pass of 32, 1.19e8 in two of 16 and 9.1e7 in
- * four of 8 (values are recomputed in every pass; spills cost less).  Benchmark knob:
- * DUAL_KNOB_JIT_WIDTH forces it. */
+ * most 16: one pass up to 16 inputs, passes of 16 beyond.  Measured on the H200 (bench/NOTES.md,
+ * run_jit_study.sh, after the scheduled emission order and the out-of-line row flush): kin
+ * (n = 32) ran at 2.10e8 Jacobians/s in two passes of 16 and 1.93e8 in one of 32 (values are
+ * recomputed in every extra pass, but a 16-lane pass keeps its live lanes in registers).
+ * Benchmark knob: DUAL_KNOB_JIT_WIDTH forces it. */
 static int jit_width(const dual_context *ctx, const dual_job *job) {
   if (job->mode == DUAL_MODE_EVAL) return 0;
   if (job->mode == DUAL_MODE_JVP) return 1;
   if (ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0) return (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH];
   int w = 1;
-  while (w < job->prog->n_in && w < 32) w *= 2;
+  while (w < job->prog->n_in && w < 16) w *= 2;
   return w;
 }
 
-/* Resident blocks per multiprocessor asked of the compiler (0: its own choice).  Up to 16 lanes
- * per pass, three blocks of 128 threads (at most 168 registers a thread): on the H200 ba's
- * Jacobian took 182 registers by itself (two blocks) and ran at 3.94e9 points/s, 4.29e9 with
- * three (two: 3.99e9; bench/NOTES.md).  At 32 lanes the compiler's choice: kin spills either
- * way, and asking for two blocks changed nothing.  Benchmark knob: DUAL_KNOB_JIT_MIN_BLOCKS
- * (0 = the compiler's choice). */
-static int jit_min_blocks(const dual_context *ctx, int width) {
+/* Resident blocks per multiprocessor asked of the compiler (0: its own choice).  Blocks of 128
+ * threads; three blocks allow 168 registers a thread, two 255.  Measured on the H200
+ * (bench/NOTES.md): ba (one pass of 16 lanes) 5.8e9 points/s with three (it took 182 registers
+ * alone, two blocks, 3.99e9 at 227ba9b); kin (two passes of 16) 2.10e8 with two and 1.83e8 with
+ * three, where its passes spill.  Rule: three for a job of one pass, two when it takes several,
+ * the compiler's choice above 16 lanes.  Benchmark knob: DUAL_KNOB_JIT_MIN_BLOCKS (0 = the
+ * compiler's choice). */
+static int jit_min_blocks(const dual_context *ctx, int width, int npass) {
   if (ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS] >= 0) return (int)ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS];
-  return width <= 16 ? 3 : 0;
+  if (width > 16) return 0;
+  return npass > 1 ? 2 : 3;
 }
 
 /* Passes of that width: as the interpreter's dual_job_passes, one for a program without inputs. */
@@ -262,7 +265,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
       dual_mode_is_second_order(job->mode))
     return DUAL_SUCCESS;
   const int width = jit_width(ctx, job), npass = jit_passes(job, width),
-            min_blocks = jit_min_blocks(ctx, width);
+            min_blocks = jit_min_blocks(ctx, width, npass);
   if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
