@@ -27,6 +27,7 @@ typedef struct dual_job {
   int64_t samples;
   int score;
   int nested_hessian; /* DUAL_KNOB_HESSIAN_NESTED: diagonal blocks carry every pair (pass2.c) */
+  void *stream;       /* GPU, device-memory batch: the stream it runs on (NULL: the context's) */
 } dual_job;
 
 /* Number of forward passes over the program: ceil(n / width) for Jacobians and gradients. */

@@ -141,6 +141,7 @@ void dual_gpu_release(struct dual_gpu *g) {
     if (g->pinned[s] != NULL) cudaFreeHost(g->pinned[s]);
   }
   if (g->pool.ptr != NULL) cudaFree(g->pool.ptr);
+  if (g->stage.ptr != NULL) cudaFree(g->stage.ptr);
   if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
   free(g->key_code);
   free(g->key_consts);

@@ -1,15 +1,16 @@
 /*
  * gpu_run.c — runs a checked job on the GPU.  Prepares the plan (engine/plan.h; cached per
  * context, keyed by an exact copy of the program's code and constants), chooses the launch
- * geometry, then either launches on the caller's device arrays (device-memory batch) or streams a
- * host-memory batch through the pool in chunks: pack into pinned staging, copy in, run, copy out,
- * unpack, alternating two streams so one chunk's copies overlap the other's compute.
+ * geometry, then either launches on the caller's device arrays (device-memory batch, on the
+ * job's or the context's stream) or runs a host-memory batch through the staging path
+ * (gpu_stage.h: chunks alternating two streams, one chunk's copies overlapping the other's
+ * compute).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels/gpu_jit.h"
-#include "kernels/gpu_state.h"
+#include "kernels/gpu_stage.h"
 
 enum { PLAN_RECORD = sizeof(dual_plan_instr), ALIGN = 256 };
 
@@ -204,32 +205,12 @@ static int run_device(dual_context *ctx, struct dual_gpu *g, const dual_job *job
   if (st != DUAL_SUCCESS) return st;
   dual_gpu_args *a = &ls->args;
   DUAL_GPU_BATCH_ARGS(*a, b);
-  void *stream = ctx->stream != NULL ? ctx->stream : (void *)g->streams[0];
+  void *stream = job->stream != NULL ? job->stream
+                 : ctx->stream != NULL ? ctx->stream : (void *)g->streams[0];
   st = launch(ctx, g, ls, (double *)g->pool.ptr, stream);
   cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
   if (st != DUAL_SUCCESS) return st;
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the interpreter kernel");
-}
-
-/* Byte layout of one chunk in pinned staging and in the pool: inputs, then outputs. */
-typedef struct chunk_layout {
-  size_t x, p, v, in_bytes; /* offsets of x, p, v; size of the input part */
-  size_t y, d, st, out_bytes; /* offsets within the output part; its size */
-} chunk_layout;
-
-static chunk_layout layout_for(const dual_job *job, int64_t c) {
-  const size_t n = (size_t)job->prog->n_in, np = (size_t)job->prog->n_par,
-               m = (size_t)job->prog->n_out, nd = (size_t)deriv_count(job), pts = (size_t)c;
-  chunk_layout l;
-  l.x = 0;
-  l.p = align_up(pts * n * 8);
-  l.v = l.p + align_up(pts * np * 8);
-  l.in_bytes = l.v + (job->mode == DUAL_MODE_JVP ? align_up(pts * n * 8) : 0);
-  l.y = 0;
-  l.d = align_up(pts * m * 8);
-  l.st = l.d + align_up(pts * nd * 8);
-  l.out_bytes = l.st + align_up(pts * 4);
-  return l;
 }
 
 void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
@@ -240,16 +221,6 @@ void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int6
     for (int64_t j = 0; j < len; ++j) dst[i * len + j] = src[(p0 + i) * ps + j * es];
 }
 
-static void pack(const dual_job *job, const chunk_layout *l, int64_t p0, int64_t c, char *pin,
-                 int threads) {
-  const dual_batch *b = job->b;
-  const int64_t n = job->prog->n_in, np = job->prog->n_par;
-  dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l->x), threads);
-  dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l->p), threads);
-  if (job->mode == DUAL_MODE_JVP)
-    dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l->v), threads);
-}
-
 /* Which part of a chunk's results a group of passes produced: the values and the first status
  * with pass 0, derivative columns [c_lo, c_hi) (inputs; for a JVP the one column 0..1). */
 typedef struct result_part {
@@ -257,97 +228,61 @@ typedef struct result_part {
   int64_t c_lo, c_hi;
 } result_part;
 
-static void unpack(const dual_job *job, const chunk_layout *l, const result_part *part, int64_t p0,
-                   int64_t c, const char *pout, int threads) {
-  const dual_batch *b = job->b;
-  const int64_t m = job->prog->n_out, nd = deriv_count(job);
-  const double *ys = (const double *)(pout + l->y), *ds = (const double *)(pout + l->d);
-  const int32_t *ss = (const int32_t *)(pout + l->st);
-  /* packed derivative entry (r, k) of a point -> (output r, input k) of the caller's layout */
-  const int64_t rows = job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_JVP ? m : 1;
-  const int64_t cols = nd / (rows > 0 ? rows : 1);
-#pragma omp parallel for num_threads(threads) schedule(static) if (c * (m + nd) > 65536)
-  for (int64_t i = 0; i < c; ++i) {
-    const int64_t pt = p0 + i;
-    if (b->y != NULL && part->first)
-      for (int64_t k = 0; k < m; ++k) b->y[pt * b->y_ps + k * b->y_es] = ys[i * m + k];
-    if (nd > 0)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t k = part->c_lo; k < part->c_hi && k < cols; ++k)
-          b->d[pt * b->d_ps + r * b->d_rs + k * b->d_cs] = ds[i * nd + r * cols + k];
-    if (b->status != NULL) b->status[pt] = (part->first ? 0 : b->status[pt]) | ss[i];
-  }
+enum { AX, AP, AV, AY, AD, AST, AN }; /* the staged arrays */
+
+typedef struct chunk_user {
+  struct dual_gpu *g;
+  const dual_job *job;
+  launch_setup *ls;
+} chunk_user;
+
+/* One chunk of a host-memory batch (gpu_stage.h): its packed arrays as launch arguments. */
+static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t c, void *const *dev,
+                        void *scratch, cudaStream_t stream) {
+  const chunk_user *u = (const chunk_user *)user;
+  const dual_job *job = u->job;
+  dual_gpu_args *a = &u->ls->args;
+  const int64_t n = job->prog->n_in, m = job->prog->n_out, nd = deriv_count(job);
+  a->count = c;
+  a->sg.point0 = job->point0 + p0;
+  a->x = (const double *)dev[AX], a->x_ps = n, a->x_es = 1;
+  a->p = (const double *)dev[AP], a->p_ps = job->prog->n_par, a->p_es = 1;
+  a->v = (const double *)dev[AV], a->v_ps = n, a->v_es = 1;
+  a->y = (double *)dev[AY], a->y_ps = m, a->y_es = 1;
+  a->d = (double *)dev[AD], a->d_ps = nd;
+  a->d_rs = job->mode == DUAL_MODE_JACOBIAN ? n : (job->mode == DUAL_MODE_JVP ? 1 : 0);
+  a->d_cs = job->mode == DUAL_MODE_JVP ? 0 : 1;
+  a->status = (int32_t *)dev[AST];
+  return launch(ctx, u->g, u->ls, (double *)scratch, stream);
 }
 
-/* Host-memory batch: chunks alternate between the two streams. */
+/* Host-memory batch: through the staging path, the results of `part` scattered back. */
 static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, launch_setup *ls,
                     size_t room, const result_part *part) {
-  const int64_t B = job->b->count;
-  const chunk_layout unit = layout_for(job, 1);
-  const size_t per_point = unit.in_bytes + unit.out_bytes; /* upper bound incl. alignment */
-  const size_t fixed = DUAL_GPU_STREAMS * (ls->scratch_size + 8 * ALIGN);
-  if (room <= fixed + DUAL_GPU_STREAMS * per_point)
-    return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
-                     "GPU: the memory limit of %zu bytes holds no chunk of points", room);
-  int64_t chunk = (int64_t)((room - fixed) / (DUAL_GPU_STREAMS * per_point));
-  int64_t target = (B + 3) / 4; /* several chunks, so copies overlap compute */
-  if (target < ((int64_t)1 << 15)) target = (int64_t)1 << 15;
-  if (target > ((int64_t)1 << 20)) target = (int64_t)1 << 20;
-  if (chunk > target) chunk = target;
-  if (chunk > B) chunk = B;
-  const chunk_layout l = layout_for(job, chunk);
-  const size_t set = align_up(l.in_bytes) + align_up(l.out_bytes);
-  const size_t scratch = align_up(ls->scratch_size);
-  int st = dual_gpu_reserve(ctx, &g->pool, DUAL_GPU_STREAMS * (scratch + set),
-                            "allocating the device memory pool");
-  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, set);
-  if (st != DUAL_SUCCESS) return st;
-  const int threads = job->threads;
-  const int64_t nchunks = (B + chunk - 1) / chunk;
-  for (int64_t i = 0; i < nchunks + DUAL_GPU_STREAMS && st == DUAL_SUCCESS; ++i) {
-    const int s = (int)(i % DUAL_GPU_STREAMS);
-    cudaStream_t stream = g->streams[s];
-    char *pin = (char *)g->pinned[s];
-    char *dev = (char *)g->pool.ptr + (size_t)s * (scratch + set);
-    char *dev_in = dev + scratch, *dev_out = dev_in + align_up(l.in_bytes);
-    const int64_t done = i - DUAL_GPU_STREAMS; /* the chunk this stream finished before */
-    if (done >= 0) {
-      cudaError_t e = cudaStreamSynchronize(stream);
-      if (e != cudaSuccess) {
-        st = dual_gpu_fail(ctx, e, "running a chunk");
-        break;
-      }
-      const int64_t d0 = done * chunk, dc = B - d0 < chunk ? B - d0 : chunk;
-      unpack(job, &l, part, d0, dc, pin + align_up(l.in_bytes), threads);
-    }
-    if (i >= nchunks) continue;
-    const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
-    pack(job, &l, p0, c, pin, threads);
-    cudaError_t e = cudaMemcpyAsync(dev_in, pin, l.in_bytes, cudaMemcpyHostToDevice, stream);
-    if (e != cudaSuccess) {
-      st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
-      break;
-    }
-    dual_gpu_args *a = &ls->args;
-    const int64_t n = job->prog->n_in, m = job->prog->n_out, nd = deriv_count(job);
-    a->count = c;
-    a->sg.point0 = job->point0 + p0;
-    a->x = (const double *)(dev_in + l.x), a->x_ps = n, a->x_es = 1;
-    a->p = (const double *)(dev_in + l.p), a->p_ps = job->prog->n_par, a->p_es = 1;
-    a->v = (const double *)(dev_in + l.v), a->v_ps = n, a->v_es = 1;
-    a->y = (double *)(dev_out + l.y), a->y_ps = m, a->y_es = 1;
-    a->d = (double *)(dev_out + l.d), a->d_ps = nd;
-    a->d_rs = job->mode == DUAL_MODE_JACOBIAN ? n : (job->mode == DUAL_MODE_JVP ? 1 : 0);
-    a->d_cs = job->mode == DUAL_MODE_JVP ? 0 : 1;
-    a->status = (int32_t *)(dev_out + l.st);
-    st = launch(ctx, g, ls, (double *)dev, stream);
-    if (st != DUAL_SUCCESS) break;
-    e = cudaMemcpyAsync(pin + align_up(l.in_bytes), dev_out, l.out_bytes, cudaMemcpyDeviceToHost,
-                        stream);
-    if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
-  }
-  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]);
-  cudaGetLastError();
+  const dual_batch *b = job->b;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int64_t nd = deriv_count(job);
+  const int64_t rows = job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_JVP ? m : 1;
+  const int64_t cols = nd / (rows > 0 ? rows : 1);
+  const int64_t hi = part->c_hi < cols ? part->c_hi : cols;
+  int32_t *pick = (int32_t *)malloc(sizeof(int32_t) * (size_t)(cols > 0 ? cols : 1));
+  if (pick == NULL) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory staging a batch");
+  int32_t npick = 0;
+  for (int64_t k = part->c_lo; k < hi; ++k) pick[npick++] = (int32_t)k;
+  dual_stage_array a[AN];
+  memset(a, 0, sizeof a);
+  a[AX] = (dual_stage_array){(void *)b->x, 0, 0, 0, n, n, b->x_ps, 0, b->x_es, NULL, 0};
+  a[AP] = (dual_stage_array){(void *)b->p, 0, 0, 0, np, np, b->p_ps, 0, b->p_es, NULL, 0};
+  if (job->mode == DUAL_MODE_JVP)
+    a[AV] = (dual_stage_array){(void *)b->v, 0, 0, 0, n, n, b->v_ps, 0, b->v_es, NULL, 0};
+  if (part->first) a[AY] = (dual_stage_array){b->y, 1, 0, 0, m, m, b->y_ps, 0, b->y_es, NULL, 0};
+  if (nd > 0)
+    a[AD] = (dual_stage_array){b->d, 1, 0, 0, nd, cols, b->d_ps, b->d_rs, b->d_cs, pick, npick};
+  a[AST] = (dual_stage_array){b->status, 1, 1, !part->first, 1, 1, 1, 0, 0, NULL, 0};
+  chunk_user u = {g, job, ls};
+  const int st = dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, ls->scratch_size, room,
+                                launch_chunk, &u);
+  free(pick);
   return st;
 }
 

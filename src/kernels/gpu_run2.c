@@ -2,15 +2,15 @@
  * gpu_run2.c — runs a checked second-order job (Hessian, HVP) on the GPU: for each pass of
  * engine/pass2.h, the host builds its plan (engine/plan2.h, the same plan the CPU engine runs)
  * and uploads it, then the second-order kernel runs every point: in place on device-memory
- * batches, or on host-memory batches staged through pinned buffers in chunks that alternate
- * between two streams (one chunk's copies overlap another's compute).
+ * batches, or on host-memory batches through the staging path (gpu_stage.h: chunks that
+ * alternate between two streams, one chunk's copies overlapping another's compute).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/pass2.h"
 #include "engine/plan2.h"
-#include "kernels/gpu_state.h"
+#include "kernels/gpu_stage.h"
 
 enum { ALIGN2 = 256 };
 
@@ -56,129 +56,64 @@ static int launch2(dual_context *ctx, const dual_gpu_args2 *a, int64_t max_block
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the second-order kernel");
 }
 
-/* Byte offsets of one chunk's arrays in the pool, after the register files. */
-typedef struct chunk2 {
-  size_t x, p, v, y, d, h, st, end;
-} chunk2;
+enum { AX, AP, AV, AY, AD, AH, AST, AN }; /* the staged arrays */
 
-static chunk2 chunk_layout2(const dual_job *job, int64_t c, size_t at) {
-  const size_t n = (size_t)job->prog->n_in, np = (size_t)job->prog->n_par, m = (size_t)job->prog->n_out;
-  const size_t len = (size_t)dual_pass2_out_len(job->mode, (int64_t)n, job->b->h_layout);
-  const size_t pts = (size_t)c;
-  chunk2 l;
-  l.x = at;
-  l.p = l.x + up(pts * n * 8);
-  l.v = l.p + up(pts * np * 8);
-  l.y = l.v + (job->mode == DUAL_MODE_HVP ? up(pts * n * 8) : 0);
-  l.d = l.y + up(pts * m * 8);
-  l.h = l.d + (job->b->d != NULL ? up(pts * m * n * 8) : 0);
-  l.st = l.h + up(pts * m * len * 8);
-  l.end = l.st + up(pts * 4);
-  return l;
+typedef struct chunk_user {
+  const dual_job *job;
+  const dual_gpu_args2 *a0;
+  int64_t max_blocks;
+} chunk_user;
+
+/* One chunk of a host-memory batch (gpu_stage.h): its packed arrays as launch arguments. */
+static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t c, void *const *dev,
+                        void *scratch, cudaStream_t stream) {
+  const chunk_user *u = (const chunk_user *)user;
+  const dual_job *job = u->job;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int64_t len = dual_pass2_out_len(job->mode, n, job->b->h_layout);
+  dual_gpu_args2 a = *u->a0;
+  a.count = c;
+  a.sg.point0 = job->point0 + p0;
+  a.scratch = (double *)scratch;
+  a.x = (const double *)dev[AX], a.x_ps = n, a.x_es = 1;
+  a.p = (const double *)dev[AP], a.p_ps = np, a.p_es = 1;
+  a.v = (const double *)dev[AV], a.v_ps = n, a.v_es = 1;
+  a.y = (double *)dev[AY], a.y_ps = m, a.y_es = 1;
+  a.d = (double *)dev[AD], a.d_ps = m * n, a.d_rs = n, a.d_cs = 1;
+  a.h = (double *)dev[AH], a.h_ps = m * len, a.h_rs = len, a.h_es = 1;
+  a.status = (int32_t *)dev[AST];
+  a.first_pass = 1; /* the chunk's own status array starts fresh; the stager ORs the passes */
+  return launch2(ctx, &a, u->max_blocks, (void *)stream);
 }
 
-/* The results of one pass for a chunk, back into the caller's strided arrays: the values and the
- * status on the first pass, the Jacobian columns and components this pass wrote. */
-static void scatter(const dual_job *job, const dual_pass2 *ps, int first_pass, int64_t p0,
-                    int64_t c, const double *y, const double *d, const double *h,
-                    const int32_t *st) {
-  const dual_batch *b = job->b;
-  const int64_t n = job->prog->n_in, m = job->prog->n_out;
-  const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
-#pragma omp parallel for num_threads(job->threads) schedule(static) if (c * len > 65536)
-  for (int64_t i = 0; i < c; ++i) {
-    const int64_t pt = p0 + i;
-    for (int64_t r = 0; r < m; ++r) {
-      if (first_pass && b->y != NULL) b->y[pt * b->y_ps + r * b->y_es] = y[i * m + r];
-      if (b->d != NULL)
-        for (int g = 0; g < ps->ngrad; ++g) {
-          const int64_t col = ps->grad_col[g];
-          b->d[pt * b->d_ps + r * b->d_rs + col * b->d_cs] = d[(i * m + r) * n + col];
-        }
-      const double *hr = h + (i * m + r) * len;
-      double *hd = b->h + pt * b->h_ps + r * b->h_rs;
-      for (int q = 0; q < ps->npairs; ++q) {
-        hd[ps->out0[q] * b->h_es] = hr[ps->out0[q]];
-        if (ps->out1[q] >= 0) hd[ps->out1[q] * b->h_es] = hr[ps->out1[q]];
-      }
-    }
-    if (b->status != NULL) b->status[pt] = (first_pass ? 0 : b->status[pt]) | st[i];
-  }
-}
-
-/* One pass over a host-memory batch: chunks alternate between the context's streams, each with
- * its own register files, pool region and pinned staging, so one chunk's copies overlap another's
- * compute.  `scratch`: bytes of register files one launch needs (max_blocks blocks). */
+/* One pass over a host-memory batch through the staging path: the values and the status on the
+ * first pass, the Jacobian columns and Hessian components this pass wrote.  `scratch`: bytes of
+ * register files one launch needs (max_blocks blocks). */
 static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
                      const dual_pass2 *ps, const dual_gpu_args2 *a0, size_t scratch, size_t room,
                      int64_t max_blocks, int first_pass) {
   const dual_batch *b = job->b;
-  const int64_t B = b->count, n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
   const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
-  const size_t per_point = (chunk_layout2(job, 1024, 0).end + 1023) / 1024; /* + alignment: */
-  const size_t fixed = DUAL_GPU_STREAMS * (up(scratch) + 8 * ALIGN2);
-  if (room <= fixed + DUAL_GPU_STREAMS * per_point)
-    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the memory limit of %zu bytes holds no chunk of points", room);
-  int64_t chunk = (int64_t)((room - fixed) / (DUAL_GPU_STREAMS * per_point));
-  int64_t target = (B + 3) / 4; /* several chunks, so copies overlap compute */
-  if (target < ((int64_t)1 << 14)) target = (int64_t)1 << 14;
-  if (chunk > target) chunk = target;
-  if (chunk > ((int64_t)1 << 20)) chunk = (int64_t)1 << 20;
-  if (chunk > B) chunk = B;
-  const chunk2 l = chunk_layout2(job, chunk, 0); /* offsets within a stream's set (and its pinned copy) */
-  const size_t region = up(scratch) + l.end;
-  int st = dual_gpu_reserve(ctx, &g->pool, DUAL_GPU_STREAMS * region, "allocating the device memory pool");
-  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, l.end);
-  if (st != DUAL_SUCCESS) return st;
-  const int threads = job->threads;
-  const int64_t nchunks = (B + chunk - 1) / chunk;
-  for (int64_t i = 0; i < nchunks + DUAL_GPU_STREAMS && st == DUAL_SUCCESS; ++i) {
-    const int s = (int)(i % DUAL_GPU_STREAMS);
-    cudaStream_t stream = g->streams[s];
-    char *pin = (char *)g->pinned[s];
-    char *dev = (char *)g->pool.ptr + (size_t)s * region, *set = dev + up(scratch);
-    const int64_t done = i - DUAL_GPU_STREAMS; /* the chunk this stream finished before */
-    if (done >= 0) {
-      cudaError_t e = cudaStreamSynchronize(stream);
-      if (e != cudaSuccess) {
-        st = dual_gpu_fail(ctx, e, "running the second-order kernel");
-        break;
-      }
-      const int64_t d0 = done * chunk, dc = B - d0 < chunk ? B - d0 : chunk;
-      scatter(job, ps, first_pass, d0, dc, (const double *)(pin + l.y), (const double *)(pin + l.d),
-              (const double *)(pin + l.h), (const int32_t *)(pin + l.st));
-    }
-    if (i >= nchunks) continue;
-    const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
-    dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)(pin + l.x), threads);
-    dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + l.p), threads);
-    if (job->mode == DUAL_MODE_HVP)
-      dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + l.v), threads);
-    cudaError_t e = cudaMemcpyAsync(set, pin, l.y, cudaMemcpyHostToDevice, stream);
-    if (e != cudaSuccess) {
-      st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
-      break;
-    }
-    dual_gpu_args2 a = *a0;
-    a.count = c;
-    a.sg.point0 = job->point0 + p0;
-    a.scratch = (double *)dev;
-    a.x = (const double *)(set + l.x), a.x_ps = n, a.x_es = 1;
-    a.p = (const double *)(set + l.p), a.p_ps = np, a.p_es = 1;
-    a.v = (const double *)(set + l.v), a.v_ps = n, a.v_es = 1;
-    a.y = (double *)(set + l.y), a.y_ps = m, a.y_es = 1;
-    a.d = b->d != NULL ? (double *)(set + l.d) : NULL, a.d_ps = m * n, a.d_rs = n, a.d_cs = 1;
-    a.h = (double *)(set + l.h), a.h_ps = m * len, a.h_rs = len, a.h_es = 1;
-    a.status = (int32_t *)(set + l.st);
-    a.first_pass = 1; /* the chunk's own status array starts fresh; scatter ORs the passes */
-    st = launch2(ctx, &a, max_blocks, stream);
-    if (st != DUAL_SUCCESS) break;
-    e = cudaMemcpyAsync(pin + l.y, set + l.y, l.end - l.y, cudaMemcpyDeviceToHost, stream);
-    if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
+  int32_t dpick[DUAL_PASS2_MAX_LANES], hpick[2 * DUAL_PASS2_MAX_PAIRS];
+  int32_t nd = 0, nh = 0;
+  for (int k = 0; k < ps->ngrad; ++k) dpick[nd++] = ps->grad_col[k];
+  for (int q = 0; q < ps->npairs; ++q) {
+    hpick[nh++] = (int32_t)ps->out0[q];
+    if (ps->out1[q] >= 0) hpick[nh++] = (int32_t)ps->out1[q];
   }
-  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]);
-  cudaGetLastError();
-  return st;
+  dual_stage_array a[AN];
+  memset(a, 0, sizeof a);
+  a[AX] = (dual_stage_array){(void *)b->x, 0, 0, 0, n, n, b->x_ps, 0, b->x_es, NULL, 0};
+  a[AP] = (dual_stage_array){(void *)b->p, 0, 0, 0, np, np, b->p_ps, 0, b->p_es, NULL, 0};
+  if (job->mode == DUAL_MODE_HVP)
+    a[AV] = (dual_stage_array){(void *)b->v, 0, 0, 0, n, n, b->v_ps, 0, b->v_es, NULL, 0};
+  if (first_pass) a[AY] = (dual_stage_array){b->y, 1, 0, 0, m, m, b->y_ps, 0, b->y_es, NULL, 0};
+  a[AD] = (dual_stage_array){b->d, 1, 0, 0, m * n, n, b->d_ps, b->d_rs, b->d_cs, dpick, nd};
+  a[AH] = (dual_stage_array){b->h, 1, 0, 0, m * len, len, b->h_ps, b->h_rs, b->h_es, hpick, nh};
+  a[AST] = (dual_stage_array){b->status, 1, 1, !first_pass, 1, 1, 1, 0, 0, NULL, 0};
+  chunk_user u = {job, a0, max_blocks};
+  return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, scratch, room, launch_chunk, &u);
 }
 
 int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
@@ -227,7 +162,9 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     dual_gpu_args2 a;
     memset(&a, 0, sizeof a);
     const int host = b->memory != DUAL_MEMORY_DEVICE;
-    cudaStream_t stream = host || ctx->stream == NULL ? g->streams[0] : (cudaStream_t)ctx->stream;
+    cudaStream_t stream = host ? g->streams[0]
+                          : job->stream != NULL ? (cudaStream_t)job->stream
+                          : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
     st = upload_plan(ctx, g, prog, &plan, ps, &a, stream);
     if (st != DUAL_SUCCESS) break;
     a.n_instr = prog->n_instr, a.n_regs = prog->n_regs;

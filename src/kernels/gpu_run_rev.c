@@ -2,8 +2,8 @@
  * gpu_run_rev.c — runs a checked reverse-mode job (VJP; gradient or Jacobian in reverse mode;
  * Hessian or HVP forward-over-reverse) on the GPU.  The host plans the sweeps (engine/rev_plan.h, the CPU's plan) under the memory
  * budget, uploads the bytecode, auxiliary words, constants and segments, and launches the reverse
- * kernel: in place on device-memory batches, or on host-memory batches chunk by chunk through
- * pinned staging.  Memory: each resident thread holds one point's storage (values, tape,
+ * kernel: in place on device-memory batches, or on host-memory batches through the staging path
+ * (gpu_stage.h: chunks alternating two streams, each with its own tapes).  Memory: each resident thread holds one point's storage (values, tape,
  * adjoints, derivatives: rev_plan.h); the plan is chosen so that every multiprocessor can hold
  * its resident blocks, else at least one block each, checkpointing the tape when it must.
  */
@@ -12,7 +12,7 @@
 
 #include "engine/pass2.h" /* dual_pass2_out_len */
 #include "engine/rev_plan.h"
-#include "kernels/gpu_state.h"
+#include "kernels/gpu_stage.h"
 
 enum { ALIGNR = 256 };
 
@@ -87,85 +87,69 @@ static int plan_blocks(dual_context *ctx, const dual_program *prog, int for_, si
   return DUAL_SUCCESS;
 }
 
+/* Launch on `s` without waiting (the caller synchronizes). */
 static int launch(dual_context *ctx, const dual_gpu_rev_args *a, int64_t max_blocks, cudaStream_t s) {
   int64_t blocks = (a->count + DUAL_GPU_REV_THREADS - 1) / DUAL_GPU_REV_THREADS;
   if (blocks > max_blocks) blocks = max_blocks;
   cudaError_t e = dual_gpu_injected_fault("launch");
   if (e == cudaSuccess) e = (cudaError_t)dual_gpu_kernel_rev_launch(a, blocks, (void *)s);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the reverse-mode kernel");
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the reverse-mode kernel");
 }
 
-/* A host-memory batch: chunks of points packed into pinned staging, copied in, run, copied out
- * and unpacked into the caller's strided arrays, one after another on the context's stream.
- * Per point: x, p, u (VJP), v (HVP) in; y, the derivative rows d, the h rows (forward-over-
- * reverse) and the status out. */
-static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, dual_gpu_rev_args *a,
-                    size_t room, int64_t max_blocks, cudaStream_t stream) {
+enum { AX, AP, AU, AV, AY, AD, AH, AST, AN }; /* the staged arrays */
+
+typedef struct chunk_user {
+  const dual_job *job;
+  const dual_gpu_rev_args *a0;
+  int64_t max_blocks, rows, len;
+} chunk_user;
+
+/* One chunk of a host-memory batch (gpu_stage.h): its packed arrays as launch arguments. */
+static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t c, void *const *dev,
+                        void *scratch, cudaStream_t stream) {
+  const chunk_user *u = (const chunk_user *)user;
+  const dual_job *job = u->job;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  dual_gpu_rev_args a = *u->a0;
+  a.count = c;
+  a.sg.point0 = job->point0 + p0;
+  a.scratch = (double *)scratch;
+  a.x = (const double *)dev[AX], a.x_ps = n, a.x_es = 1;
+  a.p = (const double *)dev[AP], a.p_ps = np, a.p_es = 1;
+  a.u = (const double *)dev[AU], a.u_ps = m, a.u_es = 1;
+  a.v = (const double *)dev[AV], a.v_ps = n, a.v_es = 1;
+  a.y = (double *)dev[AY], a.y_ps = m, a.y_es = 1;
+  a.d = (double *)dev[AD], a.d_ps = u->rows * n, a.d_rs = n, a.d_cs = 1;
+  a.h = (double *)dev[AH], a.h_ps = m * u->len, a.h_rs = u->len, a.h_es = 1;
+  a.status = (int32_t *)dev[AST];
+  return launch(ctx, &a, u->max_blocks, stream);
+}
+
+/* A host-memory batch through the staging path.  Per point: x, p, u (VJP), v (HVP) in; y, the
+ * derivative rows d, the h rows (forward-over-reverse) and the status out.  `scratch`: the
+ * storage (tapes) of one launch of max_blocks blocks. */
+static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                    const dual_gpu_rev_args *a0, size_t scratch, size_t room, int64_t max_blocks) {
   const dual_batch *b = job->b;
-  const int64_t B = b->count, n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
-  const int for_ = a->second != 0;
-  const int64_t rows = for_ ? (b->d != NULL ? m : 0) : a->sweeps; /* derivative rows per point */
-  const int64_t nu = a->vjp ? m : 0, nv = a->second == DUAL_MODE_HVP ? n : 0;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int for_ = a0->second != 0;
+  const int64_t rows = for_ ? (b->d != NULL ? m : 0) : a0->sweeps; /* derivative rows per point */
   const int64_t len = for_ ? dual_pass2_out_len(job->mode, n, b->h_layout) : 0;
-  const size_t per_point = (size_t)(n + np + nu + nv + m + rows * n + m * len) * 8 + 4;
-  if (room <= per_point * 64)
-    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the memory limit holds no chunk of points");
-  int64_t chunk = (int64_t)((room - 8 * ALIGNR) / per_point);
-  if (chunk > ((int64_t)1 << 18)) chunk = (int64_t)1 << 18;
-  if (chunk > B) chunk = B;
-  const size_t pts = (size_t)chunk;
-  const size_t o_p = upr(pts * n * 8), o_u = o_p + upr(pts * np * 8);
-  const size_t o_v = o_u + upr(pts * nu * 8), o_y = o_v + upr(pts * nv * 8);
-  const size_t o_d = o_y + upr(pts * m * 8), o_h = o_d + upr(pts * rows * n * 8);
-  const size_t o_st = o_h + upr(pts * m * len * 8), end = o_st + upr(pts * 4);
-  const size_t scratch = upr((size_t)max_blocks * (size_t)a->slab * 8);
-  int st = dual_gpu_reserve(ctx, &g->pool, scratch + end, "allocating the device memory pool");
-  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, end);
-  if (st != DUAL_SUCCESS) return st;
-  char *pin = (char *)g->pinned[0], *dev = (char *)g->pool.ptr + scratch;
-  a->scratch = (double *)g->pool.ptr;
-  a->x = (const double *)dev, a->x_ps = n, a->x_es = 1;
-  a->p = (const double *)(dev + o_p), a->p_ps = np, a->p_es = 1;
-  a->u = (const double *)(dev + o_u), a->u_ps = m, a->u_es = 1;
-  a->v = (const double *)(dev + o_v), a->v_ps = n, a->v_es = 1;
-  a->y = (double *)(dev + o_y), a->y_ps = m, a->y_es = 1;
-  a->d = rows > 0 ? (double *)(dev + o_d) : NULL, a->d_ps = rows * n, a->d_rs = n, a->d_cs = 1;
-  a->h = len > 0 ? (double *)(dev + o_h) : NULL, a->h_ps = m * len, a->h_rs = len, a->h_es = 1;
-  a->status = (int32_t *)(dev + o_st);
-  for (int64_t p0 = 0; p0 < B && st == DUAL_SUCCESS; p0 += chunk) {
-    const int64_t c = B - p0 < chunk ? B - p0 : chunk;
-    dual_gpu_gather(b->x, b->x_ps, b->x_es, p0, c, n, (double *)pin, job->threads);
-    dual_gpu_gather(b->p, b->p_ps, b->p_es, p0, c, np, (double *)(pin + o_p), job->threads);
-    if (nu > 0) dual_gpu_gather(b->u, b->u_ps, b->u_es, p0, c, m, (double *)(pin + o_u), job->threads);
-    if (nv > 0) dual_gpu_gather(b->v, b->v_ps, b->v_es, p0, c, n, (double *)(pin + o_v), job->threads);
-    cudaError_t e = cudaMemcpyAsync(dev, pin, o_y, cudaMemcpyHostToDevice, stream);
-    if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying a chunk to the device");
-    a->count = c;
-    a->sg.point0 = job->point0 + p0;
-    st = launch(ctx, a, max_blocks, stream);
-    if (st != DUAL_SUCCESS) break;
-    e = cudaMemcpyAsync(pin + o_y, dev + o_y, end - o_y, cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "copying a chunk from the device");
-    const double *y = (const double *)(pin + o_y), *d = (const double *)(pin + o_d);
-    const double *h = (const double *)(pin + o_h);
-    const int32_t *sp = (const int32_t *)(pin + o_st);
-#pragma omp parallel for num_threads(job->threads) schedule(static) if (c * (rows * n + m * len) > 65536)
-    for (int64_t i = 0; i < c; ++i) {
-      const int64_t pt = p0 + i;
-      if (b->y != NULL)
-        for (int64_t r = 0; r < m; ++r) b->y[pt * b->y_ps + r * b->y_es] = y[i * m + r];
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < n; ++j)
-          b->d[pt * b->d_ps + r * b->d_rs + j * b->d_cs] = d[(i * rows + r) * n + j];
-      for (int64_t r = 0; r < m && len > 0; ++r)
-        for (int64_t e2 = 0; e2 < len; ++e2)
-          b->h[pt * b->h_ps + r * b->h_rs + e2 * b->h_es] = h[(i * m + r) * len + e2];
-      if (b->status != NULL) b->status[pt] = sp[i];
-    }
-  }
-  return st;
+  dual_stage_array a[AN];
+  memset(a, 0, sizeof a);
+  a[AX] = (dual_stage_array){(void *)b->x, 0, 0, 0, n, n, b->x_ps, 0, b->x_es, NULL, 0};
+  a[AP] = (dual_stage_array){(void *)b->p, 0, 0, 0, np, np, b->p_ps, 0, b->p_es, NULL, 0};
+  if (a0->vjp) a[AU] = (dual_stage_array){(void *)b->u, 0, 0, 0, m, m, b->u_ps, 0, b->u_es, NULL, 0};
+  if (a0->second == DUAL_MODE_HVP)
+    a[AV] = (dual_stage_array){(void *)b->v, 0, 0, 0, n, n, b->v_ps, 0, b->v_es, NULL, 0};
+  a[AY] = (dual_stage_array){b->y, 1, 0, 0, m, m, b->y_ps, 0, b->y_es, NULL, 0};
+  if (rows > 0)
+    a[AD] = (dual_stage_array){b->d, 1, 0, 0, rows * n, n, b->d_ps, b->d_rs, b->d_cs, NULL, 0};
+  if (len > 0)
+    a[AH] = (dual_stage_array){b->h, 1, 0, 0, m * len, len, b->h_ps, b->h_rs, b->h_es, NULL, 0};
+  a[AST] = (dual_stage_array){b->status, 1, 1, 0, 1, 1, 1, 0, 0, NULL, 0};
+  chunk_user u = {job, a0, max_blocks, rows, len};
+  return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, scratch, room, launch_chunk, &u);
 }
 
 int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
@@ -186,7 +170,7 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   const size_t limit = ctx->memory_limit > 0 ? (size_t)ctx->memory_limit : g->limit;
   const size_t prog_bytes = upr((size_t)prog->n_instr * 20 + (size_t)prog->n_const * 8) + 4 * ALIGNR;
   size_t room = limit > prog_bytes ? limit - prog_bytes : 0;
-  if (host) room /= 2; /* half for the chunks of points */
+  if (host) room /= 4; /* two streams' tapes in half of it, the chunks of points in the rest */
   dual_rev_plan pl;
   int64_t max_blocks = 0;
   st = plan_blocks(ctx, prog, for_, room, g->sm_count, bps, extra, &pl, &max_blocks);
@@ -194,7 +178,9 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   const dual_rev_layout l = dual_rev_plan_layout(&pl, prog);
   dual_gpu_rev_args a;
   memset(&a, 0, sizeof a);
-  cudaStream_t stream = host || ctx->stream == NULL ? g->streams[0] : (cudaStream_t)ctx->stream;
+  cudaStream_t stream = host ? g->streams[0]
+                        : job->stream != NULL ? (cudaStream_t)job->stream
+                        : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
   st = upload(ctx, g, prog, &pl, &a, stream);
   const int32_t nseg = pl.nseg;
   dual_rev_plan_free(&pl);
@@ -210,17 +196,19 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   a.slab = (l.end + extra) * DUAL_GPU_REV_THREADS;
   dual_gpu_sgrad_args(job, 0, (int32_t)l.end, &a.sg);
   if (host && extra > 0) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU sgrad: host batch not staged");
+  const size_t tapes = (size_t)max_blocks * (size_t)a.slab * 8;
   if (host) {
-    st = run_host(ctx, g, job, &a, limit > prog_bytes ? limit - prog_bytes - (size_t)max_blocks * (size_t)a.slab * 8 : 0,
-                  max_blocks, stream);
+    st = run_host(ctx, g, job, &a, tapes, limit > prog_bytes ? limit - prog_bytes : 0, max_blocks);
   } else {
-    st = dual_gpu_reserve(ctx, &g->pool, (size_t)max_blocks * (size_t)a.slab * 8, "allocating the reverse-mode tapes");
+    st = dual_gpu_reserve(ctx, &g->pool, tapes, "allocating the reverse-mode tapes");
     if (st == DUAL_SUCCESS) {
       DUAL_GPU_BATCH_ARGS(a, b);
       a.scratch = (double *)g->pool.ptr;
       a.u = b->u, a.u_ps = b->u_ps, a.u_es = b->u_es;
       a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
       st = launch(ctx, &a, max_blocks, stream);
+      e = cudaStreamSynchronize(stream);
+      if (st == DUAL_SUCCESS && e != cudaSuccess) st = dual_gpu_fail(ctx, e, "running the reverse-mode kernel");
     }
   }
   if (st == DUAL_SUCCESS && nseg > 1)

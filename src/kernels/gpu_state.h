@@ -28,7 +28,8 @@ struct dual_gpu {
   int cc;                                 /* compute capability, major * 10 + minor */
   size_t limit;                           /* pool limit in bytes (resolved) */
   cudaStream_t streams[DUAL_GPU_STREAMS]; /* the context's own streams */
-  dual_gpu_buffer pool;                   /* device arena: batch chunks and register files */
+  dual_gpu_buffer pool;                   /* device arena: register files, tapes */
+  dual_gpu_buffer stage;                  /* chunks of host-memory batches (gpu_stage.h) */
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
   size_t pinned_size;
@@ -78,7 +79,7 @@ int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dua
    (a).y_es = (b)->y_es, (a).d = (b)->d, (a).d_ps = (b)->d_ps, (a).d_rs = (b)->d_rs,              \
    (a).d_cs = (b)->d_cs, (a).status = (b)->status)
 
-/* The draws' key and dual_sgrad's sampling for a launch of `job` (gpu_sgrad.c): seed, the
+/* The draws' key and dual_sgrad's sampling for a launch of `job` (gpu_sgrad_args.c): seed, the
  * global index of the launch's first point (job->point0 + p0 for a chunk from p0), and with
  * samples the spare rows from `row` and the destinations y, d, h of the job's batch. */
 void dual_gpu_sgrad_args(const dual_job *job, int64_t p0, int32_t row, dual_gpu_sgrad *sg);

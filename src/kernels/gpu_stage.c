@@ -1,0 +1,138 @@
+/*
+ * gpu_stage.c — the GPU engines' host staging path (gpu_stage.h): chunks of a host-memory batch
+ * gathered into pinned staging, copied in, launched, copied out and scattered, alternating the
+ * context's two streams.
+ */
+#include "kernels/gpu_stage.h"
+
+#include <string.h>
+
+enum { ALIGN = 256 };
+
+static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
+
+static size_t entry_size(const dual_stage_array *a) { return a->status ? 4 : 8; }
+
+/* Byte offsets of each array in a chunk of c points: inputs first (one copy in), then results
+ * (one copy out). */
+typedef struct layout {
+  size_t at[DUAL_STAGE_MAX_ARRAYS];
+  size_t in_end, out_begin, end;
+} layout;
+
+static layout layout_for(const dual_stage_array *arr, int narr, int64_t c) {
+  layout l;
+  size_t off = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) l.in_end = off, l.out_begin = off;
+    for (int i = 0; i < narr; ++i) {
+      if (arr[i].out != pass) continue;
+      l.at[i] = off;
+      if (arr[i].host != NULL) off += align_up((size_t)c * (size_t)arr[i].len * entry_size(&arr[i]));
+    }
+  }
+  l.end = off;
+  return l;
+}
+
+static void gather(const dual_stage_array *arr, int narr, const layout *l, int64_t p0, int64_t c,
+                   char *pin, int threads) {
+  for (int i = 0; i < narr; ++i)
+    if (!arr[i].out && arr[i].host != NULL)
+      dual_gpu_gather((const double *)arr[i].host, arr[i].ps, arr[i].cs, p0, c, arr[i].len,
+                      (double *)(pin + l->at[i]), threads);
+}
+
+static void scatter_one(const dual_stage_array *a, const char *src, int64_t p0, int64_t c,
+                        int threads) {
+  if (a->status) {
+    const int32_t *s = (const int32_t *)src;
+    int32_t *h = (int32_t *)a->host;
+    for (int64_t i = 0; i < c; ++i) {
+      const int64_t pt = (p0 + i) * a->ps;
+      h[pt] = a->or_into ? (h[pt] | s[i]) : s[i];
+    }
+    return;
+  }
+  const double *s = (const double *)src;
+  double *h = (double *)a->host;
+  const int64_t len = a->len, cols = a->cols > 0 ? a->cols : 1, rows = len / cols;
+  const int64_t nk = a->pick != NULL ? a->npick : cols;
+#pragma omp parallel for num_threads(threads) schedule(static) if (c * rows * nk > 65536)
+  for (int64_t i = 0; i < c; ++i) {
+    const int64_t pt = p0 + i;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < nk; ++j) {
+        const int64_t k = a->pick != NULL ? a->pick[j] : j;
+        h[pt * a->ps + r * a->rs + k * a->cs] = s[i * len + r * cols + k];
+      }
+  }
+}
+
+int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,
+                   const dual_stage_array *arr, int narr, size_t scratch, size_t room,
+                   dual_stage_launch launch, void *user) {
+  if (narr > DUAL_STAGE_MAX_ARRAYS) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU staging: too many arrays");
+  const int S = DUAL_GPU_STREAMS;
+  size_t per_point = 0;
+  for (int i = 0; i < narr; ++i)
+    if (arr[i].host != NULL) per_point += (size_t)arr[i].len * entry_size(&arr[i]);
+  if (per_point == 0) per_point = 1;
+  const size_t fixed = (size_t)S * (align_up(scratch) + (size_t)(narr + 1) * ALIGN);
+  if (room <= fixed + (size_t)S * per_point)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
+                     "GPU: the memory limit of %zu bytes holds no chunk of points", room);
+  int64_t chunk = (int64_t)((room - fixed) / ((size_t)S * per_point));
+  int64_t target = (B + 3) / 4; /* several chunks, so copies overlap compute */
+  if (target < ((int64_t)1 << 14)) target = (int64_t)1 << 14;
+  if (target > ((int64_t)1 << 20)) target = (int64_t)1 << 20;
+  if (chunk > target) chunk = target;
+  if (chunk > B) chunk = B;
+  const layout l = layout_for(arr, narr, chunk);
+  const size_t scr = align_up(scratch);
+  int st = DUAL_SUCCESS;
+  if (scr > 0) st = dual_gpu_reserve(ctx, &g->pool, (size_t)S * scr, "allocating the register files");
+  if (st == DUAL_SUCCESS)
+    st = dual_gpu_reserve(ctx, &g->stage, (size_t)S * (l.end > 0 ? l.end : 1),
+                          "allocating the staging buffers");
+  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, l.end > 0 ? l.end : 1);
+  if (st != DUAL_SUCCESS) return st;
+  const int64_t nchunks = (B + chunk - 1) / chunk;
+  for (int64_t i = 0; i < nchunks + S && st == DUAL_SUCCESS; ++i) {
+    const int s = (int)(i % S);
+    cudaStream_t stream = g->streams[s];
+    char *pin = (char *)g->pinned[s];
+    char *dev = (char *)g->stage.ptr + (size_t)s * l.end;
+    const int64_t done = i - S; /* the chunk this stream finished before */
+    if (done >= 0) {
+      cudaError_t e = cudaStreamSynchronize(stream);
+      if (e != cudaSuccess) {
+        st = dual_gpu_fail(ctx, e, "running a chunk");
+        break;
+      }
+      const int64_t d0 = done * chunk, dc = B - d0 < chunk ? B - d0 : chunk;
+      for (int a = 0; a < narr; ++a)
+        if (arr[a].out && arr[a].host != NULL) scatter_one(&arr[a], pin + l.at[a], d0, dc, threads);
+    }
+    if (i >= nchunks) continue;
+    const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
+    gather(arr, narr, &l, p0, c, pin, threads);
+    cudaError_t e = l.in_end > 0 ? cudaMemcpyAsync(dev, pin, l.in_end, cudaMemcpyHostToDevice, stream)
+                                 : cudaSuccess;
+    if (e != cudaSuccess) {
+      st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
+      break;
+    }
+    void *ptrs[DUAL_STAGE_MAX_ARRAYS];
+    for (int a = 0; a < narr; ++a) ptrs[a] = arr[a].host != NULL ? dev + l.at[a] : NULL;
+    st = launch(ctx, user, p0, c, ptrs, scr > 0 ? (char *)g->pool.ptr + (size_t)s * scr : NULL, stream);
+    if (st != DUAL_SUCCESS) break;
+    if (l.end > l.out_begin)
+      e = cudaMemcpyAsync(pin + l.out_begin, dev + l.out_begin, l.end - l.out_begin,
+                          cudaMemcpyDeviceToHost, stream);
+    if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
+  }
+  for (int s = 0; s < S; ++s) cudaStreamSynchronize(g->streams[s]);
+  cudaGetLastError();
+  return st;
+}
