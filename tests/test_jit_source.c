@@ -100,10 +100,12 @@ Test(jit_source, lanes_and_seeds) {
   cr_assert_eq(count(src, "= DUAL_JIT_LDX("), 2 * 15);
   const char *kernel = strstr(src, "extern \"C\" __global__");
   cr_assert(kernel != NULL && count(src, "dual_jit_guarded_p0(") == 2);
-  cr_assert(count(src, "DUAL_TM(") > 0 && count(kernel, "DUAL_TM(") == 0 &&
-                count(src, "DUAL_TF(") == count(kernel, "DUAL_TF("),
+  cr_assert(count(src, "DUAL_LANE_LIN(DUAL_TM,") > 0 && count(kernel, "DUAL_LANE_LIN(DUAL_TM,") == 0 &&
+                count(src, "DUAL_LANE_LIN(DUAL_TF,") == count(kernel, "DUAL_LANE_LIN(DUAL_TF,"),
             "the guarded sums (DUAL_TM) belong to the guarded function, the plain ones to the kernel");
-  cr_assert(count(kernel, "bad_ |= DUAL_NONFINITE") > 0);
+  cr_assert(count(kernel, "bad_ = max(bad_,") > 0, "the plain body notes non-finite partials");
+  cr_assert(count(kernel, "DUAL_VALUE_STEP(") > 0 && count(src, "dual_rule_") == 0,
+            "every value goes through the interpreters' step (engine/value_step.h)");
   cr_assert_eq(count(src, "_0 = 1.0;") + count(src, "_14 = 1.0;") > 0, 1);
   cr_assert_eq(count(src, "DUAL_JIT_LDV("), 0);
   free(src);

@@ -29,7 +29,8 @@
 #error "define DUAL_W before including interp_ops.h"
 #endif
 
-#include "engine/tangent_terms.h" /* DUAL_NONFINITE, DUAL_TM, DUAL_TF, DUAL_CHOOSE_T */
+#include "engine/tangent_terms.h" /* DUAL_NONFINITE, DUAL_TM, DUAL_TF, the lane formulas */
+#include "engine/value_step.h"    /* DUAL_VALUE_STEP */
 /* The second-order engines (engine/interp2_ops.h) and the reverse sweep (cpu/engine_rev.c) set
  * DUAL_ALL_PARTIALS to 1: every op that carries tangents then stores its first partials in the
  * rows pa/pb/pc, and a second-order engine its second ones through DUAL_SECOND_PARTIALS. */
@@ -49,10 +50,9 @@
     const double *vc_ = DUAL_VAL((arity) > 2 ? rc : ra);                                         \
     double *vr_ = DUAL_VAL(dst);                                                                 \
     DUAL_POINTS_OR(p, bad_) {                                                                    \
-      double d_[3];                                                                              \
-      int f_ = 0;                                                                                \
+      double d_[3], r_;                                                                          \
       const double a_ = va_[p], b_ = (arity) > 1 ? vb_[p] : 0.0, c_ = (arity) > 2 ? vc_[p] : 0.0; \
-      const double r_ = dual_rule_##name(a_, b_, c_, d_, &f_);                                   \
+      DUAL_VALUE_STEP(name, flags, a_, b_, c_, r_, d_, st[p])                                    \
       vr_[p] = r_;                                                                               \
       DUAL_SECOND_PARTIALS(name, partials, p, a_, b_, c_, r_, d_)                                \
       if (DUAL_W > 0 && ((partials) == 2 || (DUAL_ALL_PARTIALS && (partials) >= 0))) {           \
@@ -62,7 +62,6 @@
       }                                                                                          \
       if (DUAL_W > 0 && ((partials) >= 1 || (DUAL_ALL_PARTIALS && (partials) >= 0)))             \
         bad_ |= DUAL_NONFINITE(d_[0]) | DUAL_NONFINITE(d_[1]) | DUAL_NONFINITE(d_[2]);           \
-      if ((flags)&F_CHECK) st[p] |= f_;                                                          \
     }                                                                                            \
   }
 
@@ -127,16 +126,9 @@
 /* Structurally zero lanes are skipped above; numerically zero tangents are caught by the guarded
  * product DUAL_TM (tangent_terms.h): the plain loops run unless some partial of this op in the
  * block (CPU) or at this point (GPU) is not finite. */
-/* The terms of the operands present on the lane, summed left to right.  An absent operand adds
- * nothing (not even + 0.0, which would cost an add per lane and turn a -0 tangent into +0):
- * DUAL_TERM_0 is empty and the sum starts from -0.0, the exact additive identity. */
-#define DUAL_TERM_0(M, d, t)
-#define DUAL_TERM_1(M, d, t) +M(d, t)
-#define DUAL_LIN_SUM(M, ua, ub, uc)                                                              \
-  (-0.0 DUAL_TERM_##ua(M, qa[p], ta[p]) DUAL_TERM_##ub(M, qb[p], tb[p])                          \
-       DUAL_TERM_##uc(M, qc[p], tc[p]))
-#define DUAL_LIN_TM(ua, ub, uc) DUAL_LIN_SUM(DUAL_TM, ua, ub, uc)
-#define DUAL_LIN_TF(ua, ub, uc) DUAL_LIN_SUM(DUAL_TF, ua, ub, uc)
+/* The lane formulas are tangent_terms.h's, over the rows of the run at point p. */
+#define DUAL_LIN_TM(ua, ub, uc) DUAL_LANE_LIN(DUAL_TM, ua, ub, uc, qa[p], qb[p], qc[p], ta[p], tb[p], tc[p])
+#define DUAL_LIN_TF(ua, ub, uc) DUAL_LANE_LIN(DUAL_TF, ua, ub, uc, qa[p], qb[p], qc[p], ta[p], tb[p], tc[p])
 #define DUAL_PROP_LIN()                                                                          \
   {                                                                                              \
     if (bad_) {                                                                                  \
@@ -145,16 +137,14 @@
       DUAL_LANE_COMBOS(DUAL_LIN_TF)                                                              \
     }                                                                                            \
   }
-/* ADD/SUB/NEG: the partials are +-1, so these are exactly the LIN formula without multiplies. */
-#define DUAL_ADD_E(ua, ub, uc) ((ua) && (ub) ? ta[p] + tb[p] : ((ua) ? ta[p] : tb[p]))
-#define DUAL_SUB_E(ua, ub, uc) ((ua) && (ub) ? ta[p] - tb[p] : ((ua) ? ta[p] : -tb[p]))
+#define DUAL_ADD_E(ua, ub, uc) DUAL_LANE_ADD(ua, ub, ta[p], tb[p])
+#define DUAL_SUB_E(ua, ub, uc) DUAL_LANE_SUB(ua, ub, ta[p], tb[p])
 #define DUAL_PROP_ADD() DUAL_LANE_COMBOS(DUAL_ADD_E)
 #define DUAL_PROP_SUB() DUAL_LANE_COMBOS(DUAL_SUB_E)
-#define DUAL_NEG_E(ua, ub, uc) (-ta[p])
+#define DUAL_NEG_E(ua, ub, uc) DUAL_LANE_NEG(ta[p])
 #define DUAL_PROP_NEG() DUAL_LANE_COMBOS(DUAL_NEG_E)
 /* CHOOSE: copy the chosen operand's tangent; the unchosen one is never combined (NaN-safe). */
-#define DUAL_CHOOSE_E(ua, ub, uc)                                                                \
-  DUAL_CHOOSE_T(qa[p], qb[p], (ua) ? ta[p] : 0.0, (ub) ? tb[p] : 0.0, (uc) ? tc[p] : 0.0)
+#define DUAL_CHOOSE_E(ua, ub, uc) DUAL_LANE_CHOOSE(ua, ub, uc, qa[p], qb[p], ta[p], tb[p], tc[p])
 #define DUAL_PROP_CHOOSE() DUAL_LANE_COMBOS(DUAL_CHOOSE_E)
 
 /* One case per op of the table: the value loop of its rule, and its prop class in `prop_` for

@@ -17,6 +17,7 @@
 #include "dualbatch.h"
 #include "engine/draws.h"
 #include "engine/tangent_terms.h"
+#include "engine/value_step.h"
 #include "jit/jit_args.h"
 
 #define DUAL_JIT_THREADS 128

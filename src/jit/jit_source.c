@@ -48,46 +48,29 @@ static void emit_double(gen *g, double d) {
   }
 }
 
-/* The term of one operand in a lane sum, `+ M(q, t)`, when the operand has lane k. */
-static void emit_term(gen *g, const char *m, const char *q, int present, int64_t def, int k) {
-  if (present) EMIT(" + %s(%s, t%" PRId64 "_%d)", m, q, def, k);
-}
-
-/* The lanes of a LIN or MUL op: -0.0 plus the present operands' terms (M = DUAL_TF or DUAL_TM). */
-static void emit_lin_lanes(gen *g, const char *m, int64_t t, const int64_t da[3],
-                           const uint32_t mk[3], uint32_t md) {
-  static const char *q[3] = {"qa", "qb", "qc"};
-  for (int k = 0; k < 32; ++k) {
-    if (!((md >> k) & 1u)) continue;
-    EMIT("    t%" PRId64 "_%d = -0.0", t, k);
-    for (int i = 0; i < 3; ++i) emit_term(g, m, q[i], (mk[i] >> k) & 1u, da[i], k);
-    EMIT(";\n");
-  }
-}
-
-/* One operand's tangent in lane k for the ADD/SUB/NEG/CHOOSE expressions: "t<def>_<k>" or 0.0. */
+/* One operand's tangent in lane k as the generated code names it: "t<def>_<k>", or 0.0 when
+ * the operand lacks the lane (the lane formulas then never read it). */
 static void lane_name(char *buf, size_t cap, int present, int64_t def, int k) {
   if (present) snprintf(buf, cap, "t%" PRId64 "_%d", def, k);
   else snprintf(buf, cap, "0.0");
 }
 
-/* The tangent lanes of instruction t (prop class `prop`), whose operands' lanes are mk. */
+/* The tangent lanes of instruction t (prop class `prop`), whose operands are the definitions da
+ * with lanes mk: one call per lane of engine/tangent_terms.h's formula for the class, the one
+ * the interpreters expand (engine/interp_ops.h), with the operands' presence as literals.  LIN
+ * and MUL take DUAL_TF in the plain body and DUAL_TM in the guarded one: the interpreter takes
+ * DUAL_TM where a partial of the op is not finite, and DUAL_TM equals DUAL_TF wherever the
+ * partial is finite, so the guarded body takes it always — the same bits without a branch per
+ * op (which tripled kin's compile time). */
 static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const uint32_t mk[3],
                        uint32_t md) {
-  if (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) {
-    EMIT("    const double qa = d_[0], qb = d_[1], qc = d_[2];\n    (void)qc;\n");
-    if (!g->guarded) { /* the plain sums; a non-finite partial sends the warp to the guarded body */
-      /* the largest exponent field of the partials: all ones where one is NaN or infinite */
+  const int lin = prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL;
+  if (lin || prop == DUAL_PROP_CHOOSE) {
+    EMIT("    const double qa = d_[0], qb = d_[1], qc = d_[2];\n    (void)qa, (void)qb, (void)qc;\n");
+    /* the largest exponent field of the partials: all ones where one is NaN or infinite */
+    if (lin && !g->guarded)
       EMIT("    bad_ = max(bad_, max(max(DUAL_JIT_EXPONENT(qa), DUAL_JIT_EXPONENT(qb)), "
            "DUAL_JIT_EXPONENT(qc)));\n");
-      emit_lin_lanes(g, "DUAL_TF", t, da, mk, md);
-      return;
-    }
-    /* The interpreter takes DUAL_TM when a partial of the op is not finite, DUAL_TF otherwise;
-     * DUAL_TM equals DUAL_TF wherever the partial is finite, so the guarded body takes DUAL_TM
-     * always — the same bits without a branch per op (which tripled kin's compile time). */
-    emit_lin_lanes(g, "DUAL_TM", t, da, mk, md);
-    return;
   }
   for (int k = 0; k < 32; ++k) {
     if (!((md >> k) & 1u)) continue;
@@ -97,15 +80,16 @@ static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const u
     lane_name(tb, sizeof tb, ub, da[1], k);
     lane_name(tc, sizeof tc, uc, da[2], k);
     EMIT("    t%" PRId64 "_%d = ", t, k);
-    switch (prop) { /* engine/interp_ops.h's DUAL_ADD_E, DUAL_SUB_E, DUAL_NEG_E, DUAL_CHOOSE_E */
-    case DUAL_PROP_ADD: EMIT(ua && ub ? "%s + %s" : "%s%s", ua ? ta : "", ub ? tb : ""); break;
-    case DUAL_PROP_SUB:
-      if (ua && ub) EMIT("%s - %s", ta, tb);
-      else if (ua) EMIT("%s", ta);
-      else EMIT("-%s", tb);
+    switch (prop) {
+    case DUAL_PROP_LIN:
+    case DUAL_PROP_MUL:
+      EMIT("DUAL_LANE_LIN(%s, %d, %d, %d, qa, qb, qc, %s, %s, %s)",
+           g->guarded ? "DUAL_TM" : "DUAL_TF", ua, ub, uc, ta, tb, tc);
       break;
-    case DUAL_PROP_NEG: EMIT("-%s", ta); break;
-    default: EMIT("DUAL_CHOOSE_T(d_[0], d_[1], %s, %s, %s)", ta, tb, tc); break;
+    case DUAL_PROP_ADD: EMIT("DUAL_LANE_ADD(%d, %d, %s, %s)", ua, ub, ta, tb); break;
+    case DUAL_PROP_SUB: EMIT("DUAL_LANE_SUB(%d, %d, %s, %s)", ua, ub, ta, tb); break;
+    case DUAL_PROP_NEG: EMIT("DUAL_LANE_NEG(%s)", ta); break;
+    default: EMIT("DUAL_LANE_CHOOSE(%d, %d, %d, qa, qb, %s, %s, %s)", ua, ub, uc, ta, tb, tc); break;
     }
     EMIT(";\n");
   }
@@ -181,9 +165,9 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
     else snprintf(v[i], sizeof v[i], "0.0");
   }
   emit_decl(g, t, md);
-  EMIT("  {\n    double d_[3];\n    int f_ = 0;\n");
-  EMIT("    v%" PRId64 " = dual_rule_%s(%s, %s, %s, d_, &f_);\n", t, info->name, v[0], v[1], v[2]);
-  if (info->flags & F_CHECK) EMIT("    st |= f_;\n");
+  EMIT("  {\n    double d_[3];\n");
+  EMIT("    DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
+       (unsigned)info->flags, v[0], v[1], v[2], t);
   if (md != 0u) emit_lanes(g, info->prop, t, da, mk, md);
   EMIT("  }\n");
 }
