@@ -21,6 +21,7 @@
 #include "dualbatch.h"
 #include "jit/jit_args.h"
 #include "jit/jit_source.h"
+#include "jit/jit_source2.h"
 #include "program.h"
 #include "random_program.h"
 #include "test_arrays.h"
@@ -32,15 +33,23 @@
 typedef void (*kernel_fn)(dual_jit_args);
 typedef struct module {
   void *so;
-  kernel_fn kernels[32];
+  kernel_fn kernels[64];
   void (*set_lane)(int);
 } module;
+
+static module load_source(char *src, const char *name_fmt, int npass);
 
 /* Generate the module of (prog, mode, width, npass), compile it as host C++, load it. */
 static module build(const dual_program *prog, int mode, int width, int npass) {
   char why[256];
   char *src = dual_jit_source(prog, mode, width, npass, 0, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
+  return load_source(src, DUAL_JIT_KERNEL_NAME, npass);
+}
+
+/* Compile generated source (taken) as host C++ with the CUDA shim and load its npass kernels. */
+static module load_source(char *src, const char *name_fmt, int npass) {
+  cr_assert(npass <= 64, "%d kernels", npass);
   char dir[] = "/tmp/dual_jit_host_XXXXXX";
   cr_assert(mkdtemp(dir) != NULL);
   char cu[128], so[128], cmd[2048];
@@ -66,7 +75,7 @@ static module build(const dual_program *prog, int mode, int width, int npass) {
   init();
   for (int p = 0; p < npass; ++p) {
     char name[32];
-    snprintf(name, sizeof name, DUAL_JIT_KERNEL_NAME, p);
+    snprintf(name, sizeof name, name_fmt, p);
     m.kernels[p] = (kernel_fn)dlsym(m.so, name);
     cr_assert(m.kernels[p] != NULL, "no kernel %s", name);
   }
@@ -99,6 +108,7 @@ static void run(const module *m, int npass, const dual_batch *b, const dual_prog
   a.v = b->v, a.v_ps = b->v_ps, a.v_es = b->v_es;
   a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
   a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
+  a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
   a.status = b->status;
   (void)prog;
   for (int p = 0; p < npass; ++p) {
@@ -314,3 +324,131 @@ Test(jit_host, row_flushes_and_lane_overflow) {
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
 }
+
+/* ---- second order (jit/jit_source2.c) ------------------------------------------------------ */
+
+/* The Hessian (full or packed layout) or HVP of prog on B points, by the CPU engine and by the
+ * generated second-order kernels of width `width`: every value, Jacobian entry, component and
+ * status word the same bits.  Returns how many points had a flag. */
+static int64_t compare2(const dual_program *prog, int mode, int layout, int width, int64_t B,
+                        const double *x, const double *p, const double *v) {
+  const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
+  const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_PACKED ? n * (n + 1) / 2 : n * n;
+  double *y[2], *d[2], *h[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    y[k] = calloc((size_t)(B * m + 1), 8), d[k] = calloc((size_t)(B * m * n + 1), 8);
+    h[k] = calloc((size_t)(B * m * len + 1), 8), st[k] = calloc((size_t)B, 4);
+  }
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
+  b.v = v, b.v_ps = n, b.v_es = 1;
+  b.y_ps = m, b.y_es = 1, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
+  b.h_ps = m * len, b.h_rs = len, b.h_es = 1, b.h_layout = layout;
+  dual_context *cpu = NULL;
+  cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_width(cpu, width) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  b.y = y[0], b.d = d[0], b.h = h[0], b.status = st[0];
+  int s = dual_run(cpu, prog, mode, &b);
+  cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
+  dual_context_destroy(&cpu);
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = mode, job.width = width, job.threads = 1;
+  int npass = 0;
+  char why[256];
+  char *src = dual_jit_source2(&job, &npass, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  module mod = load_source(src, DUAL_JIT2_KERNEL_NAME, npass);
+  b.y = y[1], b.d = d[1], b.h = h[1], b.status = st[1];
+  run(&mod, npass, &b, prog);
+  for (int64_t i = 0; i < B * m; ++i)
+    cr_assert(same_bits(y[0][i], y[1][i]), "value %lld: %.17g vs %.17g", (long long)i, y[0][i], y[1][i]);
+  for (int64_t i = 0; i < B * m * n; ++i)
+    cr_assert(same_bits(d[0][i], d[1][i]), "mode %d width %d: Jacobian entry %lld: %.17g vs %.17g",
+              mode, width, (long long)i, d[0][i], d[1][i]);
+  for (int64_t i = 0; i < B * m * len; ++i)
+    cr_assert(same_bits(h[0][i], h[1][i]), "mode %d layout %d width %d: component %lld: %.17g vs %.17g",
+              mode, layout, width, (long long)i, h[0][i], h[1][i]);
+  int64_t flagged = 0;
+  for (int64_t i = 0; i < B; ++i) {
+    cr_assert_eq(st[0][i], st[1][i], "status of point %lld: %d vs %d", (long long)i, st[0][i], st[1][i]);
+    flagged += st[0][i] != 0;
+  }
+  dlclose(mod.so);
+  for (int k = 0; k < 2; ++k) free(y[k]), free(d[k]), free(h[k]), free(st[k]);
+  return flagged;
+}
+
+/* hess (full and packed, one block and several), and its HVP. */
+Test(jit_host2, hess_hessians_and_hvps) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *hess = bench_program(ctx, "hess");
+  uint64_t rng = 31;
+  const int64_t B = 40;
+  double *x = random_array(&rng, B * 16, -1.5, 1.5), *v = random_array(&rng, B * 16, -1.0, 1.0);
+  compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 16, B, x, NULL, NULL);
+  compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, B, x, NULL, NULL);
+  compare2(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 8, B, x, NULL, v);
+  free(x), free(v);
+  dual_program_destroy(&hess);
+  dual_context_destroy(&ctx);
+}
+
+/* Random programs (every op kind the generator draws, parameters, several outputs), Hessians
+ * and HVPs in several blockings. */
+Test(jit_host2, random_programs) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 808;
+  const int64_t B = 36;
+  for (int i = 0; i < 4; ++i) {
+    dual_program *prog = rp_random_program(ctx, &rng, 40 + 15 * i, 6, 2, i % 2 ? 2 : 1);
+    cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
+    double *x = random_array(&rng, B * 6, -1.5, 1.5), *p = random_array(&rng, B * 2, -1.5, 1.5);
+    double *v = random_array(&rng, B * 6, -1.0, 1.0);
+    x[4] = 0.0, x[7] = 1.0;
+    compare2(prog, DUAL_MODE_HESSIAN, i % 2 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL, i < 2 ? 8 : 2, B,
+             x, p, NULL);
+    compare2(prog, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, i < 2 ? 4 : 2, B, x, p, v);
+    free(x), free(p), free(v);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&ctx);
+}
+
+/* Each op alone on special arguments: NaN and infinite partials take the guarded products,
+ * bitwise as the CPU's. */
+Test(jit_host2, every_op_on_special_arguments) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 4243;
+  const int64_t B = 40;
+  int64_t flagged = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    const dual_op_info *info = &dual_op_table[op];
+    if (info->spelling[0] == '\0') continue;
+    dual_builder *b = NULL;
+    cr_assert_eq(dual_builder_create(ctx, &b), 0);
+    int32_t in[3], out;
+    for (int k = 0; k < 3; ++k) cr_assert_eq(dual_builder_input(b, NULL, &in[k]), 0);
+    cr_assert_eq(dual_builder_apply(b, info->spelling, info->arity, in, &out), 0);
+    cr_assert_eq(dual_builder_output(b, NULL, out), 0);
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_builder_finish(b, &prog), 0);
+    dual_builder_destroy(&b);
+    double *x = random_array(&rng, B * 3, -3.0, 3.0);
+    for (int64_t i = 5; i < B * 3; i += 13)
+      x[i] = (rp_next(&rng) & 1 ? -1.0 : 1.0) * pow(10.0, rp_uniform(&rng, 0.0, 308.0));
+    x[0] = 0.0, x[3] = 1.0, x[6] = -1.0, x[9] = NAN, x[12] = INFINITY, x[18] = -0.0;
+    flagged += compare2(prog, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 4, B, x, NULL, NULL);
+    free(x);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(flagged, 0, "no point was flagged");
+  dual_context_destroy(&ctx);
+}
+

@@ -13,6 +13,7 @@
 #include "bench_program.h"
 #include "dualbatch.h"
 #include "jit/jit_source.h"
+#include "jit/jit_source2.h"
 #include "jit/rtc_compile.h"
 #include "program.h"
 #include "random_program.h"
@@ -132,3 +133,39 @@ Test(jit_source, lanes_and_seeds) {
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
 }
+
+/* Second order (jit/jit_source2.c): hess's Hessian (one block of 16: 136 pairs) and HVP compile
+ * with NVRTC, one kernel per pass, each component of the plan emitted once. */
+Test(jit_source, second_order_kernels_compile) {
+  need_nvrtc();
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *prog = bench_program(ctx, "hess");
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.h_layout = DUAL_HESSIAN_FULL;
+  const int modes2[2] = {DUAL_MODE_HESSIAN, DUAL_MODE_HVP}, widths[2] = {16, 8};
+  const int passes[2] = {1, 2}; /* one diagonal block of 16; the HVP's 16 inputs in chunks of 8 */
+  for (int i = 0; i < 2; ++i) {
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = prog, job.b = &b, job.mode = modes2[i], job.width = widths[i], job.threads = 1;
+    int npass = 0;
+    char why[256];
+    char *src = dual_jit_source2(&job, &npass, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(npass, passes[i], "mode %d: %d passes", modes2[i], npass);
+    cr_assert_eq(count(src, "extern \"C\" __global__"), npass);
+    cr_assert(count(src, "DUAL_JIT2_OUT_H(") > 0 && count(src, "dual_rule_") == 0);
+    void *image = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    int st = dual_rtc_compile(src, 90, &image, &size, &log);
+    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
+    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+    free(image), free(log), free(src);
+  }
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+

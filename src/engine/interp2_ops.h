@@ -23,12 +23,9 @@
 #ifndef DUAL_INTERP2_OPS_H
 #define DUAL_INTERP2_OPS_H
 
-/* The product of two tangents in a component's second-derivative terms: an exactly zero tangent
- * contributes nothing, even against an infinite or NaN one (the rule of the first-order sum), so a
- * structurally absent lane and a lane that is numerically 0 give the same result.  Written as a
- * test of the product (NaN only from 0 x inf or a NaN factor), one compare in the common case. */
-#define DUAL_TT(s, t)                                                                            \
-  ((s) * (t) == (s) * (t) ? (s) * (t) : (((s) == 0.0 || (t) == 0.0) ? 0.0 : (s) * (t)))
+/* DUAL_TT, the product of two tangents in a component's second-derivative terms, is
+ * engine/tangent_terms.h's (shared with the compiled tier's second-order kernels). */
+#include "engine/tangent_terms.h"
 
 #define DUAL_PAIR_ROWS(E)                                                                        \
   double *hd_ = DUAL_SLOT((E).hd);                                                               \

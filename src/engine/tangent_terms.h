@@ -52,4 +52,12 @@
 #define DUAL_LANE_CHOOSE(ua, ub, uc, qa, qb, ta, tb, tc)                                         \
   DUAL_CHOOSE_T(qa, qb, (ua) ? (ta) : 0.0, (ub) ? (tb) : 0.0, (uc) ? (tc) : 0.0)
 
+/* The product of two tangents in a second-order component's terms (engine/interp2_ops.h, the
+ * second-order generated kernels): an exactly zero tangent contributes nothing, even against an
+ * infinite or NaN one (the rule of the first-order sum), so a structurally absent lane and a
+ * lane that is numerically 0 give the same result.  Written as a test of the product (NaN only
+ * from 0 x inf or a NaN factor), one compare in the common case. */
+#define DUAL_TT(s, t)                                                                            \
+  ((s) * (t) == (s) * (t) ? (s) * (t) : (((s) == 0.0 || (t) == 0.0) ? 0.0 : (s) * (t)))
+
 #endif /* DUAL_TANGENT_TERMS_H */

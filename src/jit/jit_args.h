@@ -1,5 +1,5 @@
 /*
- * jit_args.h — the one argument of every generated first-order kernel (jit/jit_source.c), filled
+ * jit_args.h — the one argument of every generated kernel (jit/jit_source.c, jit_source2.c), filled
  * by the host (kernels/gpu_jit.c) and read by the kernel (jit/jit_kernel.h).  Plain C with
  * fixed-size fields only, so the host compiler and NVRTC lay it out alike.  Pointers are device
  * pointers; strides are in elements, as in dual_batch.
@@ -13,8 +13,8 @@ typedef struct dual_jit_args {
   int64_t count; /* points */
   const double *x, *p, *v;
   int64_t x_ps, x_es, p_ps, p_es, v_ps, v_es;
-  double *y, *d;
-  int64_t y_ps, y_es, d_ps, d_rs, d_cs;
+  double *y, *d, *h; /* h: second order (jit/jit_source2.c), the components of each output */
+  int64_t y_ps, y_es, d_ps, d_rs, d_cs, h_ps, h_rs, h_es;
   int32_t *status; /* the first pass stores, later passes OR their flags in */
   uint64_t seed;   /* random draws: draw k of point pt is keyed (seed, point0 + pt, 0, k) */
   int64_t point0;

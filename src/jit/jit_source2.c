@@ -1,0 +1,287 @@
+/*
+ * jit_source2.c — generates second-order kernels (jit_source2.h).  It walks each pass's plan
+ * (engine/plan2.h) in the bytecode's order, as the interpreter of one point does
+ * (kernels/interp2_point.h), and keeps for every slot of the plan (a tangent lane or a pair
+ * component) the name of the local that holds it now: an instruction's lanes and components get
+ * locals of their own (t<t>_<lane>, h<t>_<entry>), and a component the plan lets an in-place
+ * ADD/SUB keep (no entry) keeps its operand's local.  So the code is in SSA form and the CUDA
+ * compiler allocates the registers.  Products of a partial take DUAL_TM everywhere: it equals
+ * DUAL_TF wherever the partial is finite and is what the interpreters take where one is not, so
+ * the bits are theirs without the plain/guarded split of the first-order generator (a speed
+ * step still to come).
+ */
+#include "jit/jit_source2.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "dual/ops.h"
+#include "dualbatch.h"
+#include "engine/pass2.h"
+#include "engine/plan2.h"
+#include "jit/strbuf.h"
+
+/* What a slot holds now: lane `idx` of instruction `def`'s tangents, or its component of entry
+ * `idx` (kind 'h'). */
+typedef struct slot_ref {
+  int64_t def;
+  int32_t idx;
+  char kind; /* 't', 'h', or 0: nothing yet */
+} slot_ref;
+
+typedef struct gen2 {
+  dual_strbuf out;
+  const dual_program *prog;
+  int64_t *def;   /* [n_regs] the instruction that last defined each register */
+  slot_ref *slot; /* [n_slots] */
+  int64_t n_slots;
+} gen2;
+
+#define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
+
+static void emit_double(gen2 *g, double d) {
+  if (d == d && d - d == 0.0) {
+    EMIT("%a", d);
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    EMIT("__longlong_as_double(0x%016" PRIx64 "LL)", bits);
+  }
+}
+
+/* The name of what slot s holds ("0.0" if nothing: the plan never reads such a slot). */
+static void slot_name(const gen2 *g, uint32_t s, char *buf, size_t cap) {
+  const slot_ref *r = (int64_t)s < g->n_slots ? &g->slot[s] : NULL;
+  if (r == NULL || r->kind == 0) snprintf(buf, cap, "0.0");
+  else snprintf(buf, cap, "%c%" PRId64 "_%d", r->kind, r->def, (int)r->idx);
+}
+
+/* Slot of lane k of a register whose lanes (mask m) are packed from slot offset o. */
+static uint32_t lane_slot(uint32_t o, uint32_t m, int k) {
+  uint32_t below = m & ((1u << k) - 1u), c = 0;
+  for (; below != 0u; below &= below - 1u) ++c;
+  return o + c;
+}
+
+static void set_slot(gen2 *g, uint32_t s, int64_t def, int32_t idx, char kind) {
+  if ((int64_t)s < g->n_slots) g->slot[s] = (slot_ref){def, idx, kind};
+}
+
+/* The operands' tangent in lane k: the local of its slot, or 0.0 where the operand lacks it. */
+static void lane_of(const gen2 *g, uint32_t m, uint32_t o, int k, char *buf, size_t cap) {
+  if ((m >> k) & 1u) slot_name(g, lane_slot(o, m, k), buf, cap);
+  else snprintf(buf, cap, "0.0");
+}
+
+static void emit_load(gen2 *g, const dual_pass2 *ps, const dual_plan_instr *q, int op, int64_t t) {
+  switch (op) {
+  case DUAL_OP_LDX:
+    EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, q->a);
+    for (uint32_t m = q->ma; m != 0u; m &= m - 1u) {
+      const int k = DUAL_CTZ(m);
+      EMIT("    const double t%" PRId64 "_%d = ", t, k);
+      if (k == ps->vlane) EMIT("DUAL_JIT_LDV(%u);\n", q->a);
+      else EMIT("1.0;\n");
+      set_slot(g, lane_slot(q->od, q->md, k), t, k, 't');
+    }
+    break;
+  case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); break;
+  case DUAL_OP_LDK:
+    EMIT("    const double v%" PRId64 " = ", t);
+    emit_double(g, g->prog->consts[q->a]);
+    EMIT(";\n");
+    break;
+  default: /* RNORM, RUNIF: sample 0, as the interpreters */
+    EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, q->a);
+    break;
+  }
+}
+
+/* An OUT: the value (first pass), this pass's Jacobian columns, its components. */
+static void emit_out(gen2 *g, const dual_pass2 *ps, const dual_plan2 *pl, const dual_plan_instr *q,
+                     int64_t t, int first) {
+  const int64_t d = g->def[q->a];
+  if (first) EMIT("    DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", 1)\n", q->b, d);
+  char name[48];
+  for (int i = 0; i < ps->ngrad; ++i) {
+    lane_of(g, q->ma, q->oa, ps->grad_lane[i], name, sizeof name);
+    EMIT("    DUAL_JIT2_OUT_D(%u, %d, %s)\n", q->b, (int)ps->grad_col[i], name);
+  }
+  const uint32_t e0 = pl->first[t], e1 = pl->first[t + 1];
+  for (int i = 0; i < ps->npairs; ++i) {
+    snprintf(name, sizeof name, "0.0");
+    if (e1 > e0 && (pl->ents[e0 + (uint32_t)i].flags & DUAL_PE_HA))
+      slot_name(g, pl->ents[e0 + (uint32_t)i].ha, name, sizeof name);
+    EMIT("    DUAL_JIT2_OUT_H(%u, %" PRId64 ", %" PRId64 ", %s)\n", q->b, ps->out0[i], ps->out1[i], name);
+  }
+}
+
+/* A computing instruction: value and partials (first and second), lanes, then components. */
+static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q, int op, int64_t t) {
+  const dual_op_info *info = &dual_op_table[op];
+  const int64_t da[3] = {g->def[q->a], info->arity > 1 ? g->def[q->b] : -1,
+                         info->arity > 2 ? g->def[q->c] : -1};
+  char v[3][32];
+  for (int i = 0; i < 3; ++i) {
+    if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
+    else snprintf(v[i], sizeof v[i], "0.0");
+  }
+  const int prop = info->prop;
+  const uint32_t md = prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
+  const uint32_t e0 = pl->first[t], e1 = pl->first[t + 1];
+  EMIT("    double v%" PRId64 ";\n", t);
+  for (int k = 0; k < 32; ++k)
+    if ((md >> k) & 1u) EMIT("    double t%" PRId64 "_%d;\n", t, k);
+  for (uint32_t e = e0; e < e1; ++e) EMIT("    double h%" PRId64 "_%u;\n", t, e - e0);
+  EMIT("    {\n      double d_[3], dd_[3];\n");
+  EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
+       (unsigned)info->flags, v[0], v[1], v[2], t);
+  if (prop != DUAL_PROP_NONE)
+    EMIT("      dual_rule2_%s(%s, %s, %s, v%" PRId64 ", d_, dd_);\n", info->name, v[0], v[1], v[2], t);
+  else EMIT("      (void)dd_;\n");
+  EMIT("      const double qa = d_[0], qb = d_[1], qc = d_[2], qaa = dd_[0], qab = dd_[1], "
+       "qbb = dd_[2];\n      (void)qa, (void)qb, (void)qc, (void)qaa, (void)qab, (void)qbb;\n");
+  /* the lanes: tangent_terms.h's formula of the prop class (DUAL_TM: see the file comment) */
+  const uint32_t mk[3] = {q->ma, q->mb, q->mc}, ok[3] = {q->oa, q->ob, q->oc};
+  char tn[3][48];
+  for (int k = 0; k < 32; ++k) {
+    if (!((md >> k) & 1u)) continue;
+    int u[3];
+    for (int i = 0; i < 3; ++i) {
+      u[i] = (mk[i] >> k) & 1u;
+      lane_of(g, mk[i], ok[i], k, tn[i], sizeof tn[i]);
+    }
+    EMIT("      t%" PRId64 "_%d = ", t, k);
+    switch (prop) {
+    case DUAL_PROP_LIN:
+    case DUAL_PROP_MUL:
+      EMIT("DUAL_LANE_LIN(DUAL_TM, %d, %d, %d, qa, qb, qc, %s, %s, %s)", u[0], u[1], u[2], tn[0],
+           tn[1], tn[2]);
+      break;
+    case DUAL_PROP_ADD: EMIT("DUAL_LANE_ADD(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
+    case DUAL_PROP_SUB: EMIT("DUAL_LANE_SUB(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
+    case DUAL_PROP_NEG: EMIT("DUAL_LANE_NEG(%s)", tn[0]); break;
+    default:
+      EMIT("DUAL_LANE_CHOOSE(%d, %d, %d, qa, qb, %s, %s, %s)", u[0], u[1], u[2], tn[0], tn[1], tn[2]);
+      break;
+    }
+    EMIT(";\n");
+  }
+  /* the components: engine/interp2_ops.h's formula per entry, reading the operands' slots as
+   * they are before this instruction's results take theirs */
+  for (uint32_t e = e0; e < e1; ++e) {
+    const dual_pair_entry *E = &pl->ents[e];
+    const uint32_t f = E->flags;
+    char ha[48], hb[48], hc[48], tak[48], tal[48], tbk[48], tbl[48];
+    slot_name(g, E->ha, ha, sizeof ha), slot_name(g, E->hb, hb, sizeof hb);
+    slot_name(g, E->hc, hc, sizeof hc);
+    slot_name(g, E->ak, tak, sizeof tak), slot_name(g, E->al, tal, sizeof tal);
+    slot_name(g, E->bk, tbk, sizeof tbk), slot_name(g, E->bl, tbl, sizeof tbl);
+    EMIT("      h%" PRId64 "_%u = ", t, e - e0);
+    if (prop == DUAL_PROP_CHOOSE) {
+      EMIT("qa != 0.0 ? %s : (qb != 0.0 ? %s : %s);\n", f & DUAL_PE_HA ? ha : "0.0",
+           f & DUAL_PE_HB ? hb : "0.0", f & DUAL_PE_HC ? hc : "0.0");
+      continue;
+    }
+    EMIT("-0.0");
+    if (f & DUAL_PE_HA) EMIT(" + DUAL_TM(qa, %s)", ha);
+    if (f & DUAL_PE_HB) EMIT(" + DUAL_TM(qb, %s)", hb);
+    if (f & DUAL_PE_HC) EMIT(" + DUAL_TM(qc, %s)", hc);
+    if (f & DUAL_PE_AA) EMIT(" + DUAL_TM(qaa, DUAL_TT(%s, %s))", tak, tal);
+    if (f & DUAL_PE_BB) EMIT(" + DUAL_TM(qbb, DUAL_TT(%s, %s))", tbk, tbl);
+    if (f & (DUAL_PE_ABKL | DUAL_PE_ABLK)) {
+      EMIT(" + DUAL_TM(qab, -0.0");
+      if (f & DUAL_PE_ABKL) EMIT(" + DUAL_TT(%s, %s)", tak, tbl);
+      if (f & DUAL_PE_ABLK) EMIT(" + DUAL_TT(%s, %s)", tbk, tal);
+      EMIT(")");
+    }
+    EMIT(";\n");
+  }
+  EMIT("    }\n");
+  /* now the results hold their slots */
+  for (int k = 0; k < 32; ++k)
+    if ((md >> k) & 1u) set_slot(g, lane_slot(q->od, md, k), t, k, 't');
+  for (uint32_t e = e0; e < e1; ++e) set_slot(g, pl->ents[e].hd, t, (int32_t)(e - e0), 'h');
+}
+
+static int emit_pass(gen2 *g, const dual_plan2 *pl, const dual_pass2 *ps, int pass) {
+  const dual_program *prog = g->prog;
+  for (int64_t s = 0; s < g->n_slots; ++s) g->slot[s].kind = 0;
+  for (int32_t r = 0; r < prog->n_regs; ++r) g->def[r] = -1;
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
+       "(const dual_jit_args A) {\n", pass);
+  EMIT("  for (int64_t pt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; pt < A.count;\n"
+       "       pt += (int64_t)gridDim.x * blockDim.x) {\n    int st = 0;\n    const int live_ = 1;\n"
+       "    (void)live_;\n");
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const dual_plan_instr *q = &pl->recs[t];
+    const int op = (int)(q->op_dst >> DUAL_DST_BITS);
+    const uint32_t dst = q->op_dst & ((1u << DUAL_DST_BITS) - 1u);
+    const int prop = dual_op_table[op].prop;
+    if (prop == DUAL_PROP_OUT) {
+      emit_out(g, ps, pl, q, t, pass == 0);
+      continue;
+    }
+    if (prop == DUAL_PROP_LOAD) emit_load(g, ps, q, op, t);
+    else emit_compute(g, pl, q, op, t);
+    g->def[dst] = t;
+  }
+  EMIT("    if (A.status != NULL) A.status[pt] = %sst;\n  }\n}\n", pass == 0 ? "" : "A.status[pt] | ");
+  return DUAL_SUCCESS;
+}
+
+char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_cap) {
+  if (why_cap > 0) why[0] = '\0';
+  *npass = 0;
+  if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP) {
+    snprintf(why, (size_t)why_cap, "mode %d is not second order", job->mode);
+    return NULL;
+  }
+  const dual_program *prog = job->prog;
+  const int64_t passes = dual_pass2_count(job);
+  if (passes > 4096) {
+    snprintf(why, (size_t)why_cap, "%" PRId64 " second-order passes: too many kernels", passes);
+    return NULL;
+  }
+  gen2 g0, *g = &g0;
+  memset(g, 0, sizeof *g);
+  g->prog = prog;
+  dual_plan2 plan;
+  dual_pass2 *ps = (dual_pass2 *)malloc(sizeof *ps);
+  g->def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
+  int st = ps && g->def ? dual_plan2_init(&plan, prog) : DUAL_ERR_NO_MEMORY;
+  const int have_plan = st == DUAL_SUCCESS;
+  if (st == DUAL_SUCCESS)
+    EMIT("// dualbatch compiled tier, second order: %" PRId64 " instructions, mode %d, width %d, "
+         "%" PRId64 " passes\n#include \"jit/jit_kernel2.h\"\n",
+         prog->n_instr, job->mode, job->width, passes);
+  for (int64_t ip = 0; ip < passes && st == DUAL_SUCCESS; ++ip) {
+    dual_pass2_make(job, ip, ps);
+    st = dual_plan2_build(&plan, prog, ps);
+    if (st != DUAL_SUCCESS) break;
+    if (plan.n_slots > g->n_slots) {
+      slot_ref *s = (slot_ref *)realloc(g->slot, sizeof(slot_ref) * (size_t)plan.n_slots);
+      if (s == NULL) {
+        st = DUAL_ERR_NO_MEMORY;
+        break;
+      }
+      g->slot = s, g->n_slots = plan.n_slots;
+    }
+    st = emit_pass(g, &plan, ps, (int)ip);
+  }
+  if (have_plan) dual_plan2_free(&plan);
+  free(ps);
+  free(g->def);
+  free(g->slot);
+  char *src = dual_strbuf_take(&g->out);
+  if (st != DUAL_SUCCESS || src == NULL) {
+    free(src);
+    snprintf(why, (size_t)why_cap, "out of memory generating second-order kernel source");
+    return NULL;
+  }
+  *npass = (int)passes;
+  return src;
+}
