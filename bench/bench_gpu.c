@@ -279,10 +279,12 @@ static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t
   return st;
 }
 
-/* The compiled tier's results for the first kref points against the interpreter's (y0, J0),
- * bit for bit: a META line, and exit status 1 when any entry differs. */
+/* The compiled tier's results for the first kref points against the interpreter's (y0, J0, and
+ * for second order the nh entries per point of H0), bit for bit: a META line, and exit status 1
+ * when any entry differs. */
 static void compare_compiled(dual_context *ctx, const dual_program *prog, const workload *w,
-                             const dual_batch *b, const double *y0, const double *J0, int64_t kref) {
+                             const dual_batch *b, const double *y0, const double *J0,
+                             const double *H0, int64_t nh, int64_t kref) {
   dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
   const double t0 = now();
   int st = dual_run(ctx, prog, w->mode, b);
@@ -300,9 +302,15 @@ static void compare_compiled(dual_context *ctx, const dual_program *prog, const 
   int64_t differ = 0;
   for (int64_t i = 0; i < ny; ++i) differ += memcmp(&y[i], &y0[i], sizeof(double)) != 0;
   for (int64_t i = 0; i < nj; ++i) differ += memcmp(&J[i], &J0[i], sizeof(double)) != 0;
+  if (nh > 0) {
+    double *H = xmalloc(sizeof(double) * (size_t)(kref * nh));
+    CUDA_OK(cudaMemcpy(H, b->h, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
+    for (int64_t i = 0; i < kref * nh; ++i) differ += memcmp(&H[i], &H0[i], sizeof(double)) != 0;
+    free(H);
+  }
   printf("META\t%s compiled\tcompiled tier vs interpreter, first %lld points: %lld of %lld "
          "entries not bitwise equal (first call, compile included: %.3f s)\n", w->name,
-         (long long)kref, (long long)differ, (long long)(ny + nj), t1 - t0);
+         (long long)kref, (long long)differ, (long long)(ny + nj + kref * nh), t1 - t0);
   if (differ) g_disagree = 1;
   free(y), free(J);
 }
@@ -456,12 +464,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   double *yy = xmalloc(sizeof(double) * (size_t)(kref * m)), *jj = xmalloc(sizeof(double) * (size_t)(kref * m * n));
   double *hh = xmalloc(sizeof(double) * (size_t)(kref * nh));
   int have_ref = 1;
-  const int first_order = !second && !reverse && o->compiled;
+  const int both_tiers = !reverse && o->compiled; /* forward products: both tiers timed */
   if (gpu_status == DUAL_SUCCESS) {
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
     if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
-    if (first_order) compare_compiled(ctx, prog, w, &b, yy, jj, kref);
+    if (both_tiers) compare_compiled(ctx, prog, w, &b, yy, jj, hh, second ? nh : 0, kref);
   } else {
     have_ref = reference_on_cpu(w, prog, kref, x, p, yy, jj, hh) == DUAL_SUCCESS;
   }
@@ -511,7 +519,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = B;
     if (not_run) row_not_run(w->name, B, "dualbatch", "device", not_run);
     else row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
-    if (first_order) {
+    if (both_tiers) {
       dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
       row(w->name, B, "dualbatch-compiled", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
@@ -556,7 +564,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       h.memory = DUAL_MEMORY_HOST, h.count = B;
       h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.h = H, h.status = st;
       row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
-      if (first_order) {
+      if (both_tiers) {
         dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
         row(w->name, B, "dualbatch-compiled", "host",
             time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
@@ -635,6 +643,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
     return 2;
   }
+  /* the compiled rows of hess measure the experimental compiled second order (issue 17) */
+  dual_context_set_knob(ctx, DUAL_KNOB_JIT_SECOND, 1);
   struct cudaDeviceProp prop;
   CUDA_OK(cudaGetDeviceProperties(&prop, 0));
   char date[64];

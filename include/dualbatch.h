@@ -220,10 +220,13 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (passes of up to 16),
  *                             or 1..32                            DUALBATCH_JIT_WIDTH=n
  *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
- *                             (3 up to 16 lanes), 0 = the compiler's choice, 1..16
+ *                             (3 for one pass, 2 for several), 0 = the compiler's choice, 1..16
  *                                                                 DUALBATCH_JIT_MINBLOCKS=n
  *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation
  *                             on stderr                           DUALBATCH_JIT_TRACE (any value)
+ *   DUAL_KNOB_JIT_SECOND      compiled tier: 1 = Hessians and HVPs too, under DUAL_TIER_COMPILE
+ *                             (experimental: bitwise equal, not yet faster than JAX; 0 = they
+ *                             interpret, default)                 DUALBATCH_JIT_SECOND=1
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -233,7 +236,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_WIDTH = 4,
   DUAL_KNOB_JIT_MIN_BLOCKS = 5,
   DUAL_KNOB_JIT_TRACE = 6,
-  DUAL_KNOB_COUNT = 7
+  DUAL_KNOB_JIT_SECOND = 7,
+  DUAL_KNOB_COUNT = 8
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

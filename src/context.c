@@ -109,6 +109,7 @@ static const struct knob_def {
     [DUAL_KNOB_JIT_WIDTH] = {0, 32, 0, "DUALBATCH_JIT_WIDTH", NULL},
     [DUAL_KNOB_JIT_MIN_BLOCKS] = {-1, 16, -1, "DUALBATCH_JIT_MINBLOCKS", NULL},
     [DUAL_KNOB_JIT_TRACE] = {0, 1, 0, "DUALBATCH_JIT_TRACE", ""},
+    [DUAL_KNOB_JIT_SECOND] = {0, 1, 0, "DUALBATCH_JIT_SECOND", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

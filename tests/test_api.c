@@ -149,6 +149,8 @@ Test(api, knobs_tier_and_their_environment) {
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_GPU_GROUP), 0);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_MIN_BLOCKS), -1);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_HESSIAN_NESTED), 0);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SECOND), 0, "compiled second order is opt-in");
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SECOND, 2), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_GPU_GROUP, 3), DUAL_ERR_ARGUMENT, "3 threads per point");
   cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_GPU_GROUP") != NULL, "%s", dual_context_last_error(c));
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_WIDTH, 33), DUAL_ERR_ARGUMENT);

@@ -21,7 +21,9 @@
 #include "jit/jit_cache.h"
 #include "jit/jit_key.h"
 #include "jit/jit_source.h"
+#include "jit/jit_source2.h"
 #include "jit/rtc_compile.h"
+#include "engine/pass2.h"
 
 enum { JIT_THREADS = 128, MAX_INSTR = 20000, MAX_WORK = 100000 };
 
@@ -119,8 +121,8 @@ static pending *find_pending(const uint8_t key[32]) {
 }
 
 /* Load a CUBIN as a module of npass kernels (caller holds the lock); NULL with *why on failure. */
-static dual_jit_module *load_module(const uint8_t key[32], int npass, const void *image, char *why,
-                                    size_t why_cap) {
+static dual_jit_module *load_module(const uint8_t key[32], int npass, const char *name_fmt,
+                                    const void *image, char *why, size_t why_cap) {
   dual_jit_module *m = (dual_jit_module *)calloc(1, sizeof *m);
   cudaKernel_t *k = (cudaKernel_t *)calloc((size_t)npass, sizeof *k);
   if (m == NULL || k == NULL) {
@@ -135,7 +137,7 @@ static dual_jit_module *load_module(const uint8_t key[32], int npass, const void
   if (e == cudaSuccess) e = cudaLibraryLoadData(&m->lib, image, NULL, NULL, 0, NULL, NULL, 0);
   for (int p = 0; p < npass && e == cudaSuccess; ++p) {
     char name[64];
-    snprintf(name, sizeof name, DUAL_JIT_KERNEL_NAME, p);
+    snprintf(name, sizeof name, name_fmt, p);
     e = cudaLibraryGetKernel(&k[p], m->lib, name);
     int blocks = 0;
     if (e == cudaSuccess)
@@ -157,11 +159,11 @@ static dual_jit_module *load_module(const uint8_t key[32], int npass, const void
 }
 
 /* The module of `key`: the one another context loaded meanwhile, else the CUBIN `image` loaded. */
-static dual_jit_module *adopt_module(const uint8_t key[32], int npass, const void *image, char *why,
-                                     size_t why_cap) {
+static dual_jit_module *adopt_module(const uint8_t key[32], int npass, const char *name_fmt,
+                                     const void *image, char *why, size_t why_cap) {
   pthread_mutex_lock(&lock);
   dual_jit_module *m = find_loaded(key);
-  if (m == NULL) m = load_module(key, npass, image, why, why_cap);
+  if (m == NULL) m = load_module(key, npass, name_fmt, image, why, why_cap);
   pthread_mutex_unlock(&lock);
   return m;
 }
@@ -261,19 +263,24 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
                         const dual_jit_module **out) {
   *out = NULL;
   const dual_program *prog = job->prog;
-  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse ||
-      dual_mode_is_second_order(job->mode))
-    return DUAL_SUCCESS;
-  const int width = jit_width(ctx, job), npass = jit_passes(job, width),
-            min_blocks = jit_min_blocks(ctx, width, npass);
-  if (prog->n_instr > MAX_INSTR || prog->n_instr * npass > MAX_WORK)
+  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse) return DUAL_SUCCESS;
+  /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
+   * width, the compiler's choice of registers; its key also names the layout and blocking. */
+  const int second = dual_mode_is_second_order(job->mode);
+  const int64_t passes2 = second ? dual_pass2_count(job) : 0;
+  const int width = second ? job->width : jit_width(ctx, job);
+  const int npass = second ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
+  const int min_blocks = second ? 0 : jit_min_blocks(ctx, width, npass);
+  const int key_mode = second ? job->mode | job->b->h_layout << 8 | job->nested_hessian << 12 : job->mode;
+  const char *name_fmt = second ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
+  if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
                             "tier's size rule (%d instructions, %d instruction-passes)",
                             (long long)prog->n_instr, npass, MAX_INSTR, MAX_WORK));
   double t0 = trace_clock();
   uint8_t key[32], disk_key[32];
-  dual_jit_memory_key(prog, job->mode, width, npass, min_blocks, g->cc, key);
+  dual_jit_memory_key(prog, key_mode, width, npass, min_blocks, g->cc, key);
   pthread_mutex_lock(&lock);
   dual_jit_module *m = find_loaded(key);
   pending *p = m == NULL ? find_pending(key) : NULL;
@@ -281,7 +288,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
     pthread_cond_wait(&finished, &lock);
   char why[512] = "";
   if (p != NULL && p->state == DONE) {
-    m = load_module(key, npass, p->image, why, sizeof why);
+    m = load_module(key, npass, name_fmt, p->image, why, sizeof why);
     drop_pending(p);
     p = NULL;
   } else if (p != NULL && p->state == FAILED) {
@@ -303,7 +310,13 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
 
   /* Not in this process: generate the source, then the disk cache, else compile. */
   trace(ctx, "memory lookup, NVRTC load", &t0);
-  char *source = dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
+  int npass2 = npass;
+  char *source = second ? dual_jit_source2(job, &npass2, why, sizeof why)
+                        : dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
+  if (source != NULL && npass2 != npass) {
+    free(source);
+    return decline(ctx, dual_strdup_printf("the generator made %d kernels for %d passes", npass2, npass));
+  }
   if (source == NULL) return decline(ctx, dual_strdup(why));
   trace(ctx, "source generated", &t0);
   dual_jit_disk_key(source, g->cc, version, disk_key);
@@ -314,7 +327,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int cached = have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0;
   trace(ctx, cached ? "disk cache read (hit)" : "disk cache read (miss)", &t0);
   if (cached) {
-    m = adopt_module(key, npass, image, why, sizeof why);
+    m = adopt_module(key, npass, name_fmt, image, why, sizeof why);
     free(image);
     if (m != NULL) {
       free(source);
@@ -345,7 +358,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   free(log);
   if (have_dir) dual_jit_cache_store(dir_buf, disk_key, image, size, NULL);
   trace(ctx, "disk cache write", &t0);
-  m = adopt_module(key, npass, image, why, sizeof why);
+  m = adopt_module(key, npass, name_fmt, image, why, sizeof why);
   free(image);
   trace(ctx, "module load", &t0);
   if (m == NULL) return decline(ctx, dual_strdup(why));
@@ -353,20 +366,17 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   return DUAL_SUCCESS;
 }
 
-int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_gpu_args *a,
+int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *ja,
                         void *stream) {
-  dual_jit_args ja;
-  memset(&ja, 0, sizeof ja);
-  DUAL_GPU_BATCH_ARGS(ja, a); /* the arrays and strides: the same field names */
-  ja.seed = a->sg.seed, ja.point0 = a->sg.point0, ja.antithetic = a->sg.antithetic;
   /* Blocks of 128 threads; a batch too small for two blocks per multiprocessor gets blocks of
    * 64 or 32 threads instead, so that it spreads over every multiprocessor. */
   int threads = JIT_THREADS;
-  while (threads > 32 && (a->count + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
-  int64_t blocks = (a->count + threads - 1) / threads;
+  while (threads > 32 && (ja->count + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
+  int64_t blocks = (ja->count + threads - 1) / threads;
   const int64_t resident = (int64_t)g->sm_count * m->blocks_per_sm * (JIT_THREADS / threads);
   if (blocks > resident) blocks = resident;
-  void *params[1] = {&ja};
+  dual_jit_args a = *ja;
+  void *params[1] = {&a};
   const dim3 grid = {(unsigned)blocks, 1, 1}, block = {(unsigned)threads, 1, 1};
   cudaError_t e = dual_gpu_injected_fault("launch");
   for (int p = 0; p < m->npass && e == cudaSuccess; ++p)

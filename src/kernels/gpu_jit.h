@@ -1,11 +1,12 @@
 /*
- * gpu_jit.h — the compiled GPU tier as the GPU engine sees it: which tier runs a first-order
- * job (the context's dual_tier, the size rule, the cache and the background compile), and the
- * launch of a compiled module's kernels.  Host C over the CUDA runtime (kernels/ files only).
+ * gpu_jit.h — the compiled GPU tier as the GPU engine sees it: which tier runs a forward job,
+ * first or second order (the context's dual_tier, the size rule, the cache and the background
+ * compile), and the launch of a compiled module's kernels.  Host C over the CUDA runtime (kernels/ files only).
  */
 #ifndef DUAL_GPU_JIT_H
 #define DUAL_GPU_JIT_H
 
+#include "jit/jit_args.h"
 #include "kernels/gpu_state.h"
 
 typedef struct dual_jit_module dual_jit_module; /* loaded kernels of one program and job shape */
@@ -16,10 +17,9 @@ typedef struct dual_jit_module dual_jit_module; /* loaded kernels of one program
 int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
                         const dual_jit_module **out);
 
-/* Launch every pass of the module on `stream` over the arrays and count of `a` (the
- * interpreter's launch arguments: the compiled kernels read the same fields).  Returns the
- * cudaError_t of the launches (0 = success). */
-int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_gpu_args *a,
+/* Launch every pass of the module, in order, on `stream` over the arrays and count of `a`.
+ * Returns the cudaError_t of the launches (0 = success). */
+int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *a,
                         void *stream);
 
 #endif /* DUAL_GPU_JIT_H */

@@ -165,7 +165,11 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
                   void *stream) {
   dual_gpu_args a = ls->args;
   if (ls->jit != NULL) {
-    cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &a, stream);
+    dual_jit_args ja;
+    memset(&ja, 0, sizeof ja);
+    DUAL_GPU_BATCH_ARGS(ja, &a); /* the arrays and strides: the same field names */
+    ja.seed = a.sg.seed, ja.point0 = a.sg.point0, ja.antithetic = a.sg.antithetic;
+    cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &ja, stream);
     return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
   }
   a.scratch = g->geo.shared > 0 ? NULL : scratch;

@@ -10,6 +10,7 @@
 
 #include "engine/pass2.h"
 #include "engine/plan2.h"
+#include "kernels/gpu_jit.h"
 #include "kernels/gpu_stage.h"
 
 enum { ALIGN2 = 256 };
@@ -116,6 +117,76 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
   return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, scratch, room, launch_chunk, &u);
 }
 
+/* ---- the compiled tier (jit/jit_source2.c): one kernel per pass, every pass per launch ---- */
+
+/* The launch arguments of the compiled kernels over a batch's arrays as `b` has them. */
+static void jit_args_of(const dual_job *job, const dual_batch *b, dual_jit_args *ja) {
+  memset(ja, 0, sizeof *ja);
+  DUAL_GPU_BATCH_ARGS(*ja, b);
+  ja->h = b->h, ja->h_ps = b->h_ps, ja->h_rs = b->h_rs, ja->h_es = b->h_es;
+  ja->seed = job->seed, ja->point0 = job->point0, ja->antithetic = job->antithetic;
+}
+
+typedef struct jit_user {
+  struct dual_gpu *g;
+  const dual_job *job;
+  const dual_jit_module *m;
+} jit_user;
+
+static int launch_compiled_chunk(dual_context *ctx, void *user, int64_t p0, int64_t c,
+                                 void *const *dev, void *scratch, cudaStream_t stream) {
+  (void)scratch;
+  const jit_user *u = (const jit_user *)user;
+  const dual_job *job = u->job;
+  const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+  const int64_t len = dual_pass2_out_len(job->mode, n, job->b->h_layout);
+  dual_batch cb;
+  memset(&cb, 0, sizeof cb);
+  cb.count = c;
+  cb.x = (const double *)dev[AX], cb.x_ps = n, cb.x_es = 1;
+  cb.p = (const double *)dev[AP], cb.p_ps = np, cb.p_es = 1;
+  cb.v = (const double *)dev[AV], cb.v_ps = n, cb.v_es = 1;
+  cb.y = (double *)dev[AY], cb.y_ps = m, cb.y_es = 1;
+  cb.d = (double *)dev[AD], cb.d_ps = m * n, cb.d_rs = n, cb.d_cs = 1;
+  cb.h = (double *)dev[AH], cb.h_ps = m * len, cb.h_rs = len, cb.h_es = 1;
+  cb.status = (int32_t *)dev[AST];
+  dual_jit_args ja;
+  jit_args_of(job, &cb, &ja);
+  ja.point0 = job->point0 + p0;
+  cudaError_t e = (cudaError_t)dual_gpu_jit_launch(u->g, u->m, &ja, (void *)stream);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernels");
+}
+
+static int run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                         const dual_jit_module *mod) {
+  const dual_batch *b = job->b;
+  if (b->memory != DUAL_MEMORY_DEVICE) {
+    const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
+    const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
+    dual_stage_array a[AN];
+    memset(a, 0, sizeof a);
+    a[AX] = (dual_stage_array){(void *)b->x, 0, 0, 0, n, n, b->x_ps, 0, b->x_es, NULL, 0};
+    a[AP] = (dual_stage_array){(void *)b->p, 0, 0, 0, np, np, b->p_ps, 0, b->p_es, NULL, 0};
+    if (job->mode == DUAL_MODE_HVP)
+      a[AV] = (dual_stage_array){(void *)b->v, 0, 0, 0, n, n, b->v_ps, 0, b->v_es, NULL, 0};
+    a[AY] = (dual_stage_array){b->y, 1, 0, 0, m, m, b->y_ps, 0, b->y_es, NULL, 0};
+    a[AD] = (dual_stage_array){b->d, 1, 0, 0, m * n, n, b->d_ps, b->d_rs, b->d_cs, NULL, 0};
+    a[AH] = (dual_stage_array){b->h, 1, 0, 0, m * len, len, b->h_ps, b->h_rs, b->h_es, NULL, 0};
+    a[AST] = (dual_stage_array){b->status, 1, 1, 0, 1, 1, 1, 0, 0, NULL, 0};
+    jit_user u = {g, job, mod};
+    const size_t limit = ctx->memory_limit > 0 ? (size_t)ctx->memory_limit : g->limit;
+    return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, 0, limit, launch_compiled_chunk, &u);
+  }
+  dual_jit_args ja;
+  jit_args_of(job, b, &ja);
+  cudaStream_t stream = job->stream != NULL ? (cudaStream_t)job->stream
+                        : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, mod, &ja, (void *)stream);
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "launching the compiled kernels");
+  e = cudaStreamSynchronize(stream);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the compiled kernels");
+}
+
 int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   if (b->count == 0) return DUAL_SUCCESS;
@@ -123,6 +194,16 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
+  /* The compiled tier, for now only when asked for (DUAL_TIER_COMPILE and the experimental knob
+   * DUAL_KNOB_JIT_SECOND): second order stays on the interpreter until its compiled kernels are
+   * measured faster and tested across the GPU suite (issue 17). */
+  if (ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[DUAL_KNOB_JIT_SECOND]) {
+    const dual_jit_module *jit = NULL;
+    st = dual_gpu_jit_select(ctx, g, job, &jit);
+    if (st == DUAL_SUCCESS && jit != NULL) st = run_compiled2(ctx, g, job, jit);
+    if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
+    if (st != DUAL_SUCCESS || jit != NULL) return st;
+  }
   cudaError_t e = cudaSuccess;
   if (g->blocks2 == 0) { /* once per context: the kernel's shape never changes */
     e = (cudaError_t)dual_gpu_kernel2_blocks_per_sm(&g->blocks2);
