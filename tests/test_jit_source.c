@@ -169,3 +169,32 @@ Test(jit_source, second_order_kernels_compile) {
   dual_context_destroy(&ctx);
 }
 
+
+/* The compile-time rule (DUAL_JIT_MAX_LANE_SUMS): a program whose 16 inputs reach every value
+ * (so every one of its ~1 500 computing instructions carries 16 lanes) is refused with the
+ * reason, before any source is written; kin (two passes of 16: 1 600 sums) and hess's Hessian
+ * are under it (the tests above compile them). */
+Test(jit_source, the_lane_sum_rule_refuses_dense_programs) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  char *text = malloc(1 << 20);
+  int len = snprintf(text, 1 << 20, "input x[16]\nlet s = x[0]\n");
+  for (int i = 0; i < 500; ++i)
+    len += snprintf(text + len, (size_t)(1 << 20) - (size_t)len, "s = sin(s) * x[%d] + x[%d]\n",
+                    i % 16, (i + 5) % 16);
+  snprintf(text + len, (size_t)(1 << 20) - (size_t)len, "output f = s\n");
+  dual_program *prog = NULL;
+  cr_assert(dual_program_compile(ctx, text, "dense", &prog) == 0, "%s", dual_context_last_error(ctx));
+  free(text);
+  char why[256];
+  /* after the first 16 statements every value carries all 16 lanes: about 3 x 500 x 16 sums */
+  char *src = dual_jit_source(prog, DUAL_MODE_JACOBIAN, 16, 1, 0, why, sizeof why);
+  cr_assert_null(src, "a dense program of %lld instructions was generated", (long long)prog->n_instr);
+  cr_assert(strstr(why, "tangent-lane sums") != NULL, "reason: %s", why);
+  /* values only: no lanes, no rule */
+  src = dual_jit_source(prog, DUAL_MODE_EVAL, 0, 1, 0, why, sizeof why);
+  cr_assert_not_null(src, "%s", why);
+  free(src);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}

@@ -309,6 +309,20 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
                ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
+  if (st == DUAL_SUCCESS && width > 0) { /* the compile-time rule (jit_source.h) */
+    int64_t sums = 0;
+    for (size_t i = 0; i < nrec; ++i) {
+      const int prop = dual_op_table[recs[i].op_dst >> DUAL_DST_BITS].prop;
+      if (prop == DUAL_PROP_LOAD || prop == DUAL_PROP_OUT || prop == DUAL_PROP_NONE) continue;
+      for (uint32_t l = recs[i].ma | recs[i].mb | recs[i].mc; l != 0u; l &= l - 1u) ++sums;
+    }
+    if (sums > DUAL_JIT_MAX_LANE_SUMS) {
+      snprintf(why, (size_t)why_cap,
+               "its kernels would hold %" PRId64 " tangent-lane sums, over the compiled tier's rule "
+               "of %d (the compile would take minutes)", sums, DUAL_JIT_MAX_LANE_SUMS);
+      st = DUAL_ERR_LIMIT;
+    }
+  }
   if (st == DUAL_SUCCESS) {
     EMIT("// dualbatch compiled tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
          "%d passes\n#include \"jit/jit_kernel.h\"\n",

@@ -14,10 +14,17 @@
 /* Bump when the generated code changes meaning: part of every cache key. */
 #define DUAL_JIT_GENERATOR_VERSION 4
 
+/* The most tangent-lane sums (and, in second order, pair components) a generated module may
+ * hold: NVRTC's time grows faster than the code (on the project's 2-core host, a module of
+ * 2 400 lane sums compiled in 15 s and one of 5 500 in 60 s; kin's two passes hold 1 600), so a
+ * program above it stays on the interpreter (the generators return NULL and say why). */
+#define DUAL_JIT_MAX_LANE_SUMS 4000
+
 /* Kernel `pass` of a module is named "dual_jit_p<pass>". */
 #define DUAL_JIT_KERNEL_NAME "dual_jit_p%d"
 
-/* The source of `npass` kernels (passes 0 .. npass - 1 of width `width`; width 0 and one pass
+/* The source of `npass` kernels (NULL, with why, when they would hold more than
+ * DUAL_JIT_MAX_LANE_SUMS lane sums) (passes 0 .. npass - 1 of width `width`; width 0 and one pass
  * for DUAL_MODE_EVAL) for mode DUAL_MODE_EVAL, _JVP, _JACOBIAN or _GRADIENT.  Every op calls the
  * rule of dual/rules.h the interpreters call, every tangent lane is the sum of
  * engine/tangent_terms.h, lanes that are structurally zero in a pass are never emitted, and

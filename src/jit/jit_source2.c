@@ -12,6 +12,8 @@
  */
 #include "jit/jit_source2.h"
 
+#include "jit/jit_source.h" /* DUAL_JIT_MAX_LANE_SUMS */
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +255,7 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
   dual_pass2 *ps = (dual_pass2 *)malloc(sizeof *ps);
   g->def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
   int st = ps && g->def ? dual_plan2_init(&plan, prog) : DUAL_ERR_NO_MEMORY;
+  int64_t sums = 0; /* lane sums and components so far */
   const int have_plan = st == DUAL_SUCCESS;
   if (st == DUAL_SUCCESS)
     EMIT("// dualbatch compiled tier, second order: %" PRId64 " instructions, mode %d, width %d, "
@@ -270,6 +273,17 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
       }
       g->slot = s, g->n_slots = plan.n_slots;
     }
+    for (int64_t t = 0; t < prog->n_instr; ++t) { /* the compile-time rule (jit_source.h) */
+      const dual_plan_instr *q = &plan.recs[t];
+      const int prop = dual_op_table[q->op_dst >> DUAL_DST_BITS].prop;
+      if (prop == DUAL_PROP_LOAD || prop == DUAL_PROP_OUT || prop == DUAL_PROP_NONE) continue;
+      for (uint32_t l = q->ma | q->mb | q->mc; l != 0u; l &= l - 1u) ++sums;
+    }
+    sums += (int64_t)plan.n_ents;
+    if (sums > DUAL_JIT_MAX_LANE_SUMS) {
+      st = DUAL_ERR_LIMIT;
+      break;
+    }
     st = emit_pass(g, &plan, ps, (int)ip);
   }
   if (have_plan) dual_plan2_free(&plan);
@@ -279,7 +293,11 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS || src == NULL) {
     free(src);
-    snprintf(why, (size_t)why_cap, "out of memory generating second-order kernel source");
+    if (st == DUAL_ERR_LIMIT)
+      snprintf(why, (size_t)why_cap,
+               "its kernels would hold over %d tangent-lane sums and pair components, the compiled "
+               "tier's rule (the compile would take minutes)", DUAL_JIT_MAX_LANE_SUMS);
+    else snprintf(why, (size_t)why_cap, "out of memory generating second-order kernel source");
     return NULL;
   }
   *npass = (int)passes;
