@@ -330,8 +330,16 @@ Test(jit_host, row_flushes_and_lane_overflow) {
 /* The Hessian (full or packed layout) or HVP of prog on B points, by the CPU engine and by the
  * generated second-order kernels of width `width`: every value, Jacobian entry, component and
  * status word the same bits.  Returns how many points had a flag. */
+static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
+                         int64_t B, const double *x, const double *p, const double *v);
 static int64_t compare2(const dual_program *prog, int mode, int layout, int width, int64_t B,
                         const double *x, const double *p, const double *v) {
+  return compare2n(prog, mode, layout, width, 0, B, x, p, v);
+}
+
+/* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`. */
+static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
+                         int64_t B, const double *x, const double *p, const double *v) {
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
   const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_PACKED ? n * (n + 1) / 2 : n * n;
   double *y[2], *d[2], *h[2];
@@ -350,6 +358,7 @@ static int64_t compare2(const dual_program *prog, int mode, int layout, int widt
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   cr_assert(dual_context_set_width(cpu, width) == DUAL_SUCCESS);
   cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_knob(cpu, DUAL_KNOB_HESSIAN_NESTED, nested) == DUAL_SUCCESS);
   b.y = y[0], b.d = d[0], b.h = h[0], b.status = st[0];
   int s = dual_run(cpu, prog, mode, &b);
   cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
@@ -357,6 +366,7 @@ static int64_t compare2(const dual_program *prog, int mode, int layout, int widt
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = mode, job.width = width, job.threads = 1;
+  job.nested_hessian = nested;
   int npass = 0;
   char why[256];
   char *src = dual_jit_source2(&job, &npass, why, sizeof why);
@@ -382,7 +392,8 @@ static int64_t compare2(const dual_program *prog, int mode, int layout, int widt
   return flagged;
 }
 
-/* hess (full and packed, one block and several), and its HVP. */
+/* hess (full and packed, one block and several, triangular and nested diagonal blocks), and its
+ * HVP. */
 Test(jit_host2, hess_hessians_and_hvps) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -393,6 +404,7 @@ Test(jit_host2, hess_hessians_and_hvps) {
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 16, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 8, B, x, NULL, v);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 1, B, x, NULL, NULL); /* nested blocks */
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);
