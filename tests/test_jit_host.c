@@ -122,6 +122,24 @@ static void run(const module *m, int npass, const dual_batch *b, const dual_prog
   }
 }
 
+/* n entries of the CPU engine's results (cpu) and the module's (jit) must be the same bits;
+ * `what` names them in a failure (mode, width, array). */
+static void assert_same_bits(const double *cpu, const double *jit, int64_t n, const char *what) {
+  for (int64_t i = 0; i < n; ++i)
+    cr_assert(same_bits(cpu[i], jit[i]), "%s, entry %lld: %.17g vs %.17g", what, (long long)i,
+              cpu[i], jit[i]);
+}
+
+/* The status words of B points must be equal; returns how many points had a flag. */
+static int64_t assert_same_status(const int32_t *cpu, const int32_t *jit, int64_t B, const char *what) {
+  int64_t flagged = 0;
+  for (int64_t i = 0; i < B; ++i) {
+    cr_assert_eq(cpu[i], jit[i], "%s: status of point %lld: %d vs %d", what, (long long)i, cpu[i], jit[i]);
+    flagged += cpu[i] != 0;
+  }
+  return flagged;
+}
+
 /* The program in `mode` on B points (x row-major, p, v), by the CPU engine and by the module,
  * row-major results, or column-major ones when `colmajor`; every entry and status word must be
  * the same bits.  Returns how many points had a flag (so callers can see the guarded path ran). */
@@ -157,18 +175,12 @@ static int64_t compare(const dual_program *prog, int mode, int width, int64_t B,
   module mod = build(prog, mode, width, npass);
   b.y = y[1], b.d = mode == DUAL_MODE_EVAL ? NULL : d[1], b.status = st[1];
   run(&mod, npass, &b, prog);
-  for (int64_t i = 0; i < B * m; ++i)
-    cr_assert(same_bits(y[0][i], y[1][i]), "mode %d: value %lld: %.17g vs %.17g", mode,
-              (long long)i, y[0][i], y[1][i]);
-  for (int64_t i = 0; i < B * nd; ++i)
-    cr_assert(same_bits(d[0][i], d[1][i]), "mode %d width %d: derivative %lld: %.17g vs %.17g",
-              mode, width, (long long)i, d[0][i], d[1][i]);
-  int64_t flagged = 0;
-  for (int64_t i = 0; i < B; ++i) {
-    cr_assert_eq(st[0][i], st[1][i], "mode %d: status of point %lld: %d vs %d", mode, (long long)i,
-                 st[0][i], st[1][i]);
-    flagged += st[0][i] != 0;
-  }
+  char what[64];
+  snprintf(what, sizeof what, "mode %d width %d: values", mode, width);
+  assert_same_bits(y[0], y[1], B * m, what);
+  snprintf(what, sizeof what, "mode %d width %d: derivatives", mode, width);
+  assert_same_bits(d[0], d[1], B * nd, what);
+  const int64_t flagged = assert_same_status(st[0], st[1], B, what);
   dlclose(mod.so);
   for (int k = 0; k < 2; ++k) free(y[k]), free(d[k]), free(st[k]);
   return flagged;
@@ -191,15 +203,8 @@ Test(jit_host, every_op_on_special_arguments) {
   for (int op = 0; op < DUAL_OP_COUNT; ++op) {
     const dual_op_info *info = &dual_op_table[op];
     if (info->spelling[0] == '\0') continue;
-    dual_builder *b = NULL;
-    cr_assert_eq(dual_builder_create(ctx, &b), 0);
-    int32_t in[3], out;
-    for (int k = 0; k < 3; ++k) cr_assert_eq(dual_builder_input(b, NULL, &in[k]), 0);
-    cr_assert_eq(dual_builder_apply(b, info->spelling, info->arity, in, &out), 0);
-    cr_assert_eq(dual_builder_output(b, NULL, out), 0);
-    dual_program *prog = NULL;
-    cr_assert_eq(dual_builder_finish(b, &prog), 0);
-    dual_builder_destroy(&b);
+    dual_program *prog = rp_op_program(ctx, op);
+    cr_assert_not_null(prog, "op %s: %s", info->name, dual_context_last_error(ctx));
     double *x = random_array(&rng, B * 3, -3.0, 3.0);
     for (int64_t i = 0; i < B * 3; i += 7) x[i] = rp_uniform(&rng, -40.0, 40.0);
     for (int64_t i = 5; i < B * 3; i += 13)
@@ -374,19 +379,14 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   module mod = load_source(src, DUAL_JIT2_KERNEL_NAME, npass);
   b.y = y[1], b.d = d[1], b.h = h[1], b.status = st[1];
   run(&mod, npass, &b, prog);
-  for (int64_t i = 0; i < B * m; ++i)
-    cr_assert(same_bits(y[0][i], y[1][i]), "value %lld: %.17g vs %.17g", (long long)i, y[0][i], y[1][i]);
-  for (int64_t i = 0; i < B * m * n; ++i)
-    cr_assert(same_bits(d[0][i], d[1][i]), "mode %d width %d: Jacobian entry %lld: %.17g vs %.17g",
-              mode, width, (long long)i, d[0][i], d[1][i]);
-  for (int64_t i = 0; i < B * m * len; ++i)
-    cr_assert(same_bits(h[0][i], h[1][i]), "mode %d layout %d width %d: component %lld: %.17g vs %.17g",
-              mode, layout, width, (long long)i, h[0][i], h[1][i]);
-  int64_t flagged = 0;
-  for (int64_t i = 0; i < B; ++i) {
-    cr_assert_eq(st[0][i], st[1][i], "status of point %lld: %d vs %d", (long long)i, st[0][i], st[1][i]);
-    flagged += st[0][i] != 0;
-  }
+  char what[80];
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: values", mode, layout, width, nested);
+  assert_same_bits(y[0], y[1], B * m, what);
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: Jacobian", mode, layout, width, nested);
+  assert_same_bits(d[0], d[1], B * m * n, what);
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: components", mode, layout, width, nested);
+  assert_same_bits(h[0], h[1], B * m * len, what);
+  const int64_t flagged = assert_same_status(st[0], st[1], B, what);
   dlclose(mod.so);
   for (int k = 0; k < 2; ++k) free(y[k]), free(d[k]), free(h[k]), free(st[k]);
   return flagged;
@@ -443,15 +443,8 @@ Test(jit_host2, every_op_on_special_arguments) {
   for (int op = 0; op < DUAL_OP_COUNT; ++op) {
     const dual_op_info *info = &dual_op_table[op];
     if (info->spelling[0] == '\0') continue;
-    dual_builder *b = NULL;
-    cr_assert_eq(dual_builder_create(ctx, &b), 0);
-    int32_t in[3], out;
-    for (int k = 0; k < 3; ++k) cr_assert_eq(dual_builder_input(b, NULL, &in[k]), 0);
-    cr_assert_eq(dual_builder_apply(b, info->spelling, info->arity, in, &out), 0);
-    cr_assert_eq(dual_builder_output(b, NULL, out), 0);
-    dual_program *prog = NULL;
-    cr_assert_eq(dual_builder_finish(b, &prog), 0);
-    dual_builder_destroy(&b);
+    dual_program *prog = rp_op_program(ctx, op);
+    cr_assert_not_null(prog, "op %s: %s", info->name, dual_context_last_error(ctx));
     double *x = random_array(&rng, B * 3, -3.0, 3.0);
     for (int64_t i = 5; i < B * 3; i += 13)
       x[i] = (rp_next(&rng) & 1 ? -1.0 : 1.0) * pow(10.0, rp_uniform(&rng, 0.0, 308.0));

@@ -18,6 +18,22 @@ double rp_uniform(uint64_t *state, double lo, double hi) {
 
 int rp_pick(uint64_t *state, int n) { return (int)(rp_next(state) % (uint64_t)n); }
 
+dual_program *rp_op_program(dual_context *ctx, int op) {
+  const dual_op_info *info = &dual_op_table[op];
+  if (info->spelling[0] == '\0') return NULL;
+  dual_builder *b = NULL;
+  if (dual_builder_create(ctx, &b) != DUAL_SUCCESS) return NULL;
+  int32_t in[3], out;
+  dual_program *prog = NULL;
+  int st = DUAL_SUCCESS;
+  for (int k = 0; k < 3 && st == DUAL_SUCCESS; ++k) st = dual_builder_input(b, NULL, &in[k]);
+  if (st == DUAL_SUCCESS) st = dual_builder_apply(b, info->spelling, info->arity, in, &out);
+  if (st == DUAL_SUCCESS) st = dual_builder_output(b, NULL, out);
+  if (st == DUAL_SUCCESS) st = dual_builder_finish(b, &prog);
+  dual_builder_destroy(&b);
+  return st == DUAL_SUCCESS ? prog : NULL;
+}
+
 dual_program *rp_random_program(dual_context *ctx, uint64_t *state, int len, int nin, int npar,
                                 int nout) {
   int ops[DUAL_OP_COUNT], nops = 0;

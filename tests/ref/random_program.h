@@ -20,6 +20,10 @@ int rp_pick(uint64_t *state, int n);                   /* 0 .. n-1 */
 dual_program *rp_random_program(dual_context *ctx, uint64_t *state, int len, int nin, int npar,
                                 int nout);
 
+/* Op `op` of the table alone over three inputs (as many as it takes), one output: the per-op
+ * tests.  NULL when the op has no spelling or on a library error (the context's last error). */
+dual_program *rp_op_program(dual_context *ctx, int op);
+
 /* A long chain of `steps` ops over two running values and nin inputs (nin >= 2), nout outputs:
  * tapes far longer than the register file (the reverse-mode checkpointing tests).  NULL on a
  * library error. */
