@@ -37,17 +37,6 @@ typedef struct gen {
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
 
-/* Exact text of a double: a hex float, or the bits when it is not finite. */
-static void emit_double(gen *g, double d) {
-  if (d == d && d - d == 0.0) {
-    EMIT("%a", d);
-  } else {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    EMIT("__longlong_as_double(0x%016" PRIx64 "LL)", bits);
-  }
-}
-
 /* One operand's tangent in lane k as the generated code names it: "t<def>_<k>", or 0.0 when
  * the operand lacks the lane (the lane formulas then never read it). */
 static void lane_name(char *buf, size_t cap, int present, int64_t def, int k) {
@@ -148,7 +137,7 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
   case DUAL_OP_LDP: EMIT("  const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); return;
   case DUAL_OP_LDK:
     EMIT("  const double v%" PRId64 " = ", t);
-    emit_double(g, g->prog->consts[q->a]);
+    dual_strbuf_double(&g->out, g->prog->consts[q->a]);
     EMIT(";\n");
     return;
   case DUAL_OP_RNORM:
@@ -281,6 +270,16 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   return DUAL_SUCCESS;
 }
 
+int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n) {
+  int64_t sums = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int prop = dual_op_table[recs[i].op_dst >> DUAL_DST_BITS].prop;
+    if (prop == DUAL_PROP_LOAD || prop == DUAL_PROP_OUT || prop == DUAL_PROP_NONE) continue;
+    for (uint32_t l = recs[i].ma | recs[i].mb | recs[i].mc; l != 0u; l &= l - 1u) ++sums;
+  }
+  return sums;
+}
+
 char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
                       char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
@@ -310,12 +309,7 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
   if (st == DUAL_SUCCESS && width > 0) { /* the compile-time rule (jit_source.h) */
-    int64_t sums = 0;
-    for (size_t i = 0; i < nrec; ++i) {
-      const int prop = dual_op_table[recs[i].op_dst >> DUAL_DST_BITS].prop;
-      if (prop == DUAL_PROP_LOAD || prop == DUAL_PROP_OUT || prop == DUAL_PROP_NONE) continue;
-      for (uint32_t l = recs[i].ma | recs[i].mb | recs[i].mc; l != 0u; l &= l - 1u) ++sums;
-    }
+    const int64_t sums = dual_jit_lane_sums(recs, (int64_t)nrec);
     if (sums > DUAL_JIT_MAX_LANE_SUMS) {
       snprintf(why, (size_t)why_cap,
                "its kernels would hold %" PRId64 " tangent-lane sums, over the compiled tier's rule "

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "engine/plan.h"
 #include "program.h"
 
 /* Bump when the generated code changes meaning: part of every cache key. */
@@ -19,6 +20,10 @@
  * 2 400 lane sums compiled in 15 s and one of 5 500 in 60 s; kin's two passes hold 1 600), so a
  * program above it stays on the interpreter (the generators return NULL and say why). */
 #define DUAL_JIT_MAX_LANE_SUMS 4000
+
+/* The tangent-lane sums the plan records recs[0 .. n) make a generator write (the lanes of every
+ * instruction that computes; loads and stores write none): what DUAL_JIT_MAX_LANE_SUMS bounds. */
+int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n);
 
 /* Kernel `pass` of a module is named "dual_jit_p<pass>". */
 #define DUAL_JIT_KERNEL_NAME "dual_jit_p%d"

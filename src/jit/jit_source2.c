@@ -12,7 +12,7 @@
  */
 #include "jit/jit_source2.h"
 
-#include "jit/jit_source.h" /* DUAL_JIT_MAX_LANE_SUMS */
+#include "jit/jit_source.h" /* DUAL_JIT_MAX_LANE_SUMS, dual_jit_lane_sums */
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,16 +43,6 @@ typedef struct gen2 {
 } gen2;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
-
-static void emit_double(gen2 *g, double d) {
-  if (d == d && d - d == 0.0) {
-    EMIT("%a", d);
-  } else {
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    EMIT("__longlong_as_double(0x%016" PRIx64 "LL)", bits);
-  }
-}
 
 /* The name of what slot s holds ("0.0" if nothing: the plan never reads such a slot). */
 static void slot_name(const gen2 *g, uint32_t s, char *buf, size_t cap) {
@@ -93,7 +83,7 @@ static void emit_load(gen2 *g, const dual_pass2 *ps, const dual_plan_instr *q, i
   case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); break;
   case DUAL_OP_LDK:
     EMIT("    const double v%" PRId64 " = ", t);
-    emit_double(g, g->prog->consts[q->a]);
+    dual_strbuf_double(&g->out, g->prog->consts[q->a]);
     EMIT(";\n");
     break;
   default: /* RNORM, RUNIF: sample 0, as the interpreters */
@@ -273,13 +263,8 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
       }
       g->slot = s, g->n_slots = plan.n_slots;
     }
-    for (int64_t t = 0; t < prog->n_instr; ++t) { /* the compile-time rule (jit_source.h) */
-      const dual_plan_instr *q = &plan.recs[t];
-      const int prop = dual_op_table[q->op_dst >> DUAL_DST_BITS].prop;
-      if (prop == DUAL_PROP_LOAD || prop == DUAL_PROP_OUT || prop == DUAL_PROP_NONE) continue;
-      for (uint32_t l = q->ma | q->mb | q->mc; l != 0u; l &= l - 1u) ++sums;
-    }
-    sums += (int64_t)plan.n_ents;
+    /* the compile-time rule (jit_source.h): lane sums and components */
+    sums += dual_jit_lane_sums(plan.recs, prog->n_instr) + (int64_t)plan.n_ents;
     if (sums > DUAL_JIT_MAX_LANE_SUMS) {
       st = DUAL_ERR_LIMIT;
       break;

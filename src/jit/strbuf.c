@@ -1,9 +1,11 @@
 /* strbuf.c — the growable string of strbuf.h. */
 #include "jit/strbuf.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void dual_strbuf_printf(dual_strbuf *b, const char *fmt, ...) {
   if (b->failed) return;
@@ -32,4 +34,14 @@ char *dual_strbuf_take(dual_strbuf *b) {
   if (b->failed) free(b->s);
   b->s = NULL, b->len = b->cap = 0, b->failed = 0;
   return s;
+}
+
+void dual_strbuf_double(dual_strbuf *b, double d) {
+  if (d == d && d - d == 0.0) {
+    dual_strbuf_printf(b, "%a", d);
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    dual_strbuf_printf(b, "__longlong_as_double(0x%016" PRIx64 "LL)", bits);
+  }
 }
