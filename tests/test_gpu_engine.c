@@ -13,6 +13,7 @@
  * falls back to the CPU and says so; GPU fails cleanly), a memory limit too small for any chunk.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,14 +142,26 @@ Test(gpu, every_op_matches_cpu) {
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
 
-Test(gpu, random_programs_match_cpu_and_are_bitwise_across_widths) {
+/* 200 random programs in RANDOM_SLICES slices of their own (own seeds), one test process each:
+ * under the compiled tier every program is compiled at several widths, and the slices let
+ * Criterion's --jobs spread those compiles over the host's cores. */
+#define RANDOM_SLICES 8
+#define RANDOM_PER_SLICE 25
+
+ParameterizedTestParameters(gpu, random_programs_match_cpu_and_are_bitwise_across_widths) {
+  static int slices[RANDOM_SLICES];
+  for (int s = 0; s < RANDOM_SLICES; ++s) slices[s] = s;
+  return cr_make_param_array(int, slices, RANDOM_SLICES);
+}
+
+ParameterizedTest(int *slice, gpu, random_programs_match_cpu_and_are_bitwise_across_widths) {
   need_gpu();
   dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
-  uint64_t rng = 2024;
+  uint64_t rng = 2024 + 7919 * (uint64_t)*slice;
   const int64_t B = 1000;
   double worst = 0.0;
   int64_t nb = 0, entries = 0;
-  for (int i = 0; i < 200; ++i) {
+  for (int i = *slice * RANDOM_PER_SLICE; i < (*slice + 1) * RANDOM_PER_SLICE; ++i) {
     dual_program *prog = rp_random_program(cpu, &rng, 40 + i % 80, 7, 2, 3);
     cr_assert_not_null(prog);
     double *x = random_array(&rng, B * 7, -1.5, 1.5), *p = random_array(&rng, B * 2, -1.5, 1.5);
@@ -173,8 +186,8 @@ Test(gpu, random_programs_match_cpu_and_are_bitwise_across_widths) {
     free(x), free(p);
     dual_program_destroy(&prog);
   }
-  cr_log_info("random programs: worst row-scaled GPU-CPU difference %.3g; %lld of %lld entries "
-              "not bitwise equal", worst, (long long)nb, (long long)entries);
+  cr_log_info("random programs, slice %d: worst row-scaled GPU-CPU difference %.3g; %lld of %lld "
+              "entries not bitwise equal", *slice, worst, (long long)nb, (long long)entries);
   cr_assert_leq(worst, TOL);
   cr_assert_eq(nb, 0, "random programs: %lld entries differ from the CPU's bits", (long long)nb);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
