@@ -69,18 +69,28 @@ static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const u
     lane_name(tb, sizeof tb, ub, da[1], k);
     lane_name(tc, sizeof tc, uc, da[2], k);
     EMIT("    t%" PRId64 "_%d = ", t, k);
-    switch (prop) {
-    case DUAL_PROP_LIN:
-    case DUAL_PROP_MUL:
-      EMIT("DUAL_LANE_LIN(%s, %d, %d, %d, qa, qb, qc, %s, %s, %s)",
-           g->guarded ? "DUAL_TM" : "DUAL_TF", ua, ub, uc, ta, tb, tc);
-      break;
-    case DUAL_PROP_ADD: EMIT("DUAL_LANE_ADD(%d, %d, %s, %s)", ua, ub, ta, tb); break;
-    case DUAL_PROP_SUB: EMIT("DUAL_LANE_SUB(%d, %d, %s, %s)", ua, ub, ta, tb); break;
-    case DUAL_PROP_NEG: EMIT("DUAL_LANE_NEG(%s)", ta); break;
-    default: EMIT("DUAL_LANE_CHOOSE(%d, %d, %d, qa, qb, %s, %s, %s)", ua, ub, uc, ta, tb, tc); break;
-    }
+    const int u[3] = {ua, ub, uc};
+    const char *const tn[3] = {ta, tb, tc};
+    dual_jit_emit_lane(&g->out, prop, g->guarded ? "DUAL_TM" : "DUAL_TF", u, tn);
     EMIT(";\n");
+  }
+}
+
+void dual_jit_emit_lane(dual_strbuf *out, int prop, const char *mul, const int u[3],
+                        const char *const tn[3]) {
+  switch (prop) {
+  case DUAL_PROP_LIN:
+  case DUAL_PROP_MUL:
+    dual_strbuf_printf(out, "DUAL_LANE_LIN(%s, %d, %d, %d, qa, qb, qc, %s, %s, %s)", mul, u[0], u[1],
+                       u[2], tn[0], tn[1], tn[2]);
+    break;
+  case DUAL_PROP_ADD: dual_strbuf_printf(out, "DUAL_LANE_ADD(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
+  case DUAL_PROP_SUB: dual_strbuf_printf(out, "DUAL_LANE_SUB(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
+  case DUAL_PROP_NEG: dual_strbuf_printf(out, "DUAL_LANE_NEG(%s)", tn[0]); break;
+  default:
+    dual_strbuf_printf(out, "DUAL_LANE_CHOOSE(%d, %d, %d, qa, qb, %s, %s, %s)", u[0], u[1], u[2],
+                       tn[0], tn[1], tn[2]);
+    break;
   }
 }
 

@@ -25,6 +25,14 @@
  * instruction that computes; loads and stores write none): what DUAL_JIT_MAX_LANE_SUMS bounds. */
 int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n);
 
+/* Append the right-hand side of one tangent lane of a result of prop class `prop`
+ * (engine/tangent_terms.h's formula for the class, with the partials named qa, qb, qc): `mul`
+ * (DUAL_TF or DUAL_TM) multiplies in LIN and MUL, u[i] says whether operand i has the lane and
+ * tn[i] names it ("0.0" where it does not).  All three generators write lanes through it. */
+struct dual_strbuf;
+void dual_jit_emit_lane(struct dual_strbuf *out, int prop, const char *mul, const int u[3],
+                        const char *const tn[3]);
+
 /* Kernel `pass` of a module is named "dual_jit_p<pass>". */
 #define DUAL_JIT_KERNEL_NAME "dual_jit_p%d"
 

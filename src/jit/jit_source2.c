@@ -147,19 +147,8 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
       lane_of(g, mk[i], ok[i], k, tn[i], sizeof tn[i]);
     }
     EMIT("      t%" PRId64 "_%d = ", t, k);
-    switch (prop) {
-    case DUAL_PROP_LIN:
-    case DUAL_PROP_MUL:
-      EMIT("DUAL_LANE_LIN(DUAL_TM, %d, %d, %d, qa, qb, qc, %s, %s, %s)", u[0], u[1], u[2], tn[0],
-           tn[1], tn[2]);
-      break;
-    case DUAL_PROP_ADD: EMIT("DUAL_LANE_ADD(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
-    case DUAL_PROP_SUB: EMIT("DUAL_LANE_SUB(%d, %d, %s, %s)", u[0], u[1], tn[0], tn[1]); break;
-    case DUAL_PROP_NEG: EMIT("DUAL_LANE_NEG(%s)", tn[0]); break;
-    default:
-      EMIT("DUAL_LANE_CHOOSE(%d, %d, %d, qa, qb, %s, %s, %s)", u[0], u[1], u[2], tn[0], tn[1], tn[2]);
-      break;
-    }
+    const char *const tnc[3] = {tn[0], tn[1], tn[2]};
+    dual_jit_emit_lane(&g->out, prop, "DUAL_TM", u, tnc);
     EMIT(";\n");
   }
   /* the components: engine/interp2_ops.h's formula per entry, reading the operands' slots as
