@@ -218,14 +218,19 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             dual-of-dual number (0 = the upper triangle, default)
  *                                                                 DUALBATCH_HESSIAN_BLOCKS=nested
  *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (passes of up to 16),
- *                             or 1..32                            DUALBATCH_JIT_WIDTH=n
+ *                             or 1..32; compiled forward-over-reverse: Hessian directions per
+ *                             kernel (0 = 4)                      DUALBATCH_JIT_WIDTH=n
  *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
  *                             (3 for one pass, 2 for several), 0 = the compiler's choice, 1..16
  *                                                                 DUALBATCH_JIT_MINBLOCKS=n
- *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation
- *                             on stderr                           DUALBATCH_JIT_TRACE (any value)
- *   DUAL_KNOB_JIT_SECOND      compiled tier: 1 = Hessians and HVPs too, under DUAL_TIER_COMPILE
- *                             (experimental: bitwise equal, not yet faster than JAX; 0 = they
+ *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation,
+ *                             and its registers and spills, on stderr
+ *                                                                 DUALBATCH_JIT_TRACE (any value)
+ *   DUAL_KNOB_JIT_SECOND      compiled tier: 1 = Hessians and HVPs too, under DUAL_TIER_COMPILE,
+ *                             in the context's AD mode (nested forward, or forward-over-reverse
+ *                             with DUAL_AD_REVERSE), bitwise equal to the interpreter's in that
+ *                             mode (experimental: not yet faster than JAX; a program over the
+ *                             compile-time rules fails with DUAL_ERR_COMPILE; 0 = they
  *                             interpret, default)                 DUALBATCH_JIT_SECOND=1
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {

@@ -22,6 +22,7 @@
 #include "jit/jit_args.h"
 #include "jit/jit_source.h"
 #include "jit/jit_source2.h"
+#include "jit/jit_source_rev.h"
 #include "program.h"
 #include "random_program.h"
 #include "test_arrays.h"
@@ -336,15 +337,23 @@ Test(jit_host, row_flushes_and_lane_overflow) {
  * generated second-order kernels of width `width`: every value, Jacobian entry, component and
  * status word the same bits.  Returns how many points had a flag. */
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int64_t B, const double *x, const double *p, const double *v);
+                         int reverse, int64_t B, const double *x, const double *p, const double *v);
 static int64_t compare2(const dual_program *prog, int mode, int layout, int width, int64_t B,
                         const double *x, const double *p, const double *v) {
-  return compare2n(prog, mode, layout, width, 0, B, x, p, v);
+  return compare2n(prog, mode, layout, width, 0, 0, B, x, p, v);
 }
 
-/* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`. */
+/* As compare2 for forward-over-reverse: the CPU engine in DUAL_AD_REVERSE against the kernels
+ * of jit/jit_source_rev.c with `dirs` directions per pass (0: the default). */
+static int64_t compare_rev(const dual_program *prog, int mode, int layout, int dirs, int64_t B,
+                           const double *x, const double *p, const double *v) {
+  return compare2n(prog, mode, layout, dirs, 0, 1, B, x, p, v);
+}
+
+/* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`, or
+ * forward-over-reverse when `reverse`. */
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int64_t B, const double *x, const double *p, const double *v) {
+                         int reverse, int64_t B, const double *x, const double *p, const double *v) {
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
   const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_PACKED ? n * (n + 1) / 2 : n * n;
   double *y[2], *d[2], *h[2];
@@ -362,29 +371,31 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   dual_context *cpu = NULL;
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   cr_assert(dual_context_set_width(cpu, width) == DUAL_SUCCESS);
-  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_ad_mode(cpu, reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD) == DUAL_SUCCESS);
   cr_assert(dual_context_set_knob(cpu, DUAL_KNOB_HESSIAN_NESTED, nested) == DUAL_SUCCESS);
   b.y = y[0], b.d = d[0], b.h = h[0], b.status = st[0];
   int s = dual_run(cpu, prog, mode, &b);
   cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
-  dual_context_destroy(&cpu);
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = mode, job.width = width, job.threads = 1;
-  job.nested_hessian = nested;
+  job.nested_hessian = nested, job.reverse = reverse;
   int npass = 0;
   char why[256];
-  char *src = dual_jit_source2(&job, &npass, why, sizeof why);
+  char *src = reverse ? dual_jit_source_rev(&job, &npass, why, sizeof why)
+                      : dual_jit_source2(&job, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   module mod = load_source(src, DUAL_JIT2_KERNEL_NAME, npass);
   b.y = y[1], b.d = d[1], b.h = h[1], b.status = st[1];
   run(&mod, npass, &b, prog);
   char what[80];
-  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: values", mode, layout, width, nested);
+  cr_assert(dual_context_last_ad_mode(cpu) == (reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD));
+  dual_context_destroy(&cpu);
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d reverse %d: values", mode, layout, width, nested, reverse);
   assert_same_bits(y[0], y[1], B * m, what);
-  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: Jacobian", mode, layout, width, nested);
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d reverse %d: Jacobian", mode, layout, width, nested, reverse);
   assert_same_bits(d[0], d[1], B * m * n, what);
-  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d: components", mode, layout, width, nested);
+  snprintf(what, sizeof what, "mode %d layout %d width %d nested %d reverse %d: components", mode, layout, width, nested, reverse);
   assert_same_bits(h[0], h[1], B * m * len, what);
   const int64_t flagged = assert_same_status(st[0], st[1], B, what);
   dlclose(mod.so);
@@ -404,7 +415,7 @@ Test(jit_host2, hess_hessians_and_hvps) {
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 16, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 8, B, x, NULL, v);
-  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 1, B, x, NULL, NULL); /* nested blocks */
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 1, 0, B, x, NULL, NULL); /* nested blocks */
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);
@@ -457,3 +468,71 @@ Test(jit_host2, every_op_on_special_arguments) {
   dual_context_destroy(&ctx);
 }
 
+
+/* ---- forward-over-reverse (jit/jit_source_rev.c) ------------------------------------------- */
+
+/* hess: Hessians (full and packed) and HVPs against the CPU engine in reverse mode. */
+Test(jit_host_rev, hess_hessians_and_hvps) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *hess = bench_program(ctx, "hess");
+  uint64_t rng = 37;
+  const int64_t B = 40;
+  double *x = random_array(&rng, B * 16, -1.5, 1.5), *v = random_array(&rng, B * 16, -1.0, 1.0);
+  compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, B, x, NULL, NULL);
+  compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 16, B, x, NULL, NULL); /* one pass */
+  compare_rev(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, NULL, v);
+  free(x), free(v);
+  dual_program_destroy(&hess);
+  dual_context_destroy(&ctx);
+}
+
+/* Random programs (every op kind the generator draws, parameters, several outputs); n = 20
+ * takes five passes of the default four directions, and one program runs all its six
+ * directions in one pass (width 16). */
+Test(jit_host_rev, random_programs) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 909;
+  const int64_t B = 36;
+  for (int i = 0; i < 4; ++i) {
+    const int n = i == 3 ? 20 : 6;
+    dual_program *prog = rp_random_program(ctx, &rng, 30 + 10 * i, n, 2, i % 2 ? 2 : 1);
+    cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
+    double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * 2, -1.5, 1.5);
+    double *v = random_array(&rng, B * n, -1.0, 1.0);
+    x[4] = 0.0, x[7] = 1.0;
+    compare_rev(prog, DUAL_MODE_HESSIAN, i % 2 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL, i == 1 ? 16 : 0,
+                B, x, p, NULL);
+    compare_rev(prog, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, p, v);
+    free(x), free(p), free(v);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&ctx);
+}
+
+/* Each op alone on special arguments (NaN and infinite partials and second partials). */
+Test(jit_host_rev, every_op_on_special_arguments) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 4244;
+  const int64_t B = 40;
+  int64_t flagged = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    const dual_op_info *info = &dual_op_table[op];
+    if (info->spelling[0] == '\0') continue;
+    dual_program *prog = rp_op_program(ctx, op);
+    cr_assert_not_null(prog, "op %s: %s", info->name, dual_context_last_error(ctx));
+    double *x = random_array(&rng, B * 3, -3.0, 3.0), *v = random_array(&rng, B * 3, -1.0, 1.0);
+    for (int64_t i = 5; i < B * 3; i += 13)
+      x[i] = (rp_next(&rng) & 1 ? -1.0 : 1.0) * pow(10.0, rp_uniform(&rng, 0.0, 308.0));
+    x[0] = 0.0, x[3] = 1.0, x[6] = -1.0, x[9] = NAN, x[12] = INFINITY, x[18] = -0.0;
+    v[2] = 0.0, v[5] = -0.0, v[8] = INFINITY;
+    flagged += compare_rev(prog, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, B, x, NULL, NULL);
+    flagged += compare_rev(prog, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, NULL, v);
+    free(x), free(v);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(flagged, 0, "no point was flagged");
+  dual_context_destroy(&ctx);
+}

@@ -14,6 +14,7 @@
 #include "dualbatch.h"
 #include "jit/jit_source.h"
 #include "jit/jit_source2.h"
+#include "jit/jit_source_rev.h"
 #include "jit/rtc_compile.h"
 #include "program.h"
 #include "random_program.h"
@@ -169,6 +170,51 @@ Test(jit_source, second_order_kernels_compile) {
   dual_context_destroy(&ctx);
 }
 
+/* Forward-over-reverse (jit/jit_source_rev.c): hess's Hessian in four passes of four directions
+ * compiles with NVRTC; the same text at n = 32 (31 936 terms) is refused by its rule with the
+ * reason. */
+Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
+  need_nvrtc();
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *prog = bench_program(ctx, "hess");
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.h_layout = DUAL_HESSIAN_FULL;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = DUAL_MODE_HESSIAN, job.threads = 1, job.reverse = 1;
+  int npass = 0;
+  char why[256];
+  char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  cr_assert_eq(npass, 4);
+  cr_assert_eq(count(src, "extern \"C\" __global__"), 4);
+  /* the upper triangle, each entry once (its mirror in the same store) */
+  cr_assert(count(src, "DUAL_JIT2_OUT_H(") == 136 && count(src, "dual_rule_") == 0);
+  void *image = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  int st = dual_rtc_compile(src, 90, &image, &size, &log);
+  cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
+  cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+  free(image), free(log), free(src);
+  dual_program_destroy(&prog);
+  const char *text =
+      "input x[32]\n"
+      "let rosen = sum(i in 0..31, 100 * square(x[i + 1] - square(x[i])) + square(1 - x[i]))\n"
+      "let lse = log(sum(i in 0..32, exp(x[i])))\n"
+      "output f = rosen + lse\n";
+  cr_assert(dual_program_compile(ctx, text, "hess32", &prog) == DUAL_SUCCESS, "%s",
+            dual_context_last_error(ctx));
+  job.prog = prog;
+  cr_assert(dual_jit_rev_sums(&job) > DUAL_JIT_MAX_REV_TERMS);
+  src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  cr_assert(src == NULL);
+  cr_assert(strstr(why, "forward-over-reverse") != NULL && strstr(why, "rule") != NULL, "%s", why);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
 
 /* The compile-time rule (DUAL_JIT_MAX_LANE_SUMS): a program whose 16 inputs reach every value
  * (so every one of its ~1 500 computing instructions carries 16 lanes) is refused with the

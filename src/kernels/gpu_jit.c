@@ -22,6 +22,7 @@
 #include "jit/jit_key.h"
 #include "jit/jit_source.h"
 #include "jit/jit_source2.h"
+#include "jit/jit_source_rev.h"
 #include "jit/rtc_compile.h"
 #include "engine/pass2.h"
 
@@ -30,6 +31,7 @@ enum { JIT_THREADS = 128, MAX_INSTR = 20000, MAX_WORK = 100000 };
 struct dual_jit_module {
   uint8_t key[32];
   int npass, blocks_per_sm;
+  int regs, local_bytes; /* the most registers and local (spill) bytes of a kernel (the trace) */
   cudaLibrary_t lib;
   cudaKernel_t *kernels; /* [npass] */
   struct dual_jit_module *next;
@@ -143,6 +145,11 @@ static dual_jit_module *load_module(const uint8_t key[32], int npass, const char
     if (e == cudaSuccess)
       e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)k[p], JIT_THREADS, 0);
     if (e == cudaSuccess && blocks < m->blocks_per_sm) m->blocks_per_sm = blocks > 0 ? blocks : 1;
+    struct cudaFuncAttributes fa;
+    if (e == cudaSuccess && cudaFuncGetAttributes(&fa, (const void *)k[p]) == cudaSuccess) {
+      if (fa.numRegs > m->regs) m->regs = fa.numRegs;
+      if ((int)fa.localSizeBytes > m->local_bytes) m->local_bytes = (int)fa.localSizeBytes;
+    }
   }
   if (e != cudaSuccess) {
     snprintf(why, why_cap, "loading the compiled kernel failed: %s (%s)", cudaGetErrorString(e),
@@ -263,15 +270,24 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
                         const dual_jit_module **out) {
   *out = NULL;
   const dual_program *prog = job->prog;
-  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse) return DUAL_SUCCESS;
-  /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
-   * width, the compiler's choice of registers; its key also names the layout and blocking. */
   const int second = dual_mode_is_second_order(job->mode);
-  const int64_t passes2 = second ? dual_pass2_count(job) : 0;
+  const int for_ = second && job->reverse; /* forward-over-reverse (jit/jit_source_rev.c) */
+  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || (job->reverse && !for_)) return DUAL_SUCCESS;
+  /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
+   * width (forward-over-reverse: per pass of directions), the compiler's choice of registers;
+   * its key also names the layout, the blocking and the AD mode. */
+  dual_job fj; /* forward-over-reverse: the directions per pass in the width field */
+  if (for_) {
+    fj = *job;
+    fj.width = ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0 ? (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH] : DUAL_JIT_REV_DIRECTIONS;
+    job = &fj;
+  }
+  const int64_t passes2 = for_ ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
   const int width = second ? job->width : jit_width(ctx, job);
   const int npass = second ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
   const int min_blocks = second ? 0 : jit_min_blocks(ctx, width, npass);
-  const int key_mode = second ? job->mode | job->b->h_layout << 8 | job->nested_hessian << 12 : job->mode;
+  const int key_mode = second ? job->mode | job->b->h_layout << 8 | job->nested_hessian << 12 | for_ << 13
+                              : job->mode;
   const char *name_fmt = second ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
   if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
@@ -311,7 +327,8 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   /* Not in this process: generate the source, then the disk cache, else compile. */
   trace(ctx, "memory lookup, NVRTC load", &t0);
   int npass2 = npass;
-  char *source = second ? dual_jit_source2(job, &npass2, why, sizeof why)
+  char *source = for_     ? dual_jit_source_rev(job, &npass2, why, sizeof why)
+                 : second ? dual_jit_source2(job, &npass2, why, sizeof why)
                         : dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
   if (source != NULL && npass2 != npass) {
     free(source);
@@ -361,6 +378,9 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   m = adopt_module(key, npass, name_fmt, image, why, sizeof why);
   free(image);
   trace(ctx, "module load", &t0);
+  if (m != NULL && ctx->knobs[DUAL_KNOB_JIT_TRACE])
+    fprintf(stderr, "dualbatch jit: %d kernels, at most %d registers and %d local bytes per thread, "
+            "%d blocks per multiprocessor\n", m->npass, m->regs, m->local_bytes, m->blocks_per_sm);
   if (m == NULL) return decline(ctx, dual_strdup(why));
   *out = m;
   return DUAL_SUCCESS;

@@ -22,4 +22,9 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
 int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *a,
                         void *stream);
 
+/* Run a second-order job (nested forward or forward-over-reverse) with its compiled module:
+ * device-memory batches in place, host-memory ones through the staging path (gpu_run2.c). */
+int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                           const dual_jit_module *mod);
+
 #endif /* DUAL_GPU_JIT_H */

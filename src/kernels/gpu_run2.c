@@ -157,8 +157,8 @@ static int launch_compiled_chunk(dual_context *ctx, void *user, int64_t p0, int6
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernels");
 }
 
-static int run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
-                         const dual_jit_module *mod) {
+int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                           const dual_jit_module *mod) {
   const dual_batch *b = job->b;
   if (b->memory != DUAL_MEMORY_DEVICE) {
     const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
@@ -200,7 +200,7 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   if (ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[DUAL_KNOB_JIT_SECOND]) {
     const dual_jit_module *jit = NULL;
     st = dual_gpu_jit_select(ctx, g, job, &jit);
-    if (st == DUAL_SUCCESS && jit != NULL) st = run_compiled2(ctx, g, job, jit);
+    if (st == DUAL_SUCCESS && jit != NULL) st = dual_gpu_run_compiled2(ctx, g, job, jit);
     if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
     if (st != DUAL_SUCCESS || jit != NULL) return st;
   }

@@ -12,6 +12,7 @@
 
 #include "engine/pass2.h" /* dual_pass2_out_len */
 #include "engine/rev_plan.h"
+#include "kernels/gpu_jit.h"
 #include "kernels/gpu_stage.h"
 
 enum { ALIGNR = 256 };
@@ -161,6 +162,15 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
+  /* Its compiled kernels (jit/jit_source_rev.c), under the same experimental gate as compiled
+   * nested second order (gpu_run2.c). */
+  if (for_ && ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[DUAL_KNOB_JIT_SECOND]) {
+    const dual_jit_module *jit = NULL;
+    st = dual_gpu_jit_select(ctx, g, job, &jit);
+    if (st == DUAL_SUCCESS && jit != NULL) st = dual_gpu_run_compiled2(ctx, g, job, jit);
+    if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
+    if (st != DUAL_SUCCESS || jit != NULL) return st;
+  }
   int bps = 0;
   const int64_t extra = dual_gpu_sgrad_rows(job); /* dual_sgrad's spare rows (gpu_kernel.h) */
   cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(for_ ? 1 : extra > 0 ? 2 : 0, &bps);

@@ -1,0 +1,350 @@
+/*
+ * jit_source_rev.c — generates forward-over-reverse kernels (jit_source_rev.h).  A kernel runs,
+ * for one point and the K directions of its pass (Hessian columns k0 .. k0 + K - 1, or the HVP's
+ * v), what the interpreters run once per direction (engine/interp_rev.h, DUAL_REV_FOR 1): the
+ * taping forward sweep — value, partials d, the tangent along the direction and each LIN op's
+ * d' = d2 . t — then per output the adjoint pair sweep (g, g') in reverse order.  Every
+ * definition gets its own locals (v<t> value, t<t>_<k> tangents, d<t>_<i> partials,
+ * e<t>_<i>_<k> their derivatives; a<t> and b<t>_<k> the adjoint pair of value t, g<j>/h<j>_<k>
+ * input j's), so the CUDA compiler allocates the registers, and the values and partials are
+ * computed once for all K directions.  Each direction's arithmetic is the interpreters' term for
+ * term (tangent_terms.h's lane formulas, DUAL_TM for every product with a partial, the adjoint
+ * sums from +0.0 in the sweep's order), so the bits are theirs: an active value carries its
+ * tangent even where it is structurally zero, as it does in the interpreters.
+ */
+#include "jit/jit_source_rev.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "dual/ops.h"
+#include "dualbatch.h"
+#include "engine/pass2.h" /* dual_pass2_out_len */
+#include "engine/rev_plan.h" /* DUAL_FOR_ENTRIES */
+#include "jit/jit_source.h"  /* dual_jit_emit_lane */
+#include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
+#include "jit/strbuf.h"
+
+typedef struct genr {
+  dual_strbuf out;
+  const dual_program *prog;
+  const dual_job *job;
+  int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
+  int K;         /* directions of the pass */
+  int k0;        /* its first Hessian column (HVP: -1, the direction v) */
+} genr;
+
+#define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
+
+static int is_active(const dual_program *prog, int32_t r) { return r < prog->n_active; }
+
+/* Directions per pass: the job's width field when set, else DUAL_JIT_REV_DIRECTIONS. */
+static int per_pass(const dual_job *job) {
+  return job->width > 0 ? job->width : DUAL_JIT_REV_DIRECTIONS;
+}
+
+int dual_jit_rev_passes(const dual_job *job) {
+  const int64_t n = job->prog->n_in;
+  if (job->mode == DUAL_MODE_HVP || n == 0) return 1;
+  return (int)((n + per_pass(job) - 1) / per_pass(job));
+}
+
+/* Directions of pass `pass`. */
+static int pass_directions(const dual_job *job, int pass) {
+  const int64_t n = job->prog->n_in;
+  if (job->mode == DUAL_MODE_HVP || n == 0) return 1;
+  const int64_t left = n - (int64_t)pass * per_pass(job);
+  return (int)(left < per_pass(job) ? left : per_pass(job));
+}
+
+int64_t dual_jit_rev_sums(const dual_job *job) {
+  const dual_program *prog = job->prog;
+  int64_t per_dir = 0; /* terms per direction: tangents, d', adjoint tangents */
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
+    if (!is_active(prog, DUAL_INSTR_DST(w)) || info->prop == DUAL_PROP_OUT) continue;
+    if (info->prop == DUAL_PROP_LOAD) continue;
+    per_dir += 1 + (int64_t)prog->n_out * info->arity;
+    if (info->adj == DUAL_ADJ_LIN) per_dir += info->arity;
+  }
+  return per_dir * (job->mode == DUAL_MODE_HVP ? 1 : prog->n_in);
+}
+
+static void emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
+  switch (op) {
+  case DUAL_OP_LDX:
+    EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, a);
+    if (!active) break;
+    for (int k = 0; k < g->K; ++k) {
+      EMIT("    const double t%" PRId64 "_%d = ", t, k);
+      if (g->k0 < 0) EMIT("DUAL_JIT_LDV(%u);\n", a);
+      else EMIT("%s;\n", (int64_t)a == (int64_t)g->k0 + k ? "1.0" : "0.0");
+    }
+    break;
+  case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, a); break;
+  case DUAL_OP_LDK:
+    EMIT("    const double v%" PRId64 " = ", t);
+    dual_strbuf_double(&g->out, g->prog->consts[a]);
+    EMIT(";\n");
+    break;
+  default: /* RNORM, RUNIF: sample 0, as the interpreters */
+    EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, a);
+    break;
+  }
+}
+
+/* A computing instruction of the forward sweep: value and partials; if its result is active,
+ * the tangents of the K directions and, for an op whose adjoint reads partials, those partials
+ * (and for LIN ops their derivatives along each direction). */
+static void emit_compute(genr *g, const uint32_t *w, int64_t t) {
+  const dual_program *prog = g->prog;
+  const int op = DUAL_INSTR_OP(w);
+  const dual_op_info *info = &dual_op_table[op];
+  const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
+  const int64_t *da = &g->opnd[3 * t];
+  const int act = is_active(prog, DUAL_INSTR_DST(w));
+  const int tangents = act && info->prop != DUAL_PROP_NONE;
+  const int taped = act && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
+  const int lin = act && info->adj == DUAL_ADJ_LIN;
+  int u[3];
+  char v[3][32];
+  for (int i = 0; i < 3; ++i) {
+    u[i] = i < info->arity && is_active(prog, reg[i]);
+    if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
+    else snprintf(v[i], sizeof v[i], "0.0");
+  }
+  EMIT("    double v%" PRId64 ";\n", t);
+  for (int k = 0; tangents && k < g->K; ++k) EMIT("    double t%" PRId64 "_%d;\n", t, k);
+  for (int i = 0; taped && i < info->arity; ++i) EMIT("    double d%" PRId64 "_%d;\n", t, i);
+  for (int i = 0; lin && i < info->arity; ++i)
+    for (int k = 0; k < g->K; ++k) EMIT("    double e%" PRId64 "_%d_%d;\n", t, i, k);
+  EMIT("    {\n      double d_[3];\n");
+  EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
+       (unsigned)info->flags, v[0], v[1], v[2], t);
+  if (lin)
+    EMIT("      double dd_[3];\n      dual_rule2_%s(%s, %s, %s, v%" PRId64 ", d_, dd_);\n", info->name,
+         v[0], v[1], v[2], t);
+  for (int i = 0; taped && i < info->arity; ++i) EMIT("      d%" PRId64 "_%d = d_[%d];\n", t, i, i);
+  if (tangents) {
+    const int any = u[0] || u[1] || u[2];
+    if (any && (info->prop == DUAL_PROP_MUL))
+      EMIT("      const double qa = %s, qb = %s, qc = 0.0;\n", v[1], v[0]);
+    else if (any) EMIT("      const double qa = d_[0], qb = d_[1], qc = d_[2];\n");
+    if (any) EMIT("      (void)qa, (void)qb, (void)qc;\n");
+    for (int k = 0; k < g->K; ++k) {
+      char tn[3][48];
+      for (int i = 0; i < 3; ++i) {
+        if (u[i]) snprintf(tn[i], sizeof tn[i], "t%" PRId64 "_%d", da[i], k);
+        else snprintf(tn[i], sizeof tn[i], "0.0");
+      }
+      EMIT("      t%" PRId64 "_%d = ", t, k);
+      if (!any) { /* an active result of passive operands cannot occur: 0, as the interpreters */
+        EMIT("0.0;\n");
+        continue;
+      }
+      const char *const tnc[3] = {tn[0], tn[1], tn[2]};
+      dual_jit_emit_lane(&g->out, info->prop, "DUAL_TM", u, tnc);
+      EMIT(";\n");
+    }
+  }
+  /* d' = d2 . t of each operand's partial (interp_rev.h): -0.0 plus the terms of the operands a
+   * and b that carry tangents; a third operand's is -0.0 */
+  for (int i = 0; lin && i < info->arity; ++i) {
+    const char *q1 = i == 0 ? "dd_[0]" : "dd_[1]", *q2 = i == 0 ? "dd_[1]" : "dd_[2]";
+    for (int k = 0; k < g->K; ++k) {
+      EMIT("      e%" PRId64 "_%d_%d = -0.0", t, i, k);
+      if (i < 2 && u[0]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q1, da[0], k);
+      if (i < 2 && u[1]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q2, da[1], k);
+      EMIT(";\n");
+    }
+  }
+  EMIT("    }\n");
+}
+
+/* Input j's results of output s: its gradient entry (when stored: the interpreters store it
+ * along direction 0 or v) and each direction's g' as h entries (DUAL_FOR_ENTRIES: the upper
+ * triangle, mirrored in the full layout). */
+static void emit_input_stores(genr *g, int s, int store_grad, int64_t j) {
+  const int64_t n = g->prog->n_in;
+  const int packed = g->job->b->h_layout == DUAL_HESSIAN_PACKED;
+  if (store_grad) EMIT("      if (A.d != NULL) DUAL_JIT2_OUT_D(%d, %" PRId64 ", g%" PRId64 ")\n", s, j, j);
+  for (int k = 0; k < g->K; ++k) {
+    const int64_t dir = g->k0 < 0 ? -1 : g->k0 + k;
+    int64_t e0, e1;
+    DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)
+    if (e0 >= 0)
+      EMIT("      DUAL_JIT2_OUT_H(%d, %" PRId64 ", %" PRId64 ", h%" PRId64 "_%d)\n", s, e0, e1, j, k);
+  }
+}
+
+/* The adjoint pair sweep of output s: every active value's (g, g') starts at +0.0 and takes its
+ * uses' terms in reverse order, as the interpreters' adjoint rows do.  An input's results are
+ * stored as soon as they are final — after the input's first load, the last one the sweep
+ * meets — so their accumulators do not stay live to the end; inputs never loaded store zeros. */
+static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_load) {
+  const dual_program *prog = g->prog;
+  const int64_t n = prog->n_in;
+  const int K = g->K;
+  EMIT("    { /* output %d */\n", s);
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
+    if (info->prop == DUAL_PROP_OUT || !is_active(prog, DUAL_INSTR_DST(w))) continue;
+    EMIT("      double a%" PRId64 " = 0.0", t);
+    for (int k = 0; k < K; ++k) EMIT(", b%" PRId64 "_%d = 0.0", t, k);
+    EMIT(";\n");
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    EMIT("      double g%" PRId64 " = 0.0", j);
+    for (int k = 0; k < K; ++k) EMIT(", h%" PRId64 "_%d = 0.0", j, k);
+    EMIT(";\n");
+  }
+  for (int64_t t = prog->n_instr - 1; t >= 0; --t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    const dual_op_info *info = &dual_op_table[op];
+    const int adj = info->adj;
+    const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
+    const int64_t *da = &g->opnd[3 * t];
+    if (adj == DUAL_ADJ_NONE) continue;
+    if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s */
+      if (is_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
+      continue;
+    }
+    if (!is_active(prog, DUAL_INSTR_DST(w))) continue;
+    if (adj == DUAL_ADJ_GRAD) {
+      EMIT("      g%d += a%" PRId64 ";", reg[0], t);
+      for (int k = 0; k < K; ++k) EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
+      EMIT("\n");
+      if (first_load[reg[0]] == t) emit_input_stores(g, s, store_grad, reg[0]);
+      continue;
+    }
+    const int first = op == DUAL_OP_SELECT; /* the condition takes no adjoint */
+    for (int i = first; i < info->arity; ++i) {
+      if (!is_active(prog, reg[i])) continue;
+      const int64_t x = da[i];
+      switch (adj) {
+      case DUAL_ADJ_LIN:
+        EMIT("      a%" PRId64 " += DUAL_TM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
+        for (int k = 0; k < K; ++k)
+          EMIT("      b%" PRId64 "_%d += DUAL_TM(d%" PRId64 "_%d, b%" PRId64 "_%d) + DUAL_TM(e%" PRId64
+               "_%d_%d, a%" PRId64 ");\n", x, k, t, i, t, k, t, i, k, t);
+        break;
+      case DUAL_ADJ_CHOOSE:
+        EMIT("      a%" PRId64 " += d%" PRId64 "_%d != 0.0 ? a%" PRId64 " : 0.0;\n", x, t, i, t);
+        for (int k = 0; k < K; ++k)
+          EMIT("      b%" PRId64 "_%d += d%" PRId64 "_%d != 0.0 ? b%" PRId64 "_%d : 0.0;\n", x, k, t,
+               i, t, k);
+        break;
+      default: {
+        const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
+        EMIT("      a%" PRId64 " %s= a%" PRId64 ";", x, sign, t);
+        for (int k = 0; k < K; ++k) EMIT(" b%" PRId64 "_%d %s= b%" PRId64 "_%d;", x, k, sign, t, k);
+        EMIT("\n");
+        break;
+      }
+      }
+    }
+  }
+  for (int64_t j = 0; j < n; ++j)
+    if (first_load[j] < 0) emit_input_stores(g, s, store_grad, j);
+  EMIT("    }\n");
+}
+
+static void emit_pass(genr *g, int pass, const int64_t *first_load) {
+  const dual_program *prog = g->prog;
+  const int hvp = g->job->mode == DUAL_MODE_HVP;
+  g->K = pass_directions(g->job, pass);
+  g->k0 = hvp ? -1 : pass * per_pass(g->job);
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
+       "(const dual_jit_args A) {\n", pass);
+  EMIT("  for (int64_t pt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; pt < A.count;\n"
+       "       pt += (int64_t)gridDim.x * blockDim.x) {\n    int st = 0;\n    const int live_ = 1;\n"
+       "    (void)live_;\n");
+  /* the point's loads first, so they are in flight together (each thread reads its own row:
+   * the latency, not the bandwidth, bounds these kernels; bench/NOTES.md) */
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    if (op == DUAL_OP_LDX || op == DUAL_OP_LDP)
+      emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), is_active(prog, DUAL_INSTR_DST(w)));
+  }
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    const int prop = dual_op_table[op].prop;
+    if (op == DUAL_OP_LDX || op == DUAL_OP_LDP) continue; /* above */
+    if (prop == DUAL_PROP_OUT) {
+      EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", %d)\n", DUAL_INSTR_B(w), g->opnd[3 * t], pass == 0);
+      continue;
+    }
+    if (prop == DUAL_PROP_LOAD)
+      emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), is_active(prog, DUAL_INSTR_DST(w)));
+    else emit_compute(g, w, t);
+  }
+  for (int s = 0; s < prog->n_out; ++s) emit_adjoint(g, s, hvp || g->k0 == 0, first_load);
+  EMIT("    if (A.status != NULL) A.status[pt] = %sst;\n  }\n}\n", pass == 0 ? "" : "A.status[pt] | ");
+}
+
+char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap) {
+  if (why_cap > 0) why[0] = '\0';
+  *npass = 0;
+  if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP) {
+    snprintf(why, (size_t)why_cap, "mode %d is not second order", job->mode);
+    return NULL;
+  }
+  const dual_program *prog = job->prog;
+  const int64_t sums = dual_jit_rev_sums(job);
+  if (sums > DUAL_JIT_MAX_REV_TERMS) {
+    snprintf(why, (size_t)why_cap,
+             "its forward-over-reverse kernels would hold %" PRId64 " tangent and adjoint terms, "
+             "over the compiled tier's rule of %d (the compile would take minutes)",
+             sums, DUAL_JIT_MAX_REV_TERMS);
+    return NULL;
+  }
+  genr g0, *g = &g0;
+  memset(g, 0, sizeof *g);
+  g->prog = prog, g->job = job;
+  g->opnd = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
+  int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
+  if (g->opnd == NULL || def == NULL) {
+    free(g->opnd), free(def);
+    snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
+    return NULL;
+  }
+  int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
+  if (first_load == NULL) {
+    free(g->opnd), free(def);
+    snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
+    return NULL;
+  }
+  for (int32_t j = 0; j < prog->n_in; ++j) first_load[j] = -1;
+  for (int32_t r = 0; r < prog->n_regs; ++r) def[r] = -1;
+  for (int64_t t = 0; t < prog->n_instr; ++t) { /* operand definitions, then the result's */
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
+    const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
+    const int reads = info->prop == DUAL_PROP_LOAD ? 0 : info->arity;
+    for (int i = 0; i < 3; ++i) g->opnd[3 * t + i] = i < reads ? def[reg[i]] : -1;
+    if (info->prop != DUAL_PROP_OUT) def[DUAL_INSTR_DST(w)] = t;
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX && is_active(prog, DUAL_INSTR_DST(w)) && first_load[reg[0]] < 0)
+      first_load[reg[0]] = t;
+  }
+  free(def);
+  const int passes = dual_jit_rev_passes(job);
+  EMIT("// dualbatch compiled tier, forward-over-reverse: %" PRId64 " instructions, mode %d, "
+       "%d passes\n#include \"jit/jit_kernel2.h\"\n", prog->n_instr, job->mode, passes);
+  for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
+  free(g->opnd), free(first_load);
+  char *src = dual_strbuf_take(&g->out);
+  if (src == NULL) {
+    snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
+    return NULL;
+  }
+  *npass = passes;
+  return src;
+}
