@@ -284,14 +284,14 @@ static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t
  * when any entry differs. */
 static void compare_compiled(dual_context *ctx, const dual_program *prog, const workload *w,
                              const dual_batch *b, const double *y0, const double *J0,
-                             const double *H0, int64_t nh, int64_t kref) {
+                             const double *H0, int64_t nh, int64_t kref, const char *label) {
   dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
   const double t0 = now();
   int st = dual_run(ctx, prog, w->mode, b);
   const double t1 = now();
   dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
   if (st != DUAL_SUCCESS) {
-    printf("META\t%s compiled\tthe compiled tier failed: %s\n", w->name, dual_context_last_error(ctx));
+    printf("META\t%s %s\tthe compiled tier failed: %s\n", w->name, label, dual_context_last_error(ctx));
     g_disagree = 1;
     return;
   }
@@ -308,11 +308,35 @@ static void compare_compiled(dual_context *ctx, const dual_program *prog, const 
     for (int64_t i = 0; i < kref * nh; ++i) differ += memcmp(&H[i], &H0[i], sizeof(double)) != 0;
     free(H);
   }
-  printf("META\t%s compiled\tcompiled tier vs interpreter, first %lld points: %lld of %lld "
-         "entries not bitwise equal (first call, compile included: %.3f s)\n", w->name,
+  printf("META\t%s %s\tcompiled tier vs interpreter, first %lld points: %lld of %lld "
+         "entries not bitwise equal (first call, compile included: %.3f s)\n", w->name, label,
          (long long)kref, (long long)differ, (long long)(ny + nj + kref * nh), t1 - t0);
   if (differ) g_disagree = 1;
   free(y), free(J);
+}
+
+/* Forward-over-reverse Hessians (DUAL_AD_REVERSE): the interpreter's on the first kref points,
+ * then the compiled tier's against them (compare_compiled). */
+static void compare_for(dual_context *ctx, const dual_program *prog, const workload *w,
+                        const dual_batch *b, int64_t nh, int64_t kref) {
+  dual_batch r = *b;
+  r.count = kref;
+  dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE);
+  dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+  if (dual_run(ctx, prog, w->mode, &r) != DUAL_SUCCESS) {
+    printf("META\t%s compiled-for\tthe interpreter failed: %s\n", w->name, dual_context_last_error(ctx));
+    g_disagree = 1;
+  } else {
+    const int64_t ny = kref * w->m, nj = kref * w->m * w->n;
+    double *y = xmalloc(sizeof(double) * (size_t)ny), *J = xmalloc(sizeof(double) * (size_t)nj);
+    double *H = xmalloc(sizeof(double) * (size_t)(kref * nh));
+    CUDA_OK(cudaMemcpy(y, r.y, sizeof(double) * (size_t)ny, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(J, r.d, sizeof(double) * (size_t)nj, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(H, r.h, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
+    compare_compiled(ctx, prog, w, &r, y, J, H, nh, kref, "compiled-for");
+    free(y), free(J), free(H);
+  }
+  dual_context_set_ad_mode(ctx, w->ad_mode);
 }
 
 /* --jit-time: the first and second call of one workload's first-order product (Jacobian; the
@@ -469,7 +493,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
     if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
-    if (both_tiers) compare_compiled(ctx, prog, w, &b, yy, jj, hh, second ? nh : 0, kref);
+    if (both_tiers) compare_compiled(ctx, prog, w, &b, yy, jj, hh, second ? nh : 0, kref, "compiled");
+    if (both_tiers && second) compare_for(ctx, prog, w, &b, nh, kref);
   } else {
     have_ref = reference_on_cpu(w, prog, kref, x, p, yy, jj, hh) == DUAL_SUCCESS;
   }
@@ -523,6 +548,14 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
       row(w->name, B, "dualbatch-compiled", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+    }
+    if (both_tiers && second) { /* forward-over-reverse, both tiers */
+      dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE);
+      row(w->name, B, "dualbatch-for", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
+      dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
+      row(w->name, B, "dualbatch-compiled-for", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
+      dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+      dual_context_set_ad_mode(ctx, w->ad_mode);
     }
   }
   /* study at one batch size: each forced width, then each number of threads per point, with
