@@ -337,23 +337,25 @@ Test(jit_host, row_flushes_and_lane_overflow) {
  * generated second-order kernels of width `width`: every value, Jacobian entry, component and
  * status word the same bits.  Returns how many points had a flag. */
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int reverse, int64_t B, const double *x, const double *p, const double *v);
+                         int reverse, int colmajor, int64_t B, const double *x, const double *p,
+                         const double *v);
 static int64_t compare2(const dual_program *prog, int mode, int layout, int width, int64_t B,
                         const double *x, const double *p, const double *v) {
-  return compare2n(prog, mode, layout, width, 0, 0, B, x, p, v);
+  return compare2n(prog, mode, layout, width, 0, 0, 0, B, x, p, v);
 }
 
 /* As compare2 for forward-over-reverse: the CPU engine in DUAL_AD_REVERSE against the kernels
  * of jit/jit_source_rev.c with `dirs` directions per pass (0: the default). */
 static int64_t compare_rev(const dual_program *prog, int mode, int layout, int dirs, int64_t B,
                            const double *x, const double *p, const double *v) {
-  return compare2n(prog, mode, layout, dirs, 0, 1, B, x, p, v);
+  return compare2n(prog, mode, layout, dirs, 0, 1, 0, B, x, p, v);
 }
 
 /* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`, or
- * forward-over-reverse when `reverse`. */
+ * forward-over-reverse when `reverse`; results point-fastest (column-major) when `colmajor`. */
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int reverse, int64_t B, const double *x, const double *p, const double *v) {
+                         int reverse, int colmajor, int64_t B, const double *x, const double *p,
+                         const double *v) {
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
   const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_PACKED ? n * (n + 1) / 2 : n * n;
   double *y[2], *d[2], *h[2];
@@ -368,6 +370,10 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   b.v = v, b.v_ps = n, b.v_es = 1;
   b.y_ps = m, b.y_es = 1, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
   b.h_ps = m * len, b.h_rs = len, b.h_es = 1, b.h_layout = layout;
+  if (colmajor) {
+    b.y_ps = 1, b.y_es = B, b.d_ps = 1, b.d_rs = n * B, b.d_cs = B;
+    b.h_ps = 1, b.h_rs = len * B, b.h_es = B;
+  }
   dual_context *cpu = NULL;
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   cr_assert(dual_context_set_width(cpu, width) == DUAL_SUCCESS);
@@ -415,7 +421,7 @@ Test(jit_host2, hess_hessians_and_hvps) {
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 16, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, B, x, NULL, NULL);
   compare2(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 8, B, x, NULL, v);
-  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 1, 0, B, x, NULL, NULL); /* nested blocks */
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 1, 0, 0, B, x, NULL, NULL); /* nested blocks */
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);
@@ -482,6 +488,9 @@ Test(jit_host_rev, hess_hessians_and_hvps) {
   compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, B, x, NULL, NULL);
   compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 16, B, x, NULL, NULL); /* one pass */
   compare_rev(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, NULL, v);
+  /* column-major results (points adjacent): each staged chunk leaves point-fastest */
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, 0, 1, 1, B, x, NULL, NULL);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, 0, 0, 1, B, x, NULL, NULL);
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);

@@ -190,8 +190,10 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   cr_assert(src != NULL, "generator: %s", why);
   cr_assert_eq(npass, 4);
   cr_assert_eq(count(src, "extern \"C\" __global__"), 4);
-  /* the upper triangle, each entry once (its mirror in the same store) */
-  cr_assert(count(src, "DUAL_JIT2_OUT_H(") == 136 && count(src, "dual_rule_") == 0);
+  /* the upper triangle, each entry staged once (its mirror from the same slot), and the
+   * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 */
+  cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 136 && count(src, "dual_rule_") == 0);
+  cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 4);
   void *image = NULL;
   size_t size = 0;
   char *log = NULL;

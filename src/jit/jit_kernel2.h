@@ -1,9 +1,11 @@
 /*
  * jit_kernel2.h — what every generated second-order kernel (jit/jit_source2.c) includes beyond
  * the first-order kernels' header: the stores of an OUT's Jacobian column and Hessian
- * components.  One thread per point, stores straight to the caller's layout (coalescing through
- * shared memory, as the first-order kernels do, is still to come).  Compiled by NVRTC only
- * (embedded in the library as text), or as host C++ by the tests.
+ * components: straight to the caller's layout, one thread per point (the nested kernels of
+ * jit_source2.c), or staged per warp and flushed by chunks of consecutive elements (the
+ * forward-over-reverse kernels of jit_source_rev.c, in the tile loop of jit_kernel.h; the
+ * generator's side is jit/jit_stage2.h).  Compiled by NVRTC only (embedded in the library as
+ * text), or as host C++ by the tests.
  */
 #ifndef DUAL_JIT_KERNEL2_H
 #define DUAL_JIT_KERNEL2_H
@@ -26,6 +28,59 @@
     st |= DUAL_PT_FLAGS(h_);                                                                     \
     hs_[(int64_t)(e0) * A.h_es] = h_;                                                            \
     if ((e1) >= 0) hs_[(int64_t)(e1) * A.h_es] = h_;                                             \
+  }
+
+/* Staged stores (jit/jit_stage2.h).  A kernel declares its warps' staging rows of sp_ doubles
+ * per thread (stage2_) and points s2_ at its thread's row; slot k of the row takes a value with
+ * its flags (d's only when the caller passed a d). */
+#define DUAL_JIT2_STAGE_H(k, value)                                                              \
+  {                                                                                              \
+    const double h_ = (value);                                                                   \
+    st |= DUAL_PT_FLAGS(h_);                                                                     \
+    s2_[(k)] = h_;                                                                               \
+  }
+#define DUAL_JIT2_STAGE_D(k, value)                                                              \
+  if (A.d != NULL) {                                                                             \
+    const double g_ = (value);                                                                   \
+    st |= DUAL_PT_FLAGS(g_);                                                                     \
+    s2_[(k)] = g_;                                                                               \
+  }
+
+/* Store elements e0 .. e0 + 3 (those in `mask`, from slots k0 .. k3 of each point's row) of the
+ * warp's 32 points, the elements `es` apart and the points `ps` apart from dst.  Points far
+ * apart (ps != 1): four lanes per point, each store instruction writes the chunks of 8 points,
+ * whole 32-byte sectors when the elements are adjacent; points adjacent (ps == 1, column-major
+ * results): a lane per point, each store a line of 32 points. */
+static __noinline__ __device__ void dual_jit2_flush(double *dst, int64_t ps, int64_t es,
+                                                    int64_t count, int64_t base, int lane,
+                                                    const double *sw, int sp, int64_t e0,
+                                                    unsigned mask, int k0, int k1, int k2, int k3) {
+  const int64_t left = count - base;
+  const int n = left < 32 ? (int)left : 32; /* points of the tile that exist */
+  dst += e0 * es;
+  if (ps == 1) {
+    if (lane < n) {
+      const int k[4] = {k0, k1, k2, k3};
+      for (int i = 0; i < 4; ++i)
+        if ((mask >> i) & 1u) dst[base + lane + (int64_t)i * es] = sw[lane * sp + k[i]];
+    }
+    return;
+  }
+  const int i = lane & 3, k = i == 0 ? k0 : i == 1 ? k1 : i == 2 ? k2 : k3;
+  if (!((mask >> i) & 1u)) return;
+  for (int p = lane >> 2; p < n; p += 8) dst[(base + p) * ps + (int64_t)i * es] = sw[p * sp + k];
+}
+#define DUAL_JIT2_FLUSH_H(b, e0, mask, k0, k1, k2, k3)                                           \
+  __syncwarp();                                                                                  \
+  dual_jit2_flush(A.h + (int64_t)(b) * A.h_rs, A.h_ps, A.h_es, A.count, base_, lane_,            \
+                  stage2_[warp_], sp_, (e0), (mask), (k0), (k1), (k2), (k3));                    \
+  __syncwarp();
+#define DUAL_JIT2_FLUSH_D(b, e0, mask, k0, k1, k2, k3)                                           \
+  if (A.d != NULL) {                                                                             \
+    __syncwarp();                                                                                \
+    dual_jit2_flush(A.d + (int64_t)(b) * A.d_rs, A.d_ps, A.d_cs, A.count, base_, lane_,          \
+                    stage2_[warp_], sp_, (e0), (mask), (k0), (k1), (k2), (k3));                  \
+    __syncwarp();                                                                                \
   }
 
 #endif /* DUAL_JIT_KERNEL2_H */

@@ -10,7 +10,10 @@
  * computed once for all K directions.  Each direction's arithmetic is the interpreters' term for
  * term (tangent_terms.h's lane formulas, DUAL_TM for every product with a partial, the adjoint
  * sums from +0.0 in the sweep's order), so the bits are theirs: an active value carries its
- * tangent even where it is structurally zero, as it does in the interpreters.
+ * tangent even where it is structurally zero, as it does in the interpreters.  The kernel runs
+ * the warp-tiled loop of the first-order kernels (jit_kernel.h), and its gradient and Hessian
+ * entries leave through the stager (jit_stage2.h): staged per warp as soon as they are final,
+ * written by chunks of adjacent elements for 32 points at once.
  */
 #include "jit/jit_source_rev.h"
 
@@ -26,6 +29,7 @@
 #include "engine/rev_plan.h" /* DUAL_FOR_ENTRIES */
 #include "jit/jit_source.h"  /* dual_jit_emit_lane */
 #include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
+#include "jit/jit_stage2.h"
 #include "jit/strbuf.h"
 
 typedef struct genr {
@@ -35,6 +39,7 @@ typedef struct genr {
   int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
   int K;         /* directions of the pass */
   int k0;        /* its first Hessian column (HVP: -1, the direction v) */
+  dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
 } genr;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -167,17 +172,29 @@ static void emit_compute(genr *g, const uint32_t *w, int64_t t) {
 
 /* Input j's results of output s: its gradient entry (when stored: the interpreters store it
  * along direction 0 or v) and each direction's g' as h entries (DUAL_FOR_ENTRIES: the upper
- * triangle, mirrored in the full layout). */
-static void emit_input_stores(genr *g, int s, int store_grad, int64_t j) {
+ * triangle, mirrored in the full layout), through the stager; with `expect`, only tell the
+ * stager they will come. */
+static void emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
   const int64_t n = g->prog->n_in;
   const int packed = g->job->b->h_layout == DUAL_HESSIAN_PACKED;
-  if (store_grad) EMIT("      if (A.d != NULL) DUAL_JIT2_OUT_D(%d, %" PRId64 ", g%" PRId64 ")\n", s, j, j);
+  char name[48];
+  if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
+  else if (store_grad) {
+    snprintf(name, sizeof name, "g%" PRId64, j);
+    dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_D, s, name, j, -1);
+  }
   for (int k = 0; k < g->K; ++k) {
     const int64_t dir = g->k0 < 0 ? -1 : g->k0 + k;
     int64_t e0, e1;
     DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)
-    if (e0 >= 0)
-      EMIT("      DUAL_JIT2_OUT_H(%d, %" PRId64 ", %" PRId64 ", h%" PRId64 "_%d)\n", s, e0, e1, j, k);
+    if (e0 < 0) continue;
+    if (expect) {
+      dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e0);
+      if (e1 >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e1);
+      continue;
+    }
+    snprintf(name, sizeof name, "h%" PRId64 "_%d", j, k);
+    dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_H, s, name, e0, e1);
   }
 }
 
@@ -220,7 +237,7 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
       EMIT("      g%d += a%" PRId64 ";", reg[0], t);
       for (int k = 0; k < K; ++k) EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
       EMIT("\n");
-      if (first_load[reg[0]] == t) emit_input_stores(g, s, store_grad, reg[0]);
+      if (first_load[reg[0]] == t) emit_input_stores(g, s, store_grad, reg[0], 0);
       continue;
     }
     const int first = op == DUAL_OP_SELECT; /* the condition takes no adjoint */
@@ -251,20 +268,44 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
     }
   }
   for (int64_t j = 0; j < n; ++j)
-    if (first_load[j] < 0) emit_input_stores(g, s, store_grad, j);
+    if (first_load[j] < 0) emit_input_stores(g, s, store_grad, j, 0);
   EMIT("    }\n");
 }
 
+static void emit_body(genr *g, int pass, const int64_t *first_load);
+
+/* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
+ * stores go through the stager; the body is written first, since the staging rows it declares
+ * are as long as the body's stores need. */
 static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
   const int hvp = g->job->mode == DUAL_MODE_HVP;
   g->K = pass_directions(g->job, pass);
   g->k0 = hvp ? -1 : pass * per_pass(g->job);
+  dual_jit_stager_reset(&g->stage);
+  for (int s = 0; s < prog->n_out; ++s)
+    for (int64_t j = 0; j < prog->n_in; ++j) emit_input_stores(g, s, hvp || g->k0 == 0, j, 1);
+  const dual_strbuf head = g->out;
+  memset(&g->out, 0, sizeof g->out);
+  emit_body(g, pass, first_load);
+  char *body = dual_strbuf_take(&g->out);
+  g->out = head;
+  if (body == NULL) {
+    g->out.failed = 1;
+    return;
+  }
+  const int row = dual_jit_stager_row(&g->stage);
   EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
-       "(const dual_jit_args A) {\n", pass);
-  EMIT("  for (int64_t pt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; pt < A.count;\n"
-       "       pt += (int64_t)gridDim.x * blockDim.x) {\n    int st = 0;\n    const int live_ = 1;\n"
-       "    (void)live_;\n");
+       "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
+       "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n    double *const s2_ = stage2_[warp_] + lane_ * sp_;\n"
+       "%s  DUAL_JIT_TILE_END(%d, -1)\n}\n", pass, row, row, body, pass == 0);
+  free(body);
+}
+
+/* The sweeps of pass `pass` for the thread's point. */
+static void emit_body(genr *g, int pass, const int64_t *first_load) {
+  const dual_program *prog = g->prog;
+  const int hvp = g->job->mode == DUAL_MODE_HVP;
   /* the point's loads first, so they are in flight together (each thread reads its own row:
    * the latency, not the bandwidth, bounds these kernels; bench/NOTES.md) */
   for (int64_t t = 0; t < prog->n_instr; ++t) {
@@ -287,7 +328,7 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     else emit_compute(g, w, t);
   }
   for (int s = 0; s < prog->n_out; ++s) emit_adjoint(g, s, hvp || g->k0 == 0, first_load);
-  EMIT("    if (A.status != NULL) A.status[pt] = %sst;\n  }\n}\n", pass == 0 ? "" : "A.status[pt] | ");
+  dual_jit_stager_finish(&g->stage);
 }
 
 char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap) {
@@ -311,14 +352,11 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
   g->prog = prog, g->job = job;
   g->opnd = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
   int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
-  if (g->opnd == NULL || def == NULL) {
-    free(g->opnd), free(def);
-    snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
-    return NULL;
-  }
   int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
-  if (first_load == NULL) {
-    free(g->opnd), free(def);
+  const int64_t len = dual_pass2_out_len(job->mode, prog->n_in, job->b->h_layout);
+  if (g->opnd == NULL || def == NULL || first_load == NULL ||
+      dual_jit_stager_init(&g->stage, &g->out, prog->n_out, prog->n_in, len) != DUAL_SUCCESS) {
+    free(g->opnd), free(def), free(first_load);
     snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
     return NULL;
   }
@@ -340,6 +378,7 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
        "%d passes\n#include \"jit/jit_kernel2.h\"\n", prog->n_instr, job->mode, passes);
   for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
   free(g->opnd), free(first_load);
+  dual_jit_stager_free(&g->stage);
   char *src = dual_strbuf_take(&g->out);
   if (src == NULL) {
     snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");

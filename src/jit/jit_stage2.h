@@ -1,0 +1,69 @@
+/*
+ * jit_stage2.h — how a generated second-order kernel leaves its results (the generator's side;
+ * the kernel's side is jit/jit_kernel2.h).  Each value a thread stores goes to a slot of its row
+ * in the warp's shared memory, and the entries are written out by aligned chunks of
+ * DUAL_JIT_CHUNK consecutive elements of one output's block (Jacobian row or h block), 32 points
+ * at once, as soon as the chunk's last entry of the pass is staged: one store instruction then
+ * writes whole 32-byte sectors of 8 points instead of 8 bytes of 32 points.  The stager knows
+ * every element a pass will store (dual_jit_stager_expect) before the kernel's code is written
+ * (dual_jit_stager_put), so it flushes each chunk once, and a value stored at two elements (the
+ * mirror of a Hessian entry) is staged once.  A thread's row holds at most DUAL_JIT_STAGE_SLOTS
+ * slots: when they are all taken, the open chunks are flushed as far as they are staged.
+ * Host code, independent of CUDA.
+ */
+#ifndef DUAL_JIT_STAGE2_H
+#define DUAL_JIT_STAGE2_H
+
+#include <stdint.h>
+
+#include "jit/strbuf.h"
+
+/* The arrays a second-order kernel stores through the stager. */
+enum { DUAL_JIT_STAGE_D = 0, DUAL_JIT_STAGE_H = 1 };
+
+/* Elements of a chunk, and the most slots of a thread's row (odd: a warp's rows then fall in
+ * distinct shared-memory banks; 4 warps x 32 x 31 doubles = 31 KiB a block). */
+#define DUAL_JIT_CHUNK 4
+#define DUAL_JIT_STAGE_SLOTS 31
+
+typedef struct dual_jit_chunk {
+  uint8_t want, have;                 /* elements the pass stores, and those staged so far */
+  int16_t slot[DUAL_JIT_CHUNK];       /* the slot of each staged element */
+  int32_t open_at;                    /* its index in the open list, -1 when closed */
+} dual_jit_chunk;
+
+typedef struct dual_jit_stager {
+  dual_strbuf *out;
+  int64_t m;                /* outputs */
+  int64_t nc[2];            /* chunks per output of d and h */
+  dual_jit_chunk *chunk;    /* [m * (nc[0] + nc[1])]: d's chunks, then h's */
+  int64_t *open;            /* the chunks with staged entries */
+  int64_t nopen;
+  int refs[DUAL_JIT_STAGE_SLOTS]; /* elements still to flush from each slot (0: free) */
+  int peak;                 /* the most slots in use at once in this pass */
+} dual_jit_stager;
+
+/* A stager writing to `out` for m outputs with nd elements per output in d (n: a gradient row)
+ * and nh in h.  DUAL_SUCCESS or DUAL_ERR_NO_MEMORY. */
+int dual_jit_stager_init(dual_jit_stager *s, dual_strbuf *out, int64_t m, int64_t nd, int64_t nh);
+void dual_jit_stager_free(dual_jit_stager *s);
+
+/* Start a pass: no chunk expected or open, no slot taken. */
+void dual_jit_stager_reset(dual_jit_stager *s);
+
+/* The pass will store element e (>= 0) of output b's block of `array`. */
+void dual_jit_stager_expect(dual_jit_stager *s, int array, int64_t b, int64_t e);
+
+/* Write the code that stores `value` (an expression) at element e0 of output b's block of
+ * `array`, and at e1 too when e1 >= 0: it stages the value (with its flags) and flushes every
+ * chunk it completes.  d's entries are staged and flushed only when the caller passed a d. */
+void dual_jit_stager_put(dual_jit_stager *s, int array, int64_t b, const char *value, int64_t e0,
+                         int64_t e1);
+
+/* Flush whatever is still open (nothing, when every expected element was put). */
+void dual_jit_stager_finish(dual_jit_stager *s);
+
+/* The slots per thread row the pass's kernel declares: its peak, odd, at least 1. */
+int dual_jit_stager_row(const dual_jit_stager *s);
+
+#endif /* DUAL_JIT_STAGE2_H */
