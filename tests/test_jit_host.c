@@ -110,6 +110,7 @@ static void run(const module *m, int npass, const dual_batch *b, const dual_prog
   a.y = b->y, a.y_ps = b->y_ps, a.y_es = b->y_es;
   a.d = b->d, a.d_ps = b->d_ps, a.d_rs = b->d_rs, a.d_cs = b->d_cs;
   a.h = b->h, a.h_ps = b->h_ps, a.h_rs = b->h_rs, a.h_es = b->h_es;
+  a.u = b->u, a.u_ps = b->u_ps, a.u_es = b->u_es;
   a.status = b->status;
   (void)prog;
   for (int p = 0; p < npass; ++p) {
@@ -141,15 +142,26 @@ static int64_t assert_same_status(const int32_t *cpu, const int32_t *jit, int64_
   return flagged;
 }
 
+static int64_t compare_ad(const dual_program *prog, int mode, int width, int reverse, int64_t B,
+                          const double *x, const double *p, const double *v, int colmajor);
+
 /* The program in `mode` on B points (x row-major, p, v), by the CPU engine and by the module,
  * row-major results, or column-major ones when `colmajor`; every entry and status word must be
  * the same bits.  Returns how many points had a flag (so callers can see the guarded path ran). */
 static int64_t compare(const dual_program *prog, int mode, int width, int64_t B, const double *x,
                        const double *p, const double *v, int colmajor) {
+  return compare_ad(prog, mode, width, 0, B, x, p, v, colmajor);
+}
+
+/* As compare, or in reverse mode (`reverse`: the CPU engine in DUAL_AD_REVERSE against the
+ * kernel of jit/jit_source_rev.c; mode GRADIENT, JACOBIAN, or VJP with the cotangents in v). */
+static int64_t compare_ad(const dual_program *prog, int mode, int width, int reverse, int64_t B,
+                          const double *x, const double *p, const double *v, int colmajor) {
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
-  const int npass =
-      mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP || n == 0 ? 1 : (int)((n + width - 1) / width);
-  const int64_t nd = mode == DUAL_MODE_JACOBIAN ? m * n : mode == DUAL_MODE_GRADIENT ? n
+  const int npass = reverse || mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP || n == 0
+                        ? 1 : (int)((n + width - 1) / width);
+  const int64_t nd = mode == DUAL_MODE_JACOBIAN ? m * n
+                   : mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_VJP ? n
                    : mode == DUAL_MODE_JVP ? m : 0;
   double *y[2], *d[2];
   int32_t *st[2];
@@ -160,26 +172,41 @@ static int64_t compare(const dual_program *prog, int mode, int width, int64_t B,
   dual_batch b;
   memset(&b, 0, sizeof b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
-  b.v = v, b.v_ps = n, b.v_es = 1;
-  const int64_t rows = mode == DUAL_MODE_GRADIENT ? 1 : m, cols = nd / (m ? rows : 1);
+  if (mode == DUAL_MODE_VJP) b.u = v, b.u_ps = m, b.u_es = 1;
+  else b.v = v, b.v_ps = n, b.v_es = 1;
+  const int64_t rows = mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_VJP ? 1 : m, cols = nd / (m ? rows : 1);
   b.y_ps = colmajor ? 1 : m, b.y_es = colmajor ? B : 1;
   b.d_ps = colmajor ? 1 : nd;
-  b.d_rs = mode == DUAL_MODE_GRADIENT ? 0 : (colmajor ? B : (mode == DUAL_MODE_JVP ? 1 : cols));
+  b.d_rs = rows == 1 ? 0 : (colmajor ? B : (mode == DUAL_MODE_JVP ? 1 : cols));
   b.d_cs = mode == DUAL_MODE_JVP ? 0 : (colmajor ? B * rows : 1);
   dual_context *cpu = NULL;
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
-  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_ad_mode(cpu, reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD) == DUAL_SUCCESS);
   b.y = y[0], b.d = mode == DUAL_MODE_EVAL ? NULL : d[0], b.status = st[0];
   int s = dual_run(cpu, prog, mode, &b);
   cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
+  cr_assert_eq(dual_context_last_ad_mode(cpu), reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD);
   dual_context_destroy(&cpu);
-  module mod = build(prog, mode, width, npass);
+  module mod;
+  if (reverse) {
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = prog, job.b = &b, job.mode = mode, job.threads = 1, job.reverse = 1;
+    int np2 = 0;
+    char why[256];
+    char *src = dual_jit_source_rev(&job, &np2, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(np2, 1);
+    mod = load_source(src, DUAL_JIT2_KERNEL_NAME, 1);
+  } else {
+    mod = build(prog, mode, width, npass);
+  }
   b.y = y[1], b.d = mode == DUAL_MODE_EVAL ? NULL : d[1], b.status = st[1];
   run(&mod, npass, &b, prog);
   char what[64];
-  snprintf(what, sizeof what, "mode %d width %d: values", mode, width);
+  snprintf(what, sizeof what, "mode %d width %d reverse %d: values", mode, width, reverse);
   assert_same_bits(y[0], y[1], B * m, what);
-  snprintf(what, sizeof what, "mode %d width %d: derivatives", mode, width);
+  snprintf(what, sizeof what, "mode %d width %d reverse %d: derivatives", mode, width, reverse);
   assert_same_bits(d[0], d[1], B * nd, what);
   const int64_t flagged = assert_same_status(st[0], st[1], B, what);
   dlclose(mod.so);
@@ -540,6 +567,63 @@ Test(jit_host_rev, every_op_on_special_arguments) {
     flagged += compare_rev(prog, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, B, x, NULL, NULL);
     flagged += compare_rev(prog, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, NULL, v);
     free(x), free(v);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(flagged, 0, "no point was flagged");
+  dual_context_destroy(&ctx);
+}
+
+/* ---- reverse mode, first order (jit/jit_source_rev.c without directions) ------------------- */
+
+/* Gradients, Jacobians by rows and VJPs of random programs (parameters, several outputs),
+ * row- and column-major, and of hess, against the CPU engine in reverse mode. */
+Test(jit_host_rev, reverse_mode_gradients_jacobians_vjps) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 5150;
+  const int64_t B = 45; /* two tiles, the second partial */
+  for (int i = 0; i < 4; ++i) {
+    const int n = i == 3 ? 9 : 5, m = i % 2 ? 3 : 1;
+    dual_program *prog = rp_random_program(ctx, &rng, 30 + 10 * i, n, 2, m);
+    cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
+    double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * 2, -1.5, 1.5);
+    double *u = random_array(&rng, B * m, -1.0, 1.0);
+    x[4] = 0.0, x[7] = 1.0, u[2] = 0.0;
+    compare_ad(prog, DUAL_MODE_JACOBIAN, 0, 1, B, x, p, NULL, i == 2);
+    compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, p, u, i == 1);
+    if (m == 1) compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, p, NULL, i == 0);
+    free(x), free(p), free(u);
+    dual_program_destroy(&prog);
+  }
+  dual_program *hess = bench_program(ctx, "hess");
+  double *x = random_array(&rng, B * 16, -1.5, 1.5);
+  compare_ad(hess, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
+  free(x);
+  dual_program_destroy(&hess);
+  dual_context_destroy(&ctx);
+}
+
+/* Each op alone on special arguments, and a VJP whose cotangents are not finite: the flags. */
+Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 4245;
+  const int64_t B = 40;
+  int64_t flagged = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    const dual_op_info *info = &dual_op_table[op];
+    if (info->spelling[0] == '\0') continue;
+    dual_program *prog = rp_op_program(ctx, op);
+    cr_assert_not_null(prog, "op %s: %s", info->name, dual_context_last_error(ctx));
+    const int64_t m = prog->n_out;
+    double *x = random_array(&rng, B * 3, -3.0, 3.0), *u = random_array(&rng, B * m, -1.0, 1.0);
+    for (int64_t i = 5; i < B * 3; i += 13)
+      x[i] = (rp_next(&rng) & 1 ? -1.0 : 1.0) * pow(10.0, rp_uniform(&rng, 0.0, 308.0));
+    x[0] = 0.0, x[3] = 1.0, x[6] = -1.0, x[9] = NAN, x[12] = INFINITY, x[18] = -0.0;
+    u[1] = INFINITY, u[3] = NAN, u[5] = 0.0;
+    flagged += compare_ad(prog, DUAL_MODE_JACOBIAN, 0, 1, B, x, NULL, NULL, 0);
+    flagged += compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 0);
+    free(x), free(u);
     dual_program_destroy(&prog);
   }
   cr_assert_gt(flagged, 0, "no point was flagged");

@@ -218,6 +218,52 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   dual_context_destroy(&ctx);
 }
 
+/* Reverse mode (jit/jit_source_rev.c without directions): ba's Jacobian by rows, its VJP and
+ * hess's gradient compile with NVRTC as one kernel each; grad (n = 1024, 6145 instructions) is
+ * refused by the instruction rule with the reason. */
+Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
+  need_nvrtc();
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  const char *names[3] = {"ba", "ba", "hess"};
+  const int mode[3] = {DUAL_MODE_JACOBIAN, DUAL_MODE_VJP, DUAL_MODE_GRADIENT};
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.b = &b, job.threads = 1, job.reverse = 1;
+  for (int i = 0; i < 3; ++i) {
+    dual_program *prog = bench_program(ctx, names[i]);
+    job.prog = prog, job.mode = mode[i];
+    int npass = 0;
+    char why[256];
+    char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(npass, 1);
+    /* a Jacobian's rows: one sweep per output, each row flushed by chunks; a VJP's one sweep */
+    cr_assert_eq(count(src, "DUAL_JIT_LDU("), mode[i] == DUAL_MODE_VJP ? (int)prog->n_out : 0);
+    cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("),
+                 (int)(prog->n_in * (mode[i] == DUAL_MODE_JACOBIAN ? prog->n_out : 1)));
+    cr_assert_eq(count(src, "DUAL_JIT2_STAGE_H(") + count(src, "dual_rule2_"), 0);
+    void *image = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    int st = dual_rtc_compile(src, 90, &image, &size, &log);
+    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
+    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+    free(image), free(log), free(src);
+    dual_program_destroy(&prog);
+  }
+  dual_program *grad = bench_program(ctx, "grad");
+  job.prog = grad, job.mode = DUAL_MODE_GRADIENT;
+  int npass = 0;
+  char why[256];
+  cr_assert(dual_jit_source_rev(&job, &npass, why, sizeof why) == NULL);
+  cr_assert(strstr(why, "6145 instructions") != NULL && strstr(why, "rule") != NULL, "%s", why);
+  dual_program_destroy(&grad);
+  dual_context_destroy(&ctx);
+}
+
 /* The compile-time rule (DUAL_JIT_MAX_LANE_SUMS): a program whose 16 inputs reach every value
  * (so every one of its ~1 500 computing instructions carries 16 lanes) is refused with the
  * reason, before any source is written; kin (two passes of 16: 1 600 sums) and hess's Hessian

@@ -19,6 +19,8 @@ typedef struct dual_jit_args {
   uint64_t seed;   /* random draws: draw k of point pt is keyed (seed, point0 + pt, 0, k) */
   int64_t point0;
   int32_t antithetic, pad_;
+  const double *u; /* VJP cotangents (reverse mode, jit/jit_source_rev.c) */
+  int64_t u_ps, u_es;
 } dual_jit_args;
 
 #endif /* DUAL_JIT_ARGS_H */

@@ -33,7 +33,8 @@ static __forceinline__ __device__ int dual_jit_flags(double v) {
 }
 #define DUAL_PT_FLAGS(v) dual_jit_flags(v)
 
-/* Input i (x), parameter i (p) or JVP direction entry i (v) of point pt, flagging non-finite ones. */
+/* Input i (x), parameter i (p), JVP direction entry i (v) or VJP cotangent i (u) of point pt,
+ * flagging non-finite ones. */
 static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t ps, int64_t es,
                                                        int64_t pt, int64_t i, int *st) {
   const double v = a[pt * ps + i * es];
@@ -43,6 +44,7 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
 #define DUAL_JIT_LDX(i) dual_jit_load(A.x, A.x_ps, A.x_es, pt, (i), &st)
 #define DUAL_JIT_LDP(i) dual_jit_load(A.p, A.p_ps, A.p_es, pt, (i), &st)
 #define DUAL_JIT_LDV(i) dual_jit_load(A.v, A.v_ps, A.v_es, pt, (i), &st)
+#define DUAL_JIT_LDU(i) dual_jit_load(A.u, A.u_ps, A.u_es, pt, (i), &st)
 #define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), A.seed, A.point0 + pt, 0, A.antithetic, (k))
 
 /* The tile loop: `pt` the thread's point (clamped), `live_` whether it exists.  Blocks have 32,

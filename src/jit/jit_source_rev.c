@@ -46,6 +46,14 @@ typedef struct genr {
 
 static int is_active(const dual_program *prog, int32_t r) { return r < prog->n_active; }
 
+/* Reverse mode (first order): a gradient, a Jacobian by rows or a VJP, no directions. */
+static int first_order(const dual_job *job) {
+  return job->mode == DUAL_MODE_GRADIENT || job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_VJP;
+}
+
+/* Adjoint sweeps per pass: one per output, or one for a VJP (every output's cotangent). */
+static int sweeps(const dual_job *job) { return job->mode == DUAL_MODE_VJP ? 1 : job->prog->n_out; }
+
 /* Directions per pass: the job's width field when set, else DUAL_JIT_REV_DIRECTIONS. */
 static int per_pass(const dual_job *job) {
   return job->width > 0 ? job->width : DUAL_JIT_REV_DIRECTIONS;
@@ -53,13 +61,14 @@ static int per_pass(const dual_job *job) {
 
 int dual_jit_rev_passes(const dual_job *job) {
   const int64_t n = job->prog->n_in;
-  if (job->mode == DUAL_MODE_HVP || n == 0) return 1;
+  if (first_order(job) || job->mode == DUAL_MODE_HVP || n == 0) return 1;
   return (int)((n + per_pass(job) - 1) / per_pass(job));
 }
 
 /* Directions of pass `pass`. */
 static int pass_directions(const dual_job *job, int pass) {
   const int64_t n = job->prog->n_in;
+  if (first_order(job)) return 0;
   if (job->mode == DUAL_MODE_HVP || n == 0) return 1;
   const int64_t left = n - (int64_t)pass * per_pass(job);
   return (int)(left < per_pass(job) ? left : per_pass(job));
@@ -73,10 +82,14 @@ int64_t dual_jit_rev_sums(const dual_job *job) {
     const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
     if (!is_active(prog, DUAL_INSTR_DST(w)) || info->prop == DUAL_PROP_OUT) continue;
     if (info->prop == DUAL_PROP_LOAD) continue;
+    if (first_order(job)) { /* the adjoint terms of every sweep */
+      per_dir += (int64_t)sweeps(job) * info->arity;
+      continue;
+    }
     per_dir += 1 + (int64_t)prog->n_out * info->arity;
     if (info->adj == DUAL_ADJ_LIN) per_dir += info->arity;
   }
-  return per_dir * (job->mode == DUAL_MODE_HVP ? 1 : prog->n_in);
+  return per_dir * (first_order(job) || job->mode == DUAL_MODE_HVP ? 1 : prog->n_in);
 }
 
 static void emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
@@ -112,9 +125,9 @@ static void emit_compute(genr *g, const uint32_t *w, int64_t t) {
   const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
   const int64_t *da = &g->opnd[3 * t];
   const int act = is_active(prog, DUAL_INSTR_DST(w));
-  const int tangents = act && info->prop != DUAL_PROP_NONE;
+  const int tangents = act && info->prop != DUAL_PROP_NONE && g->K > 0;
   const int taped = act && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
-  const int lin = act && info->adj == DUAL_ADJ_LIN;
+  const int lin = act && info->adj == DUAL_ADJ_LIN && g->K > 0; /* d' of forward-over-reverse */
   int u[3];
   char v[3][32];
   for (int i = 0; i < 3; ++i) {
@@ -228,8 +241,10 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
     const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
     const int64_t *da = &g->opnd[3 * t];
     if (adj == DUAL_ADJ_NONE) continue;
-    if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s */
-      if (is_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
+    if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s, or a VJP's u */
+      if (is_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP)
+        EMIT("      a%" PRId64 " += DUAL_JIT_LDU(%d);\n", da[0], reg[1]);
+      else if (is_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
       continue;
     }
     if (!is_active(prog, DUAL_INSTR_DST(w))) continue;
@@ -274,6 +289,12 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
 
 static void emit_body(genr *g, int pass, const int64_t *first_load);
 
+/* Whether the pass stores the gradient (Jacobian row) of each sweep: reverse mode always; the
+ * interpreters' forward-over-reverse along direction 0 or v. */
+static int store_grad(const genr *g) {
+  return first_order(g->job) || g->job->mode == DUAL_MODE_HVP || g->k0 == 0;
+}
+
 /* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
  * stores go through the stager; the body is written first, since the staging rows it declares
  * are as long as the body's stores need. */
@@ -281,10 +302,10 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
   const int hvp = g->job->mode == DUAL_MODE_HVP;
   g->K = pass_directions(g->job, pass);
-  g->k0 = hvp ? -1 : pass * per_pass(g->job);
+  g->k0 = hvp || first_order(g->job) ? -1 : pass * per_pass(g->job);
   dual_jit_stager_reset(&g->stage);
-  for (int s = 0; s < prog->n_out; ++s)
-    for (int64_t j = 0; j < prog->n_in; ++j) emit_input_stores(g, s, hvp || g->k0 == 0, j, 1);
+  for (int s = 0; s < sweeps(g->job); ++s)
+    for (int64_t j = 0; j < prog->n_in; ++j) emit_input_stores(g, s, store_grad(g), j, 1);
   const dual_strbuf head = g->out;
   memset(&g->out, 0, sizeof g->out);
   emit_body(g, pass, first_load);
@@ -305,7 +326,6 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
 /* The sweeps of pass `pass` for the thread's point. */
 static void emit_body(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
-  const int hvp = g->job->mode == DUAL_MODE_HVP;
   /* the point's loads first, so they are in flight together (each thread reads its own row:
    * the latency, not the bandwidth, bounds these kernels; bench/NOTES.md) */
   for (int64_t t = 0; t < prog->n_instr; ++t) {
@@ -327,24 +347,30 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
       emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), is_active(prog, DUAL_INSTR_DST(w)));
     else emit_compute(g, w, t);
   }
-  for (int s = 0; s < prog->n_out; ++s) emit_adjoint(g, s, hvp || g->k0 == 0, first_load);
+  for (int s = 0; s < sweeps(g->job); ++s) emit_adjoint(g, s, store_grad(g), first_load);
   dual_jit_stager_finish(&g->stage);
 }
 
 char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   *npass = 0;
-  if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP) {
-    snprintf(why, (size_t)why_cap, "mode %d is not second order", job->mode);
+  if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP && !first_order(job)) {
+    snprintf(why, (size_t)why_cap, "mode %d has no reverse-mode kernel", job->mode);
     return NULL;
   }
   const dual_program *prog = job->prog;
+  if (first_order(job) && prog->n_instr > DUAL_JIT_MAX_REV_INSTR) {
+    snprintf(why, (size_t)why_cap,
+             "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
+             "tier's rule of %d (the compile would take minutes)", prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+    return NULL;
+  }
   const int64_t sums = dual_jit_rev_sums(job);
   if (sums > DUAL_JIT_MAX_REV_TERMS) {
     snprintf(why, (size_t)why_cap,
-             "its forward-over-reverse kernels would hold %" PRId64 " tangent and adjoint terms, "
+             "its %s kernels would hold %" PRId64 " tangent and adjoint terms, "
              "over the compiled tier's rule of %d (the compile would take minutes)",
-             sums, DUAL_JIT_MAX_REV_TERMS);
+             first_order(job) ? "reverse-mode" : "forward-over-reverse", sums, DUAL_JIT_MAX_REV_TERMS);
     return NULL;
   }
   genr g0, *g = &g0;
@@ -353,7 +379,7 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
   g->opnd = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
   int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
   int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
-  const int64_t len = dual_pass2_out_len(job->mode, prog->n_in, job->b->h_layout);
+  const int64_t len = first_order(job) ? 0 : dual_pass2_out_len(job->mode, prog->n_in, job->b->h_layout);
   if (g->opnd == NULL || def == NULL || first_load == NULL ||
       dual_jit_stager_init(&g->stage, &g->out, prog->n_out, prog->n_in, len) != DUAL_SUCCESS) {
     free(g->opnd), free(def), free(first_load);

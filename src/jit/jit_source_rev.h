@@ -1,10 +1,11 @@
 /*
- * jit_source_rev.h — the compiled tier's source generator for forward-over-reverse (issue 17):
- * from a validated program and a Hessian or HVP job that runs in reverse mode (job->reverse),
- * CUDA C for one kernel per pass of directions: straight-line code with a local per value,
- * partial, tangent, adjoint and adjoint tangent, the same arithmetic as the reverse sweeps of
- * engine/interp_rev.h (DUAL_REV_FOR 1) in the same order, so results are bitwise those of the CPU
- * and the GPU interpreter in DUAL_AD_REVERSE.  Host code, independent of CUDA.
+ * jit_source_rev.h — the compiled tier's source generator for reverse mode (issue 17): from a
+ * validated program and a job that runs in reverse mode (job->reverse) — a gradient, Jacobian or
+ * VJP, or forward-over-reverse Hessians and HVPs — CUDA C for one kernel (second order: one per
+ * pass of directions): straight-line code with a local per value, partial, adjoint and, in
+ * forward-over-reverse, tangent and adjoint tangent, the same arithmetic as the reverse sweeps
+ * of engine/interp_rev.h (DUAL_REV_FOR 0 or 1) in the same order, so results are bitwise those of
+ * the CPU and the GPU interpreter in DUAL_AD_REVERSE.  Host code, independent of CUDA.
  */
 #ifndef DUAL_JIT_SOURCE_REV_H
 #define DUAL_JIT_SOURCE_REV_H
@@ -19,23 +20,32 @@
  * 1.19e8 with 8, 9.9e7 with 16 (1.9 KB of spills), 9.3e7 with 2 (values recomputed 8 times). */
 #define DUAL_JIT_REV_DIRECTIONS 4
 
-/* The most terms (dual_jit_rev_sums) a forward-over-reverse module may hold.  Its terms are
+/* The most terms (dual_jit_rev_sums) a reverse-mode module may hold.  Its terms are
  * cheaper for NVRTC than forward lane sums (DUAL_JIT_MAX_LANE_SUMS): on the project's 2-core
  * host hess's module (n = 16, 7 776 terms) compiled in 9.8 s, the same family at n = 24 (17 808)
  * in 25 s and at n = 32 (31 936) in 92 s. */
 #define DUAL_JIT_MAX_REV_TERMS 12000
 
-/* The number of kernels (passes) of a forward-over-reverse job. */
+/* The most instructions of a reverse-mode (first-order) module: its values and partials stay
+ * live from the forward sweep to the adjoint one, and NVRTC's time grows about with the square
+ * of their number (the grad family on the 2-core host: 385 instructions 3.5 s, 769 11 s, 1537
+ * 63 s, 6145 — grad itself, n = 1024 — 436 s).  Larger programs need segmented sweeps (issue
+ * 17) and interpret until then. */
+#define DUAL_JIT_MAX_REV_INSTR 1000
+
+/* The number of kernels (passes) of a reverse-mode job (1 for first order). */
 int dual_jit_rev_passes(const dual_job *job);
 
-/* The terms a forward-over-reverse module would hold (tangents, their partials' derivatives and
- * adjoint tangents, over every pass): what DUAL_JIT_MAX_REV_TERMS bounds. */
+/* The terms a reverse-mode module would hold (adjoint terms of every sweep; forward-over-reverse
+ * also tangents, their partials' derivatives and adjoint tangents, over every pass): what
+ * DUAL_JIT_MAX_REV_TERMS bounds. */
 int64_t dual_jit_rev_sums(const dual_job *job);
 
-/* The source of every pass's kernel of `job` (mode DUAL_MODE_HESSIAN or DUAL_MODE_HVP), named as
- * the second-order kernels are (DUAL_JIT2_KERNEL_NAME, jit_source2.h) and taking a dual_jit_args;
- * *npass receives their number.  One thread per point.  Returns a heap string, or NULL with a
- * reason in why (not second order, over the size rule, out of memory). */
+/* The source of every pass's kernel of `job` (mode DUAL_MODE_GRADIENT, _JACOBIAN, _VJP, _HESSIAN
+ * or _HVP), named as the second-order kernels are (DUAL_JIT2_KERNEL_NAME, jit_source2.h) and
+ * taking a dual_jit_args; *npass receives their number.  One thread per point, warps tiled.
+ * Returns a heap string, or NULL with a reason in why (another mode, over the size rule, out of
+ * memory). */
 char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap);
 
 #endif /* DUAL_JIT_SOURCE_REV_H */
