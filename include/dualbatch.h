@@ -232,6 +232,12 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             mode (experimental: not yet faster than JAX; a program over the
  *                             compile-time rules fails with DUAL_ERR_COMPILE; 0 = they
  *                             interpret, default)                 DUALBATCH_JIT_SECOND=1
+ *   DUAL_KNOB_JIT_REVERSE     compiled tier: 1 = reverse-mode gradients, Jacobians and VJPs too
+ *                             (DUAL_AD_REVERSE, or AUTO choosing reverse), under
+ *                             DUAL_TIER_COMPILE (experimental: bitwise equal to the interpreter,
+ *                             not yet measured on a GPU; a program over the compile-time rules
+ *                             fails with DUAL_ERR_COMPILE; 0 = they interpret, default)
+ *                                                                 DUALBATCH_JIT_REVERSE=1
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -242,7 +248,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_MIN_BLOCKS = 5,
   DUAL_KNOB_JIT_TRACE = 6,
   DUAL_KNOB_JIT_SECOND = 7,
-  DUAL_KNOB_COUNT = 8
+  DUAL_KNOB_JIT_REVERSE = 8,
+  DUAL_KNOB_COUNT = 9
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -271,24 +271,28 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   *out = NULL;
   const dual_program *prog = job->prog;
   const int second = dual_mode_is_second_order(job->mode);
-  const int for_ = second && job->reverse; /* forward-over-reverse (jit/jit_source_rev.c) */
-  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0 || (job->reverse && !for_)) return DUAL_SUCCESS;
+  const int rev = job->reverse; /* reverse mode or forward-over-reverse (jit/jit_source_rev.c) */
+  const int gen2 = second || rev; /* kernels of jit_source2.c or jit_source_rev.c */
+  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0) return DUAL_SUCCESS;
   /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
-   * width (forward-over-reverse: per pass of directions), the compiler's choice of registers;
-   * its key also names the layout, the blocking and the AD mode. */
-  dual_job fj; /* forward-over-reverse: the directions per pass in the width field */
-  if (for_) {
+   * width (forward-over-reverse: per pass of directions; reverse mode: one kernel), the
+   * compiler's choice of registers; its key also names the layout, the blocking and the AD mode. */
+  dual_job fj; /* reverse: the directions per pass in the width field (first order: none) */
+  if (rev) {
     fj = *job;
-    fj.width = ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0 ? (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH] : DUAL_JIT_REV_DIRECTIONS;
+    fj.width = !second ? 0
+               : ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0 ? (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH]
+                                                     : DUAL_JIT_REV_DIRECTIONS;
     job = &fj;
   }
-  const int64_t passes2 = for_ ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
-  const int width = second ? job->width : jit_width(ctx, job);
-  const int npass = second ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
-  const int min_blocks = second ? 0 : jit_min_blocks(ctx, width, npass);
-  const int key_mode = second ? job->mode | job->b->h_layout << 8 | job->nested_hessian << 12 | for_ << 13
-                              : job->mode;
-  const char *name_fmt = second ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
+  const int64_t passes2 = rev ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
+  const int width = gen2 ? job->width : jit_width(ctx, job);
+  const int npass = gen2 ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
+  const int min_blocks = gen2 ? 0 : jit_min_blocks(ctx, width, npass);
+  const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
+                                  rev << 13
+                            : job->mode;
+  const char *name_fmt = gen2 ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
   if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
                             "the program (%lld instructions x %d passes) is over the compiled "
@@ -327,7 +331,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   /* Not in this process: generate the source, then the disk cache, else compile. */
   trace(ctx, "memory lookup, NVRTC load", &t0);
   int npass2 = npass;
-  char *source = for_     ? dual_jit_source_rev(job, &npass2, why, sizeof why)
+  char *source = rev      ? dual_jit_source_rev(job, &npass2, why, sizeof why)
                  : second ? dual_jit_source2(job, &npass2, why, sizeof why)
                         : dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
   if (source != NULL && npass2 != npass) {

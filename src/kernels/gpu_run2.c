@@ -57,7 +57,7 @@ static int launch2(dual_context *ctx, const dual_gpu_args2 *a, int64_t max_block
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the second-order kernel");
 }
 
-enum { AX, AP, AV, AY, AD, AH, AST, AN }; /* the staged arrays */
+enum { AX, AP, AV, AY, AD, AH, AST, AU, AN }; /* the staged arrays (AU: compiled VJPs) */
 
 typedef struct chunk_user {
   const dual_job *job;
@@ -117,13 +117,20 @@ static int run_host2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
   return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, scratch, room, launch_chunk, &u);
 }
 
-/* ---- the compiled tier (jit/jit_source2.c): one kernel per pass, every pass per launch ---- */
+/* ---- the compiled tier (jit/jit_source2.c, jit_source_rev.c): one kernel per pass, every pass
+ * per launch; second order, or reverse-mode gradients, Jacobians and VJPs ---- */
+
+/* Derivative rows a point stores: m (Jacobian, Hessian's gradients), or 1 (gradient, VJP). */
+static int64_t d_rows(const dual_job *job) {
+  return job->mode == DUAL_MODE_GRADIENT || job->mode == DUAL_MODE_VJP ? 1 : job->prog->n_out;
+}
 
 /* The launch arguments of the compiled kernels over a batch's arrays as `b` has them. */
 static void jit_args_of(const dual_job *job, const dual_batch *b, dual_jit_args *ja) {
   memset(ja, 0, sizeof *ja);
   DUAL_GPU_BATCH_ARGS(*ja, b);
   ja->h = b->h, ja->h_ps = b->h_ps, ja->h_rs = b->h_rs, ja->h_es = b->h_es;
+  ja->u = b->u, ja->u_ps = b->u_ps, ja->u_es = b->u_es;
   ja->seed = job->seed, ja->point0 = job->point0, ja->antithetic = job->antithetic;
 }
 
@@ -139,15 +146,17 @@ static int launch_compiled_chunk(dual_context *ctx, void *user, int64_t p0, int6
   const jit_user *u = (const jit_user *)user;
   const dual_job *job = u->job;
   const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
-  const int64_t len = dual_pass2_out_len(job->mode, n, job->b->h_layout);
+  const int second = dual_mode_is_second_order(job->mode);
+  const int64_t len = second ? dual_pass2_out_len(job->mode, n, job->b->h_layout) : 0;
   dual_batch cb;
   memset(&cb, 0, sizeof cb);
   cb.count = c;
   cb.x = (const double *)dev[AX], cb.x_ps = n, cb.x_es = 1;
   cb.p = (const double *)dev[AP], cb.p_ps = np, cb.p_es = 1;
   cb.v = (const double *)dev[AV], cb.v_ps = n, cb.v_es = 1;
+  cb.u = (const double *)dev[AU], cb.u_ps = m, cb.u_es = 1;
   cb.y = (double *)dev[AY], cb.y_ps = m, cb.y_es = 1;
-  cb.d = (double *)dev[AD], cb.d_ps = m * n, cb.d_rs = n, cb.d_cs = 1;
+  cb.d = (double *)dev[AD], cb.d_ps = d_rows(job) * n, cb.d_rs = n, cb.d_cs = 1;
   cb.h = (double *)dev[AH], cb.h_ps = m * len, cb.h_rs = len, cb.h_es = 1;
   cb.status = (int32_t *)dev[AST];
   dual_jit_args ja;
@@ -162,16 +171,20 @@ int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job
   const dual_batch *b = job->b;
   if (b->memory != DUAL_MEMORY_DEVICE) {
     const int64_t n = job->prog->n_in, np = job->prog->n_par, m = job->prog->n_out;
-    const int64_t len = dual_pass2_out_len(job->mode, n, b->h_layout);
+    const int second = dual_mode_is_second_order(job->mode);
+    const int64_t len = second ? dual_pass2_out_len(job->mode, n, b->h_layout) : 0, rows = d_rows(job);
     dual_stage_array a[AN];
     memset(a, 0, sizeof a);
     a[AX] = (dual_stage_array){(void *)b->x, 0, 0, 0, n, n, b->x_ps, 0, b->x_es, NULL, 0};
     a[AP] = (dual_stage_array){(void *)b->p, 0, 0, 0, np, np, b->p_ps, 0, b->p_es, NULL, 0};
     if (job->mode == DUAL_MODE_HVP)
       a[AV] = (dual_stage_array){(void *)b->v, 0, 0, 0, n, n, b->v_ps, 0, b->v_es, NULL, 0};
+    if (job->mode == DUAL_MODE_VJP)
+      a[AU] = (dual_stage_array){(void *)b->u, 0, 0, 0, m, m, b->u_ps, 0, b->u_es, NULL, 0};
     a[AY] = (dual_stage_array){b->y, 1, 0, 0, m, m, b->y_ps, 0, b->y_es, NULL, 0};
-    a[AD] = (dual_stage_array){b->d, 1, 0, 0, m * n, n, b->d_ps, b->d_rs, b->d_cs, NULL, 0};
-    a[AH] = (dual_stage_array){b->h, 1, 0, 0, m * len, len, b->h_ps, b->h_rs, b->h_es, NULL, 0};
+    a[AD] = (dual_stage_array){b->d, 1, 0, 0, rows * n, n, b->d_ps, rows > 1 ? b->d_rs : 0, b->d_cs, NULL, 0};
+    if (second)
+      a[AH] = (dual_stage_array){b->h, 1, 0, 0, m * len, len, b->h_ps, b->h_rs, b->h_es, NULL, 0};
     a[AST] = (dual_stage_array){b->status, 1, 1, 0, 1, 1, 1, 0, 0, NULL, 0};
     jit_user u = {g, job, mod};
     const size_t limit = ctx->memory_limit > 0 ? (size_t)ctx->memory_limit : g->limit;

@@ -162,9 +162,11 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
-  /* Its compiled kernels (jit/jit_source_rev.c), under the same experimental gate as compiled
-   * nested second order (gpu_run2.c). */
-  if (for_ && ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[DUAL_KNOB_JIT_SECOND]) {
+  /* The compiled kernels (jit/jit_source_rev.c), under experimental gates: forward-over-reverse
+   * with compiled nested second order (DUAL_KNOB_JIT_SECOND, gpu_run2.c), gradients, Jacobians
+   * and VJPs with DUAL_KNOB_JIT_REVERSE; dual_sgrad's reverse sweeps interpret. */
+  const int gate = for_ ? DUAL_KNOB_JIT_SECOND : DUAL_KNOB_JIT_REVERSE;
+  if (ctx->tier == DUAL_TIER_COMPILE && job->samples == 0 && ctx->knobs[gate]) {
     const dual_jit_module *jit = NULL;
     st = dual_gpu_jit_select(ctx, g, job, &jit);
     if (st == DUAL_SUCCESS && jit != NULL) st = dual_gpu_run_compiled2(ctx, g, job, jit);
