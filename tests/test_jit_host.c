@@ -25,6 +25,7 @@
 #include "jit/jit_source_rev.h"
 #include "program.h"
 #include "random_program.h"
+#include "sgrad_score.h"
 #include "test_arrays.h"
 
 #ifndef DUAL_HOST_CXX
@@ -99,6 +100,19 @@ static void *run_lane(void *p) {
   return NULL;
 }
 
+/* Every pass of the module with arguments a, one warp of 32 threads per pass. */
+static void run_args(const module *m, int npass, const dual_jit_args *a) {
+  for (int p = 0; p < npass; ++p) {
+    pthread_t t[32];
+    lane_job jobs[32];
+    for (int l = 0; l < 32; ++l) {
+      jobs[l] = (lane_job){m, m->kernels[p], *a, l};
+      cr_assert(pthread_create(&t[l], NULL, run_lane, &jobs[l]) == 0);
+    }
+    for (int l = 0; l < 32; ++l) pthread_join(t[l], NULL);
+  }
+}
+
 /* Every pass of the module over the batch, one warp of 32 threads per pass. */
 static void run(const module *m, int npass, const dual_batch *b, const dual_program *prog) {
   dual_jit_args a;
@@ -113,15 +127,7 @@ static void run(const module *m, int npass, const dual_batch *b, const dual_prog
   a.u = b->u, a.u_ps = b->u_ps, a.u_es = b->u_es;
   a.status = b->status;
   (void)prog;
-  for (int p = 0; p < npass; ++p) {
-    pthread_t t[32];
-    lane_job jobs[32];
-    for (int l = 0; l < 32; ++l) {
-      jobs[l] = (lane_job){m, m->kernels[p], a, l};
-      cr_assert(pthread_create(&t[l], NULL, run_lane, &jobs[l]) == 0);
-    }
-    for (int l = 0; l < 32; ++l) pthread_join(t[l], NULL);
-  }
+  run_args(m, npass, &a);
 }
 
 /* n entries of the CPU engine's results (cpu) and the module's (jit) must be the same bits;
@@ -627,5 +633,124 @@ Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
     dual_program_destroy(&prog);
   }
   cr_assert_gt(flagged, 0, "no point was flagged");
+
+
+/* ---- dual_sgrad (jit/jit_source.c's sgrad kernels) ------------------------------------------ */
+
+/* dual_sgrad of prog on B points (x row-major, p; draws keyed from point0, S samples, `flags`
+ * DUAL_SGRAD_*) by the CPU engine in forward mode and by the generated sgrad kernels of `width`
+ * lanes per pass: every E f, gradient mean, standard error and status word must be the same
+ * bits.  Returns how many points had a flag. */
+static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int64_t B, int64_t S,
+                             int64_t point0, const double *x, const double *p) {
+  const int64_t n = prog->n_in, np = prog->n_par;
+  const int score = (flags & DUAL_SGRAD_SCORE) != 0;
+  double *f[2], *g[2], *se[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    f[k] = calloc((size_t)B + 1, 8), g[k] = calloc((size_t)(B * n + 1), 8);
+    se[k] = calloc((size_t)(B * n + 1), 8), st[k] = calloc((size_t)B, 4);
+  }
+  dual_context *cpu = NULL;
+  cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
+  b.y = f[0], b.y_ps = 1, b.y_es = 1, b.d = g[0], b.d_ps = n, b.d_cs = 1;
+  b.h = se[0], b.h_ps = n, b.h_es = 1, b.status = st[0];
+  b.samples = S, b.seed = 0x5eedULL + (uint64_t)S, b.sgrad_flags = flags, b.point0 = point0;
+  cr_assert(dual_run(cpu, prog, DUAL_MODE_SGRAD, &b) == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
+  cr_assert(dual_context_last_ad_mode(cpu) == DUAL_AD_FORWARD);
+  dual_program *sp = NULL;
+  if (score) cr_assert(dual_sgrad_score_program(cpu, prog, &sp) == DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+  const dual_program *kp = score ? sp : prog;
+  const int npass = n == 0 ? 1 : (int)((n + width - 1) / width);
+  char why[256];
+  char *src = dual_jit_source_sgrad(kp, score, width, npass, 0, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  module mod = load_source(src, DUAL_JIT_KERNEL_NAME, npass);
+  dual_jit_args a;
+  memset(&a, 0, sizeof a);
+  a.count = B, a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
+  a.y = f[1], a.y_ps = 1, a.d = g[1], a.d_ps = n, a.d_cs = 1, a.h = se[1], a.h_ps = n, a.h_es = 1;
+  a.status = st[1];
+  a.seed = b.seed, a.point0 = point0, a.antithetic = (flags & DUAL_SGRAD_ANTITHETIC) != 0, a.samples = S;
+  run_args(&mod, npass, &a);
+  char what[96];
+  snprintf(what, sizeof what, "sgrad flags %d width %d S %lld: E f", flags, width, (long long)S);
+  assert_same_bits(f[0], f[1], B, what);
+  snprintf(what, sizeof what, "sgrad flags %d width %d S %lld: gradient", flags, width, (long long)S);
+  assert_same_bits(g[0], g[1], B * n, what);
+  snprintf(what, sizeof what, "sgrad flags %d width %d S %lld: standard errors", flags, width, (long long)S);
+  assert_same_bits(se[0], se[1], B * n, what);
+  const int64_t flagged = assert_same_status(st[0], st[1], B, what);
+  int64_t finite = 0;
+  for (int64_t i = 0; i < B * n; ++i) finite += isfinite(g[0][i]) && se[0][i] > 0.0;
+  cr_assert_gt(finite, 0, "%s: no finite estimate with a nonzero error: nothing was compared", what);
+  dlclose(mod.so);
+  dual_program_destroy(&sp);
+  dual_context_destroy(&cpu);
+  for (int k = 0; k < 2; ++k) free(f[k]), free(g[k]), free(se[k]), free(st[k]);
+  return flagged;
+}
+
+/* Pathwise, antithetic and score-function estimates of small programs with parameters, over
+ * several tiles (the last partial), with NaN and infinite inputs and a parameter that makes
+ * some samples' partials infinite (the guarded rerun inside the sample loop); draws keyed from a
+ * nonzero point0. */
+Test(jit_host_sgrad, pathwise_antithetic_and_score) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *pw = NULL, *sf = NULL;
+  cr_assert(dual_program_compile(ctx, "input x[3]\nparam s\n"
+                                      "output f = exp(normal(x[0], s)) * sin(x[1] + uniform()) + "
+                                      "sqrt(x[2] * normal()^2) + x[0] * x[1] * s\n", "pw", &pw) == 0,
+            "%s", dual_context_last_error(ctx));
+  cr_assert(dual_program_compile(ctx, "input x[2]\nparam s\n"
+                                      "output f = (normal(x[0], s) > 0) + x[1] * normal(x[1], 0.5)^2\n",
+                                 "sf", &sf) == 0, "%s", dual_context_last_error(ctx));
+  uint64_t rng = 1717;
+  const int64_t B = 45;
+  double *x = random_array(&rng, B * 3, -1.5, 1.5), *p = random_array(&rng, B, 0.2, 0.8);
+  for (int64_t i = 0; i < B; ++i) x[3 * i + 2] = fabs(x[3 * i + 2]);
+  x[3 * 4 + 0] = NAN, x[3 * 9 + 1] = INFINITY, x[3 * 20 + 2] = 0.0, x[3 * 21 + 2] = 0.0; /* sqrt'(0) */
+  p[30] = INFINITY;
+  int64_t flagged = 0;
+  flagged += compare_sgrad(pw, 0, 4, B, 16, 0, x, p);
+  flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 4, B, 12, 1000, x, p);
+  flagged += compare_sgrad(pw, 0, 1, B, 5, 7, x, p); /* three passes of one lane */
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 2, B, 16, 3, x, p);
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 1, B, 8, 0, x, p);
+  cr_assert_gt(flagged, 0, "no point was flagged");
+  free(x), free(p);
+  dual_program_destroy(&pw), dual_program_destroy(&sf);
+  dual_context_destroy(&ctx);
+}
+
+/* More than 16 inputs: passes of 16 lanes (the compiled tier's rule for n = 20), each pass
+ * folding its own columns; pathwise, antithetic and score. */
+Test(jit_host_sgrad, several_passes) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *pw = NULL, *sf = NULL;
+  cr_assert(dual_program_compile(ctx, "input x[20]\nparam s\n"
+                                      "output f = sum(i in 0..20, sin(x[i] * uniform(0.5, 1.5)) * "
+                                      "exp(0.1 * normal(x[i], s)))\n", "pw20", &pw) == 0,
+            "%s", dual_context_last_error(ctx));
+  cr_assert(dual_program_compile(ctx, "input x[20]\n"
+                                      "output f = sum(i in 0..20, (normal(x[i], 0.5) > 0) * (1 + x[i]^2))\n",
+                                 "sf20", &sf) == 0, "%s", dual_context_last_error(ctx));
+  uint64_t rng = 2020;
+  const int64_t B = 40;
+  double *x = random_array(&rng, B * 20, -1.0, 1.0), *p = random_array(&rng, B, 0.2, 0.8);
+  x[7] = NAN;
+  int64_t flagged = 0;
+  flagged += compare_sgrad(pw, 0, 16, B, 8, 0, x, p);
+  flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 16, B, 8, 0, x, p);
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 16, B, 8, 0, x, NULL);
+  cr_assert_gt(flagged, 0, "no point was flagged");
+  free(x), free(p);
+  dual_program_destroy(&pw), dual_program_destroy(&sf);
   dual_context_destroy(&ctx);
 }

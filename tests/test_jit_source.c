@@ -18,6 +18,7 @@
 #include "jit/rtc_compile.h"
 #include "program.h"
 #include "random_program.h"
+#include "sgrad_score.h"
 
 static void need_nvrtc(void) {
   char why[600];
@@ -290,5 +291,58 @@ Test(jit_source, the_lane_sum_rule_refuses_dense_programs) {
   cr_assert_not_null(src, "%s", why);
   free(src);
   dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* dual_sgrad's kernels (jit_source.c, dual_jit_source_sgrad): a pathwise module of one pass and a
+ * score-function module of two passes (20 inputs) compile with NVRTC; each kernel runs the
+ * sample loop and folds its columns, the first one E f too, and the draws take the loop's
+ * sample.  A sample row over the stage (score, 32 lanes) and a pathwise program of two outputs
+ * are refused with the reason. */
+Test(jit_source, sgrad_kernels_compile) {
+  need_nvrtc();
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  dual_program *pw = NULL, *sf = NULL, *two = NULL;
+  cr_assert(dual_program_compile(ctx, "input x[3]\nparam s\noutput f = exp(normal(x[0], s)) * "
+                                      "sin(x[1] + uniform()) + x[2] * normal()^2\n", "pw", &pw) == 0,
+            "%s", dual_context_last_error(ctx));
+  cr_assert(dual_program_compile(ctx, "input x[20]\noutput f = sum(i in 0..20, "
+                                      "(normal(x[i], 0.5) > 0) * (1 + x[i]^2))\n", "sf", &sf) == 0,
+            "%s", dual_context_last_error(ctx));
+  dual_program *score = NULL;
+  cr_assert(dual_sgrad_score_program(ctx, sf, &score) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  const struct {
+    const dual_program *prog;
+    int score, width, npass;
+  } cases[2] = {{pw, 0, 4, 1}, {score, 1, 16, 2}};
+  char why[256];
+  for (int i = 0; i < 2; ++i) {
+    char *src = dual_jit_source_sgrad(cases[i].prog, cases[i].score, cases[i].width, cases[i].npass, 0,
+                                      why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(count(src, "extern \"C\" __global__"), cases[i].npass);
+    cr_assert_eq(count(src, "DUAL_JIT_SGRAD_BEGIN("), cases[i].npass);
+    cr_assert_eq(count(src, "DUAL_JIT_SGRAD_STORE_F("), 1, "E f: the first pass only");
+    cr_assert_eq(count(src, "DUAL_JIT_SGRAD_STORE("), cases[i].prog->n_in, "one gradient entry per input");
+    cr_assert_eq(count(src, "DUAL_JIT_SGRAD_FOLD("), 1 + cases[i].prog->n_in);
+    cr_assert_eq(count(src, "#define DUAL_JIT_SAMPLE sample_"), 1);
+    cr_assert_eq(count(src, "DUAL_JIT_FLUSH"), 0, "no row of a sample leaves the stage");
+    void *image = NULL;
+    size_t size = 0;
+    char *log = NULL;
+    int st = dual_rtc_compile(src, 90, &image, &size, &log);
+    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s\n--- source head ---\n%.3000s",
+              dual_status_string(st), log ? log : "", src);
+    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+    free(image), free(log), free(src);
+  }
+  cr_assert_null(dual_jit_source_sgrad(score, 1, 32, 1, 0, why, sizeof why));
+  cr_assert(strstr(why, "staging limit") != NULL, "reason: %s", why);
+  cr_assert(dual_program_compile(ctx, "input x\noutput f = x * normal()\noutput g = x\n", "two", &two) == 0);
+  cr_assert_null(dual_jit_source_sgrad(two, 0, 1, 1, 0, why, sizeof why));
+  cr_assert(strstr(why, "outputs") != NULL, "reason: %s", why);
+  dual_program_destroy(&pw), dual_program_destroy(&sf), dual_program_destroy(&score);
+  dual_program_destroy(&two);
   dual_context_destroy(&ctx);
 }

@@ -1,6 +1,7 @@
 /*
  * sgrad_reduce.h — dual_sgrad's reduction over samples, shared by the CPU driver
- * (cpu/engine_sgrad.c) and the GPU kernels so both produce the same bits.  After each sample the
+ * (cpu/engine_sgrad.c), the GPU interpreter (kernels/sgrad_loop.h) and the compiled tier's
+ * generated kernels (jit/jit_source.c) so all produce the same bits.  After each sample the
  * point's results — its sample row — are folded into running means and sums of squared
  * deviations (Welford's update, in sample order); nothing of size samples x points is kept.
  *
@@ -15,14 +16,39 @@
 #ifndef DUAL_ENGINE_SGRAD_REDUCE_H
 #define DUAL_ENGINE_SGRAD_REDUCE_H
 
-#include <math.h>
-#include <stdint.h>
-
-#include "dual/portable.h"
+#include "dual/portable.h" /* math.h, stdint.h; NVRTC: built-ins */
 
 /* Units of the estimate: samples, or pairs of samples with antithetic sampling. */
 DUAL_INLINE int64_t dual_sgrad_units(int64_t samples, int antithetic) {
   return antithetic ? samples / 2 : samples;
+}
+
+/* Entry 1 + j of a sample's unit value: the gradient entry g = d f / d x_j, plus f * gl
+ * (gl = d L / d x_j) with the score function. */
+DUAL_INLINE double dual_sgrad_entry(double f, double g, double gl, int score) {
+  return score ? g + f * gl : g;
+}
+
+/* Fold one entry's value u of sample `sample` (0, 1, 2, ... in order) into its accumulators
+ * (*pend, *mean, *m2).  Entries fold independently, so a caller may fold any subset of a sample's
+ * entries (the compiled tier folds each pass's columns: jit/jit_source.c). */
+DUAL_INLINE void dual_sgrad_fold_entry(double u, int64_t sample, int antithetic, double *pend,
+                                       double *mean, double *m2) {
+  const int64_t unit = antithetic ? sample >> 1 : sample;
+  if (antithetic && !(sample & 1)) {
+    *pend = u;
+    return;
+  }
+  if (antithetic) u = 0.5 * (*pend + u);
+  if (unit == 0) {
+    *mean = u;
+    *m2 = 0.0;
+  } else {
+    const double d = u - *mean;
+    const double mu = *mean + d / (double)(unit + 1);
+    *mean = mu;
+    *m2 = *m2 + d * (u - mu);
+  }
 }
 
 /* Fold sample `sample` (0, 1, 2, ... in order) of one point into its accumulators. */
@@ -30,27 +56,13 @@ DUAL_INLINE void dual_sgrad_fold(const double *row, int64_t es, int32_t n, int s
                                  int64_t sample, int antithetic, double *pend, double *mean,
                                  double *m2) {
   const int32_t m = score ? 2 : 1;
-  const int64_t unit = antithetic ? sample >> 1 : sample;
-  const int first_of_pair = antithetic && !(sample & 1);
   const double f = row[0];
   for (int32_t c = 0; c <= n; ++c) {
     const int64_t at = (int64_t)c * es;
-    double u = c == 0 ? f : row[(int64_t)(m + c - 1) * es];
-    if (score && c > 0) u = u + f * row[(int64_t)(m + n + c - 1) * es];
-    if (first_of_pair) {
-      pend[at] = u;
-      continue;
-    }
-    if (antithetic) u = 0.5 * (pend[at] + u);
-    if (unit == 0) {
-      mean[at] = u;
-      m2[at] = 0.0;
-    } else {
-      const double d = u - mean[at];
-      const double mu = mean[at] + d / (double)(unit + 1);
-      mean[at] = mu;
-      m2[at] = m2[at] + d * (u - mu);
-    }
+    const double u = c == 0 ? f
+                     : dual_sgrad_entry(f, row[(int64_t)(m + c - 1) * es],
+                                        score ? row[(int64_t)(m + n + c - 1) * es] : 0.0, score);
+    dual_sgrad_fold_entry(u, sample, antithetic, pend + at, mean + at, m2 + at);
   }
 }
 

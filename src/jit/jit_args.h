@@ -21,6 +21,10 @@ typedef struct dual_jit_args {
   int32_t antithetic, pad_;
   const double *u; /* VJP cotangents (reverse mode, jit/jit_source_rev.c) */
   int64_t u_ps, u_es;
+  /* dual_sgrad's kernels (dual_jit_source_sgrad): each point's samples 0 .. samples - 1 (draws
+   * keyed by the sample), and y, d, h receive E f, the gradient means and their standard errors
+   * (y_ps; d_ps, d_cs; h_ps, h_es) */
+  int64_t samples;
 } dual_jit_args;
 
 #endif /* DUAL_JIT_ARGS_H */

@@ -1,8 +1,9 @@
 /*
  * jit_kernel.h — what every generated first-order kernel (jit/jit_source.c) includes: the shared
  * rules (dual/rules.h), tangent arithmetic (engine/tangent_terms.h), random draws
- * (engine/draws.h), the argument block (jit/jit_args.h), and the loads, stores and tile loop the
- * generator's code calls.  Compiled by NVRTC only (embedded in the library as text).
+ * (engine/draws.h), dual_sgrad's reduction (engine/sgrad_reduce.h), the argument block
+ * (jit/jit_args.h), and the loads, stores, tile loop and sample loop the generator's code
+ * calls.  Compiled by NVRTC only (embedded in the library as text).
  *
  * Layout of a kernel: blocks of DUAL_JIT_THREADS threads; each warp takes tiles of 32
  * consecutive points (grid-stride), one point per thread, every lane of a warp running the tile
@@ -16,6 +17,7 @@
 #include "dual/rules.h"
 #include "dualbatch.h"
 #include "engine/draws.h"
+#include "engine/sgrad_reduce.h"
 #include "engine/tangent_terms.h"
 #include "engine/value_step.h"
 #include "jit/jit_args.h"
@@ -45,7 +47,13 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
 #define DUAL_JIT_LDP(i) dual_jit_load(A.p, A.p_ps, A.p_es, pt, (i), &st)
 #define DUAL_JIT_LDV(i) dual_jit_load(A.v, A.v_ps, A.v_es, pt, (i), &st)
 #define DUAL_JIT_LDU(i) dual_jit_load(A.u, A.u_ps, A.u_es, pt, (i), &st)
-#define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), A.seed, A.point0 + pt, 0, A.antithetic, (k))
+/* The draws' sample: 0, or in dual_sgrad's kernels the sample loop's `sample_` (their source
+ * defines DUAL_JIT_SAMPLE before including this header). */
+#ifndef DUAL_JIT_SAMPLE
+#define DUAL_JIT_SAMPLE 0
+#endif
+#define DUAL_JIT_DRAW(normal, k)                                                                 \
+  dual_draw_value((normal), A.seed, A.point0 + pt, DUAL_JIT_SAMPLE, A.antithetic, (k))
 
 /* The tile loop: `pt` the thread's point (clamped), `live_` whether it exists.  Blocks have 32,
  * 64 or 128 threads (small batches use smaller blocks, spread over more multiprocessors); the
@@ -173,5 +181,36 @@ static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, c
     }                                                                                            \
   }                                                                                              \
   __syncwarp();
+
+/* dual_sgrad's kernels (jit_source.c, dual_jit_source_sgrad).  Inside the tile, the pass's body
+ * runs once per sample with its own flags (`st`, ORed into the tile's after each sample) and
+ * stages the sample's outputs in the thread's stage row (KP doubles: the m values, then m rows
+ * of the pass's KC lanes); E running means (sgm_), sums of squared deviations (sgq_) and
+ * antithetic first members (sgp_) — E f on the first pass, then one per column — are folded with
+ * engine/sgrad_reduce.h and stored after the last sample as kernels/sgrad_loop.h stores them.
+ * Every lane of a warp runs the same samples, so the guarded rerun's vote stays warp-wide. */
+#define DUAL_JIT_SGRAD_VALUE(b, v, KP)                                                           \
+  st |= DUAL_PT_FLAGS(v);                                                                        \
+  stage_[warp_][lane_ * (KP) + (b)] = (v);
+#define DUAL_JIT_SGRAD_BEGIN(E)                                                                  \
+  double sgp_[E] = {0.0}, sgm_[E] = {0.0}, sgq_[E] = {0.0};                                      \
+  int sgst_ = 0;                                                                                 \
+  for (int64_t sample_ = 0; sample_ < A.samples; ++sample_) {                                    \
+    int st = 0;
+#define DUAL_JIT_SGRAD_FOLD(e, u)                                                                \
+  dual_sgrad_fold_entry((u), sample_, A.antithetic, &sgp_[e], &sgm_[e], &sgq_[e]);
+#define DUAL_JIT_SGRAD_END                                                                       \
+    sgst_ |= st;                                                                                 \
+  }                                                                                              \
+  st = sgst_;
+#define DUAL_JIT_SGRAD_STORE_F(e)                                                                \
+  if (live_ && A.y != NULL) A.y[pt * A.y_ps] = sgm_[e];
+#define DUAL_JIT_SGRAD_STORE(j, e)                                                               \
+  if (live_) {                                                                                   \
+    if (A.d != NULL) A.d[pt * A.d_ps + (int64_t)(j) * A.d_cs] = sgm_[e];                         \
+    if (A.h != NULL)                                                                             \
+      A.h[pt * A.h_ps + (int64_t)(j) * A.h_es] =                                                 \
+          dual_sgrad_se(sgq_[e], dual_sgrad_units(A.samples, A.antithetic));                     \
+  }
 
 #endif /* DUAL_JIT_KERNEL_H */

@@ -26,6 +26,8 @@ typedef struct gen {
   dual_strbuf out;
   const dual_program *prog;
   int guarded; /* emitting the guarded body (emit_pass) */
+  int sgrad;   /* dual_sgrad's kernels: the body inside a sample loop (emit_sgrad_fold) */
+  int score;   /* ... of the score-function program (outputs f and L) */
   int64_t *def;       /* [n_regs] the instruction that last defined each register */
   uint32_t *lanes;    /* [n_regs] that definition's tangent lanes in this pass */
   int64_t *operand;   /* [n_instr][3] the definitions an instruction reads (-1: none) */
@@ -112,16 +114,18 @@ enum { STAGE_LIMIT = 40 * 1024 }; /* bytes: leaves room for several blocks per m
  * they fit beside them (`ystage`), else stored directly. */
 typedef struct pass_shape {
   int mode, width, first, c0, kc, kp, whole, mp, ystage;
+  int sgrad, m; /* dual_sgrad: a sample's row, value then lanes, in the thread's stage row */
 } pass_shape;
 
 /* The OUT of record q, whose operand is instruction `def`. */
 static void emit_out(gen *g, const pass_shape *ps, const dual_plan_instr *q, int64_t def) {
-  if (ps->ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->mp);
+  if (ps->sgrad) EMIT("  DUAL_JIT_SGRAD_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->kp);
+  else if (ps->ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->mp);
   else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->first);
   if (ps->kc == 0) return;
   const uint32_t mask = ps->kc < 32 ? q->ma & ((1u << ps->kc) - 1u) : q->ma;
   EMIT("  {\n    double *s_ = stage_[warp_] + lane_ * %d + %d;\n    unsigned e_ = 0u;\n", ps->kp,
-       ps->whole ? (int)q->b * ps->kc : 0);
+       (ps->sgrad ? ps->m : 0) + (ps->whole ? (int)q->b * ps->kc : 0));
   for (int k = 0; k < ps->kc; ++k) {
     if ((mask >> k) & 1u) EMIT("    DUAL_JIT_STAGE(%d, t%" PRId64 "_%d)\n", k, def, k);
     else if (ps->whole) EMIT("    DUAL_JIT_STAGE_ZERO(%d)\n", k);
@@ -183,6 +187,24 @@ static void emit_body(gen *g, const pass_shape *ps, const dual_plan_instr *recs,
   }
 }
 
+/* dual_sgrad: fold the sample's entries of this pass — E f on the first pass, then each column's
+ * gradient entry (engine/sgrad_reduce.h: dual_sgrad_entry, dual_sgrad_fold_entry) — read back
+ * from the thread's stage row, close the sample loop, and store the means and standard errors.
+ * Entries fold independently, so each pass's are the interpreter's bits. */
+static void emit_sgrad_fold(gen *g, const pass_shape *ps) {
+  const int m = ps->m, kc = ps->kc;
+  int e = 0;
+  EMIT("  {\n    const double *r_ = stage_[warp_] + lane_ * %d;\n", ps->kp);
+  if (ps->first) EMIT("    DUAL_JIT_SGRAD_FOLD(%d, r_[0])\n", e++);
+  for (int k = 0; k < kc; ++k)
+    if (g->score) EMIT("    DUAL_JIT_SGRAD_FOLD(%d, dual_sgrad_entry(r_[0], r_[%d], r_[%d], 1))\n", e++, m + k, m + kc + k);
+    else EMIT("    DUAL_JIT_SGRAD_FOLD(%d, dual_sgrad_entry(r_[0], r_[%d], 0.0, 0))\n", e++, m + k);
+  EMIT("  }\n  DUAL_JIT_SGRAD_END\n");
+  e = 0;
+  if (ps->first) EMIT("  DUAL_JIT_SGRAD_STORE_F(%d)\n", e++);
+  for (int k = 0; k < kc; ++k) EMIT("  DUAL_JIT_SGRAD_STORE(%d, %d)\n", ps->c0 + k, e++);
+}
+
 /* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand
  * rather than where the bytecode has it: its value and lanes are staged (and their registers
  * free) as early as possible.  An OUT only stores, so the order changes no result. */
@@ -194,11 +216,23 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width;
   const int m = prog->n_out;
   ps.kc = width > 0 ? dual_pass_columns(mode, prog->n_in, ps.c0, width) : 0;
-  ps.whole = ps.kc > 0 && STAGE_BYTES(((int64_t)m * ps.kc) | 1) <= STAGE_LIMIT;
-  ps.kp = ps.whole ? (m * ps.kc) | 1 : ps.kc | 1;
-  const int staged = ps.kc > 0 ? STAGE_BYTES(ps.kp) : 0;
-  ps.mp = m | 1;
-  ps.ystage = ps.first && staged + STAGE_BYTES((int64_t)ps.mp) <= STAGE_LIMIT + 8 * 1024;
+  ps.sgrad = g->sgrad, ps.m = m;
+  if (g->sgrad) { /* a sample's row: its m values, then m rows of kc lanes */
+    ps.whole = 1, ps.kp = (m + m * ps.kc) | 1, ps.mp = 0, ps.ystage = 0;
+    if (STAGE_BYTES((int64_t)ps.kp) > STAGE_LIMIT) {
+      snprintf(why, (size_t)why_cap,
+               "a sample row of %d outputs x %d lanes is over the staging limit of %d bytes a block",
+               m, ps.kc, STAGE_LIMIT);
+      return DUAL_ERR_LIMIT;
+    }
+  } else {
+    ps.whole = ps.kc > 0 && STAGE_BYTES(((int64_t)m * ps.kc) | 1) <= STAGE_LIMIT;
+    ps.kp = ps.whole ? (m * ps.kc) | 1 : ps.kc | 1;
+    const int staged = ps.kc > 0 ? STAGE_BYTES(ps.kp) : 0;
+    ps.mp = m | 1;
+    ps.ystage = ps.first && staged + STAGE_BYTES((int64_t)ps.mp) <= STAGE_LIMIT + 8 * 1024;
+  }
+  const int stage = ps.kc > 0 || g->sgrad; /* the kernel has stage_ */
 
   /* Operand definitions of every instruction, checked against the plan's lanes, and each
    * definition's OUTs (a chain through next_out). */
@@ -254,7 +288,8 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   if (has_lin) {
     EMIT("\nstatic __device__ __noinline__ int dual_jit_guarded_p%d(const dual_jit_args A, "
          "int64_t base_, int lane_, int warp_, int live_, int64_t pt", pass);
-    if (ps.kc > 0) EMIT(", double (*stage_)[32 * %d]", ps.kp);
+    if (g->sgrad) EMIT(", int64_t sample_");
+    if (stage) EMIT(", double (*stage_)[32 * %d]", ps.kp);
     if (ps.ystage) EMIT(", double (*ystage_)[32 * %d]", ps.mp);
     EMIT(") {\n  int st = 0;\n  (void)base_, (void)lane_, (void)warp_, (void)live_;\n");
     g->guarded = 1;
@@ -264,17 +299,22 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
   if (min_blocks > 0) EMIT(", %d", min_blocks);
   EMIT(") " DUAL_JIT_KERNEL_NAME "(const dual_jit_args A) {\n", pass);
-  if (ps.kc > 0) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", ps.kp);
+  if (stage) EMIT("  __shared__ double stage_[DUAL_JIT_WARPS][32 * %d];\n", ps.kp);
   if (ps.ystage) EMIT("  __shared__ double ystage_[DUAL_JIT_WARPS][32 * %d];\n", ps.mp);
-  EMIT("  DUAL_JIT_TILE_BEGIN\n  unsigned bad_ = 0u;\n");
+  EMIT("  DUAL_JIT_TILE_BEGIN\n");
+  const int entries = ps.first + ps.kc; /* dual_sgrad: E f (first pass), the pass's columns */
+  if (g->sgrad) EMIT("  DUAL_JIT_SGRAD_BEGIN(%d)\n", entries);
+  EMIT("  unsigned bad_ = 0u;\n");
   g->guarded = 0;
   emit_body(g, &ps, recs, ni);
   if (has_lin) {
     EMIT("  if (__any_sync(0xffffffffu, bad_ == 0x7ff00000u))\n    st = dual_jit_guarded_p%d(A, base_, lane_, warp_, "
-         "live_, pt%s%s);\n", pass, ps.kc > 0 ? ", stage_" : "", ps.ystage ? ", ystage_" : "");
+         "live_, pt%s%s%s);\n", pass, g->sgrad ? ", sample_" : "", stage ? ", stage_" : "",
+         ps.ystage ? ", ystage_" : "");
   }
   EMIT("  (void)bad_;\n");
-  if (ps.whole) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, ps.kc, ps.kp, ps.c0);
+  if (g->sgrad) emit_sgrad_fold(g, &ps);
+  if (ps.whole && !ps.sgrad) EMIT("  DUAL_JIT_FLUSH_ALL(%d, %d, %d, %d)\n", m, ps.kc, ps.kp, ps.c0);
   if (ps.ystage) EMIT("  DUAL_JIT_FLUSH_Y(%d, %d)\n", m, ps.mp);
   EMIT("  DUAL_JIT_TILE_END(%d, %s)\n}\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
   return DUAL_SUCCESS;
@@ -290,8 +330,10 @@ int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n) {
   return sums;
 }
 
-char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
-                      char *why, int64_t why_cap) {
+/* The module of dual_jit_source, or with `sgrad` of dual_jit_source_sgrad (`score`: the
+ * score-function program's). */
+static char *generate(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                      int sgrad, int score, char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   if (mode != DUAL_MODE_EVAL && mode != DUAL_MODE_JVP && mode != DUAL_MODE_JACOBIAN &&
       mode != DUAL_MODE_GRADIENT) {
@@ -302,6 +344,7 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   gen g0, *g = &g0;
   memset(g, 0, sizeof *g);
   g->prog = prog;
+  g->sgrad = sgrad, g->score = score;
   const size_t nregs = (size_t)(prog->n_regs > 0 ? prog->n_regs : 1);
   const size_t nrec = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1) * (size_t)npass;
   const size_t ninstr = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1);
@@ -329,8 +372,11 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   }
   if (st == DUAL_SUCCESS) {
     EMIT("// dualbatch compiled tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
-         "%d passes\n#include \"jit/jit_kernel.h\"\n",
-         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass);
+         "%d passes%s\n",
+         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass,
+         !sgrad ? "" : score ? ", dual_sgrad (score function)" : ", dual_sgrad (pathwise)");
+    if (sgrad) EMIT("#define DUAL_JIT_SAMPLE sample_ /* the draws' sample: the sample loop's */\n");
+    EMIT("#include \"jit/jit_kernel.h\"\n");
     for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass)
       st = emit_pass(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, min_blocks,
                      why, why_cap);
@@ -350,4 +396,25 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
   }
   if (src == NULL) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
   return src;
+}
+
+char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
+                      char *why, int64_t why_cap) {
+  return generate(prog, mode, width, npass, min_blocks, 0, 0, why, why_cap);
+}
+
+char *dual_jit_source_sgrad(const dual_program *prog, int score, int width, int npass,
+                            int min_blocks, char *why, int64_t why_cap) {
+  if (prog->n_out != (score ? 2 : 1)) {
+    if (why_cap > 0)
+      snprintf(why, (size_t)why_cap, "dual_sgrad's %s kernels need %d outputs, the program has %d",
+               score ? "score-function" : "pathwise", score ? 2 : 1, prog->n_out);
+    return NULL;
+  }
+  if (width < 1) {
+    if (why_cap > 0) snprintf(why, (size_t)why_cap, "dual_sgrad's kernels need a width of 1 or more");
+    return NULL;
+  }
+  return generate(prog, score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT, width, npass, min_blocks,
+                  1, score != 0, why, why_cap);
 }

@@ -48,4 +48,19 @@ void dual_jit_emit_lane(struct dual_strbuf *out, int prop, const char *mul, cons
 char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
                       char *why, int64_t why_cap);
 
+/* dual_sgrad's kernels, forward mode (as dual_jit_source's, one per pass of `width` lanes over
+ * the inputs; the draws' seed, point0, antithetic pairing and the sample count are arguments,
+ * jit/jit_args.h): each thread runs its point's samples 0 .. A.samples - 1 in order — the pass's
+ * body with the draws keyed by the sample (engine/draws.h), NaN and infinite partials rerun
+ * guarded as in dual_jit_source — and folds each sample into running means
+ * (engine/sgrad_reduce.h, the CPU's and the interpreter's code): the first pass E f, every pass
+ * its columns' gradient entries; then it stores E f into y, the means into d and the standard
+ * errors into h, as kernels/sgrad_loop.h does.  The first pass stores the status (the flags of
+ * every sample), later ones OR theirs in.  `score` = 0: pathwise, prog is the program (one
+ * output, mode DUAL_MODE_GRADIENT); 1: prog is the score-function program (sgrad_score.h: outputs
+ * f and L, mode DUAL_MODE_JACOBIAN; per-sample gradient grad f + f grad L).  NULL with why as
+ * dual_jit_source, or when a sample's row does not fit the stage. */
+char *dual_jit_source_sgrad(const dual_program *prog, int score, int width, int npass,
+                            int min_blocks, char *why, int64_t why_cap);
+
 #endif /* DUAL_JIT_SOURCE_H */
