@@ -238,6 +238,13 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             not yet measured on a GPU; a program over the compile-time rules
  *                             fails with DUAL_ERR_COMPILE; 0 = they interpret, default)
  *                                                                 DUALBATCH_JIT_REVERSE=1
+ *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad in forward mode too, under
+ *                             DUAL_TIER_COMPILE (pathwise and score function, with or without
+ *                             antithetic sampling; one kernel per pass of up to 16 inputs runs
+ *                             each point's samples), bitwise equal to the interpreter
+ *                             (experimental: not yet measured; reverse mode interprets; a kernel
+ *                             that cannot be had fails with DUAL_ERR_COMPILE; 0 = it interprets,
+ *                             default)                            DUALBATCH_JIT_SGRAD=1
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -249,7 +256,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_TRACE = 6,
   DUAL_KNOB_JIT_SECOND = 7,
   DUAL_KNOB_JIT_REVERSE = 8,
-  DUAL_KNOB_COUNT = 9
+  DUAL_KNOB_JIT_SGRAD = 9,
+  DUAL_KNOB_COUNT = 10
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -153,6 +153,10 @@ Test(api, knobs_tier_and_their_environment) {
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SECOND, 2), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_REVERSE), 0, "compiled reverse mode is opt-in");
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_REVERSE, -1), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SGRAD), 0, "compiled dual_sgrad is opt-in");
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SGRAD, 2), DUAL_ERR_ARGUMENT);
+  cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_JIT_SGRAD") != NULL, "%s", dual_context_last_error(c));
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SGRAD, -1), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_GPU_GROUP, 3), DUAL_ERR_ARGUMENT, "3 threads per point");
   cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_GPU_GROUP") != NULL, "%s", dual_context_last_error(c));
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_WIDTH, 33), DUAL_ERR_ARGUMENT);
@@ -168,11 +172,14 @@ Test(api, knobs_tier_and_their_environment) {
   setenv("DUALBATCH_HESSIAN_BLOCKS", "nested", 1);
   setenv("DUALBATCH_JIT_WIDTH", "99", 1); /* out of range: the default stays */
   setenv("DUALBATCH_JIT_REVERSE", "1", 1);
+  setenv("DUALBATCH_JIT_SGRAD", "1", 1);
   dual_context *e = NULL;
   cr_assert_eq(dual_context_create(&e, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   unsetenv("DUALBATCH_GPU_GROUP"), unsetenv("DUALBATCH_GPU_REGFILE");
   unsetenv("DUALBATCH_HESSIAN_BLOCKS"), unsetenv("DUALBATCH_JIT_WIDTH");
   unsetenv("DUALBATCH_JIT_REVERSE");
+  unsetenv("DUALBATCH_JIT_SGRAD");
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_SGRAD), 1, "DUALBATCH_JIT_SGRAD=1, read at creation");
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_GROUP), 8);
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_REVERSE), 1);
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_REGFILE), 1);

@@ -21,9 +21,15 @@ typedef struct estimate {
   int32_t *st;
 } estimate;
 
-static estimate run_sgrad(int device, int ad_mode, const char *src, int64_t B, const double *x,
-                          const double *p, int64_t S, int flags) {
+/* With `jit`, the context asks for the compiled tier's sgrad kernels (DUAL_TIER_COMPILE and
+ * DUAL_KNOB_JIT_SGRAD) and the run must have taken them. */
+static estimate run_sgrad_jit(int device, int ad_mode, int jit, const char *src, int64_t B,
+                              const double *x, const double *p, int64_t S, int flags) {
   dual_context *ctx = mode_context(device, ad_mode, 0);
+  if (jit) {
+    cr_assert_eq(dual_context_set_tier(ctx, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_JIT_SGRAD, 1), DUAL_SUCCESS);
+  }
   dual_program *prog = compile_ok(ctx, src);
   const int64_t n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   estimate e = {malloc(sizeof(double) * B), malloc(sizeof(double) * B * n), malloc(sizeof(double) * B * n),
@@ -32,9 +38,15 @@ static estimate run_sgrad(int device, int ad_mode, const char *src, int64_t B, c
                "%s", dual_context_last_error(ctx));
   cr_assert_eq(dual_context_last_device(ctx), device, "ran on %d: %s", dual_context_last_device(ctx),
                dual_context_last_note(ctx));
+  if (jit) cr_assert_eq(dual_context_last_tier(ctx), DUAL_TIER_COMPILE, "%s", dual_context_last_note(ctx));
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
   return e;
+}
+
+static estimate run_sgrad(int device, int ad_mode, const char *src, int64_t B, const double *x,
+                          const double *p, int64_t S, int flags) {
+  return run_sgrad_jit(device, ad_mode, 0, src, B, x, p, S, flags);
 }
 
 static int64_t count_diff(const estimate *a, const estimate *b, int64_t B, int64_t n) {
@@ -79,6 +91,42 @@ Test(gpu_sgrad, estimates_equal_the_cpu_bitwise) {
            (long long)n, (long long)cases[k].S, cases[k].flags, cases[k].mode, (long long)nd, (long long)(B * (2 + 2 * n)));
     cr_assert_eq(nd, 0);
     if (k == 0) cr_assert(c.st[17] & DUAL_PT_BAD_INPUT);
+    release(&c), release(&g), free(x), free(p);
+  }
+}
+
+/* The compiled tier's sgrad kernels (DUAL_KNOB_JIT_SGRAD under DUAL_TIER_COMPILE, forward
+ * mode): pathwise, antithetic and score-function estimates, one pass and several (n = 16: one;
+ * n = 40: 16 + 16 + 8), bitwise equal to the CPU's (and so to the interpreter's). */
+Test(gpu_sgrad, compiled_kernels_equal_the_cpu_bitwise) {
+  need_gpu();
+  static const struct {
+    const char *src;
+    int n, flags;
+    int64_t B, S;
+  } cases[] = {
+      {"input x\nparam s\noutput f = exp(normal(x, s))\n", 1, 0, 3000, 256},
+      {"input x\nparam s\noutput f = sin(x + s * normal())\n", 1, DUAL_SGRAD_ANTITHETIC, 3000, 256},
+      {"input x\nparam s\noutput f = normal(x, s) > 0\n", 1, DUAL_SGRAD_SCORE, 3000, 512},
+      {NULL, 16, DUAL_SGRAD_ANTITHETIC, 20000, 64},
+      {"input x[40]\noutput f = sum(i in 0..40, sin(x[i] * uniform(0.5, 1.5)) * exp(0.01 * normal(x[i], 0.2)))\n",
+       40, 0, 5000, 32},
+      {"input x[20]\noutput f = sum(i in 0..20, (normal(x[i], 0.5) > 0) * (1 + x[i]^2))\n", 20,
+       DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 5000, 32},
+  };
+  uint64_t rng = 71;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    const int64_t B = cases[k].B, n = cases[k].n;
+    const char *src = cases[k].src ? cases[k].src : HESS16;
+    double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B, 0.2, 0.8);
+    x[17] = NAN, x[40] = INFINITY; /* flagged points */
+    estimate c = run_sgrad(DUAL_DEVICE_CPU, DUAL_AD_FORWARD, src, B, x, p, cases[k].S, cases[k].flags);
+    estimate g = run_sgrad_jit(DUAL_DEVICE_GPU, DUAL_AD_FORWARD, 1, src, B, x, p, cases[k].S, cases[k].flags);
+    const int64_t nd = count_diff(&c, &g, B, n);
+    printf("compiled sgrad case %zu (n = %lld, S = %lld, flags %d): %lld of %lld entries not bitwise equal\n", k,
+           (long long)n, (long long)cases[k].S, cases[k].flags, (long long)nd, (long long)(B * (2 + 2 * n)));
+    cr_assert_eq(nd, 0);
+    cr_assert(c.st[17 / n] & DUAL_PT_BAD_INPUT);
     release(&c), release(&g), free(x), free(p);
   }
 }

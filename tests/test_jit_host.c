@@ -639,10 +639,13 @@ Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
 
 /* dual_sgrad of prog on B points (x row-major, p; draws keyed from point0, S samples, `flags`
  * DUAL_SGRAD_*) by the CPU engine in forward mode and by the generated sgrad kernels of `width`
- * lanes per pass: every E f, gradient mean, standard error and status word must be the same
+ * lanes per pass, gradients and errors row-major or, with a negative width, column-major (point
+ * index fastest): every E f, gradient mean, standard error and status word must be the same
  * bits.  Returns how many points had a flag. */
 static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int64_t B, int64_t S,
                              int64_t point0, const double *x, const double *p) {
+  const int colmajor = width < 0;
+  if (colmajor) width = -width;
   const int64_t n = prog->n_in, np = prog->n_par;
   const int score = (flags & DUAL_SGRAD_SCORE) != 0;
   double *f[2], *g[2], *se[2];
@@ -657,8 +660,8 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   dual_batch b;
   memset(&b, 0, sizeof b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
-  b.y = f[0], b.y_ps = 1, b.y_es = 1, b.d = g[0], b.d_ps = n, b.d_cs = 1;
-  b.h = se[0], b.h_ps = n, b.h_es = 1, b.status = st[0];
+  b.y = f[0], b.y_ps = 1, b.y_es = 1, b.d = g[0], b.d_ps = colmajor ? 1 : n, b.d_cs = colmajor ? B : 1;
+  b.h = se[0], b.h_ps = b.d_ps, b.h_es = b.d_cs, b.status = st[0];
   b.samples = S, b.seed = 0x5eedULL + (uint64_t)S, b.sgrad_flags = flags, b.point0 = point0;
   cr_assert(dual_run(cpu, prog, DUAL_MODE_SGRAD, &b) == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
   cr_assert(dual_context_last_ad_mode(cpu) == DUAL_AD_FORWARD);
@@ -673,7 +676,8 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   dual_jit_args a;
   memset(&a, 0, sizeof a);
   a.count = B, a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
-  a.y = f[1], a.y_ps = 1, a.d = g[1], a.d_ps = n, a.d_cs = 1, a.h = se[1], a.h_ps = n, a.h_es = 1;
+  a.y = f[1], a.y_ps = 1, a.d = g[1], a.d_ps = b.d_ps, a.d_cs = b.d_cs, a.h = se[1];
+  a.h_ps = b.h_ps, a.h_es = b.h_es;
   a.status = st[1];
   a.seed = b.seed, a.point0 = point0, a.antithetic = (flags & DUAL_SGRAD_ANTITHETIC) != 0, a.samples = S;
   run_args(&mod, npass, &a);
@@ -720,6 +724,7 @@ Test(jit_host_sgrad, pathwise_antithetic_and_score) {
   flagged += compare_sgrad(pw, 0, 4, B, 16, 0, x, p);
   flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 4, B, 12, 1000, x, p);
   flagged += compare_sgrad(pw, 0, 1, B, 5, 7, x, p); /* three passes of one lane */
+  flagged += compare_sgrad(pw, 0, -2, B, 6, 0, x, p); /* column-major results, two passes */
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 2, B, 16, 3, x, p);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 1, B, 8, 0, x, p);
   cr_assert_gt(flagged, 0, "no point was flagged");
@@ -749,6 +754,7 @@ Test(jit_host_sgrad, several_passes) {
   flagged += compare_sgrad(pw, 0, 16, B, 8, 0, x, p);
   flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 16, B, 8, 0, x, p);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 16, B, 8, 0, x, NULL);
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, -8, B, 4, 0, x, NULL); /* 3 passes, column-major */
   cr_assert_gt(flagged, 0, "no point was flagged");
   free(x), free(p);
   dual_program_destroy(&pw), dual_program_destroy(&sf);

@@ -5,7 +5,8 @@
  * for the value and partials, its flags, then the tangent lanes of its prop class.  Each
  * definition gets its own locals (v<t> for the value of instruction t, t<t>_<k> for lane k), so
  * register reuse in the bytecode never aliases and the CUDA compiler allocates machine
- * registers.  Output rows are staged per warp in shared memory (jit/jit_kernel.h).
+ * registers.  Output rows are staged per warp in shared memory (jit/jit_kernel.h).  dual_sgrad's
+ * kernels run the same body once per sample and fold each sample's row (emit_sgrad_fold).
  */
 #include "jit/jit_source.h"
 
@@ -196,9 +197,12 @@ static void emit_sgrad_fold(gen *g, const pass_shape *ps) {
   int e = 0;
   EMIT("  {\n    const double *r_ = stage_[warp_] + lane_ * %d;\n", ps->kp);
   if (ps->first) EMIT("    DUAL_JIT_SGRAD_FOLD(%d, r_[0])\n", e++);
-  for (int k = 0; k < kc; ++k)
-    if (g->score) EMIT("    DUAL_JIT_SGRAD_FOLD(%d, dual_sgrad_entry(r_[0], r_[%d], r_[%d], 1))\n", e++, m + k, m + kc + k);
+  for (int k = 0; k < kc; ++k) { /* d f / d x_j at [m + k]; with the score, d L / d x_j below */
+    if (g->score)
+      EMIT("    DUAL_JIT_SGRAD_FOLD(%d, dual_sgrad_entry(r_[0], r_[%d], r_[%d], 1))\n", e++, m + k,
+           m + kc + k);
     else EMIT("    DUAL_JIT_SGRAD_FOLD(%d, dual_sgrad_entry(r_[0], r_[%d], 0.0, 0))\n", e++, m + k);
+  }
   EMIT("  }\n  DUAL_JIT_SGRAD_END\n");
   e = 0;
   if (ps->first) EMIT("  DUAL_JIT_SGRAD_STORE_F(%d)\n", e++);

@@ -273,7 +273,12 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int second = dual_mode_is_second_order(job->mode);
   const int rev = job->reverse; /* reverse mode or forward-over-reverse (jit/jit_source_rev.c) */
   const int gen2 = second || rev; /* kernels of jit_source2.c or jit_source_rev.c */
-  if (ctx->tier == DUAL_TIER_INTERPRET || job->samples > 0) return DUAL_SUCCESS;
+  /* dual_sgrad in forward mode, for now only when asked for (DUAL_TIER_COMPILE and the
+   * experimental knob DUAL_KNOB_JIT_SGRAD): the sample loop's kernels (dual_jit_source_sgrad),
+   * unmeasured yet against the interpreter's; its reverse sweeps interpret */
+  const int sgrad = job->samples > 0;
+  if (sgrad && (rev || ctx->tier != DUAL_TIER_COMPILE || !ctx->knobs[DUAL_KNOB_JIT_SGRAD])) return DUAL_SUCCESS;
+  if (ctx->tier == DUAL_TIER_INTERPRET) return DUAL_SUCCESS;
   /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
    * width (forward-over-reverse: per pass of directions; reverse mode: one kernel), the
    * compiler's choice of registers; its key also names the layout, the blocking and the AD mode. */
@@ -288,10 +293,15 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int64_t passes2 = rev ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
   const int width = gen2 ? job->width : jit_width(ctx, job);
   const int npass = gen2 ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
-  const int min_blocks = gen2 ? 0 : jit_min_blocks(ctx, width, npass);
+  /* sgrad: the compiler's choice unless the knob says (its accumulators take registers too) */
+  const int min_blocks = gen2 || (sgrad && ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS] < 0)
+                             ? 0 : jit_min_blocks(ctx, width, npass);
+  /* the memory key's mode: the job's, and what else the generator bakes in (second order: the
+   * layout, the blocking; reverse: the AD mode; sgrad: the sample loop and pathwise or score) */
   const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
                                   rev << 13
-                            : job->mode;
+                       : sgrad ? job->mode | 1 << 14 | (job->score != 0) << 15
+                               : job->mode;
   const char *name_fmt = gen2 ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
   if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
@@ -333,6 +343,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   int npass2 = npass;
   char *source = rev      ? dual_jit_source_rev(job, &npass2, why, sizeof why)
                  : second ? dual_jit_source2(job, &npass2, why, sizeof why)
+                 : sgrad  ? dual_jit_source_sgrad(prog, job->score, width, npass, min_blocks, why, sizeof why)
                         : dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
   if (source != NULL && npass2 != npass) {
     free(source);

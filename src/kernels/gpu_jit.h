@@ -1,7 +1,7 @@
 /*
  * gpu_jit.h — the compiled GPU tier as the GPU engine sees it: which tier runs a forward job,
- * first or second order (the context's dual_tier, the size rule, the cache and the background
- * compile), and the launch of a compiled module's kernels.  Host C over the CUDA runtime (kernels/ files only).
+ * first or second order or dual_sgrad's (the context's dual_tier and knobs, the size rule, the
+ * cache and the background compile), and the launch of a compiled module's kernels.  Host C over the CUDA runtime (kernels/ files only).
  */
 #ifndef DUAL_GPU_JIT_H
 #define DUAL_GPU_JIT_H

@@ -169,6 +169,12 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
     memset(&ja, 0, sizeof ja);
     DUAL_GPU_BATCH_ARGS(ja, &a); /* the arrays and strides: the same field names */
     ja.seed = a.sg.seed, ja.point0 = a.sg.point0, ja.antithetic = a.sg.antithetic;
+    if (a.sg.samples > 0) { /* dual_sgrad's kernels: E f, the gradient and its errors */
+      ja.samples = a.sg.samples;
+      ja.y = a.sg.y, ja.y_ps = a.sg.y_ps;
+      ja.d = a.sg.d, ja.d_ps = a.sg.d_ps, ja.d_cs = a.sg.d_cs;
+      ja.h = a.sg.h, ja.h_ps = a.sg.h_ps, ja.h_es = a.sg.h_es;
+    }
     cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &ja, stream);
     return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
   }
@@ -291,9 +297,13 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
 }
 
 /* The compiled tier: the module's kernels cover every pass, so one launch per chunk; no plan
- * and no register files. */
+ * and no register files.  dual_sgrad's kernels run every sample of a point in one thread and
+ * store into the sgrad destinations (gpu_sgrad.c hands over device batches only). */
 static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
                         const dual_jit_module *m) {
+  if (job->samples > 0 && job->b->memory != DUAL_MEMORY_DEVICE)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU sgrad: a host batch reached the compiled launch "
+                     "unstaged (kernels/gpu_sgrad.c stages it)");
   launch_setup ls;
   memset(&ls, 0, sizeof ls);
   ls.jit = m;

@@ -1,8 +1,10 @@
 /*
  * gpu_sgrad.c — dual_sgrad on the GPU.  The sampling itself happens inside the first-order and
  * reverse kernels (kernels/sgrad_loop.h: one thread per point runs the point's samples and folds
- * them into its running means in spare rows of its storage), so a device-memory batch is one
- * ordinary launch of gpu_run.c or gpu_run_rev.c with the sgrad arguments set.  A host-memory
+ * them into its running means in spare rows of its storage; in forward mode under
+ * DUAL_KNOB_JIT_SGRAD, the compiled tier's sgrad kernels, jit/jit_source.c, keep them in
+ * registers), so a device-memory batch is one ordinary launch of gpu_run.c or gpu_run_rev.c
+ * with the sgrad arguments set.  A host-memory
  * batch goes through the staging path (gpu_stage.h): each chunk's packed arrays are run as a
  * device batch on the chunk's stream; in x and p, out E f, the gradients, standard errors and
  * status — 1 + 2n doubles per point whatever the samples.  The chunk's launch waits for its
