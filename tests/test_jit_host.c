@@ -633,7 +633,8 @@ Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
     dual_program_destroy(&prog);
   }
   cr_assert_gt(flagged, 0, "no point was flagged");
-
+  dual_context_destroy(&ctx);
+}
 
 /* ---- dual_sgrad (jit/jit_source.c's sgrad kernels) ------------------------------------------ */
 
