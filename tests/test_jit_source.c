@@ -158,7 +158,7 @@ Test(jit_source, second_order_kernels_compile) {
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(npass, passes[i], "mode %d: %d passes", modes2[i], npass);
     cr_assert_eq(count(src, "extern \"C\" __global__"), npass);
-    cr_assert(count(src, "DUAL_JIT2_OUT_H(") > 0 && count(src, "dual_rule_") == 0);
+    cr_assert(count(src, "DUAL_JIT2_STAGE_H(") > 0 && count(src, "DUAL_JIT2_FLUSH_H(") > 0 && count(src, "dual_rule_") == 0);
     void *image = NULL;
     size_t size = 0;
     char *log = NULL;

@@ -1,34 +1,14 @@
 /*
- * jit_kernel2.h — what every generated second-order kernel (jit/jit_source2.c) includes beyond
- * the first-order kernels' header: the stores of an OUT's Jacobian column and Hessian
- * components: straight to the caller's layout, one thread per point (the nested kernels of
- * jit_source2.c), or staged per warp and flushed by chunks of consecutive elements (the
- * forward-over-reverse kernels of jit_source_rev.c, in the tile loop of jit_kernel.h; the
- * generator's side is jit/jit_stage2.h).  Compiled by NVRTC only (embedded in the library as
- * text), or as host C++ by the tests.
+ * jit_kernel2.h — what every generated second-order and reverse-mode kernel (jit/jit_source2.c,
+ * jit_source_rev.c) includes beyond the first-order kernels' header: the stores of Jacobian
+ * (gradient) entries and Hessian components, staged per warp and flushed by chunks of adjacent
+ * elements (in the tile loop of jit_kernel.h; the generator's side is jit/jit_stage2.h).
+ * Compiled by NVRTC only (embedded in the library as text), or as host C++ by the tests.
  */
 #ifndef DUAL_JIT_KERNEL2_H
 #define DUAL_JIT_KERNEL2_H
 
 #include "jit/jit_kernel.h"
-
-/* Jacobian entry (output b, input column col) of the point, and its flags. */
-#define DUAL_JIT2_OUT_D(b, col, t)                                                               \
-  {                                                                                              \
-    const double t_ = (t);                                                                       \
-    st |= DUAL_PT_FLAGS(t_);                                                                     \
-    if (A.d != NULL) A.d[pt * A.d_ps + (int64_t)(b) * A.d_rs + (int64_t)(col) * A.d_cs] = t_;   \
-  }
-
-/* A component `value` of output b: element e0 of its block of h, and its mirror e1 (-1: none). */
-#define DUAL_JIT2_OUT_H(b, e0, e1, value)                                                        \
-  {                                                                                              \
-    const double h_ = (value);                                                                   \
-    double *hs_ = A.h + pt * A.h_ps + (int64_t)(b) * A.h_rs;                                     \
-    st |= DUAL_PT_FLAGS(h_);                                                                     \
-    hs_[(int64_t)(e0) * A.h_es] = h_;                                                            \
-    if ((e1) >= 0) hs_[(int64_t)(e1) * A.h_es] = h_;                                             \
-  }
 
 /* Staged stores (jit/jit_stage2.h).  A kernel declares its warps' staging rows of sp_ doubles
  * per thread (stage2_) and points s2_ at its thread's row; slot k of the row takes a value with
@@ -44,6 +24,13 @@
     const double g_ = (value);                                                                   \
     st |= DUAL_PT_FLAGS(g_);                                                                     \
     s2_[(k)] = g_;                                                                               \
+  }
+/* d's entry flagging the point even when no d was passed (the nested kernels) */
+#define DUAL_JIT2_STAGE_DF(k, value)                                                             \
+  {                                                                                              \
+    const double g_ = (value);                                                                   \
+    st |= DUAL_PT_FLAGS(g_);                                                                     \
+    if (A.d != NULL) s2_[(k)] = g_;                                                              \
   }
 
 /* Store elements e0 .. e0 + 3 (those in `mask`, from slots k0 .. k3 of each point's row) of the

@@ -24,6 +24,7 @@
 #include "dualbatch.h"
 #include "engine/pass2.h"
 #include "engine/plan2.h"
+#include "jit/jit_stage2.h"
 #include "jit/strbuf.h"
 
 /* What a slot holds now: lane `idx` of instruction `def`'s tangents, or its component of entry
@@ -40,6 +41,7 @@ typedef struct gen2 {
   int64_t *def;   /* [n_regs] the instruction that last defined each register */
   slot_ref *slot; /* [n_slots] */
   int64_t n_slots;
+  dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
 } gen2;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -92,7 +94,19 @@ static void emit_load(gen2 *g, const dual_pass2 *ps, const dual_plan_instr *q, i
   }
 }
 
-/* An OUT: the value (first pass), this pass's Jacobian columns, its components. */
+/* The stores of an OUT (output q->b) that a pass makes, told to the stager before the pass's
+ * code is written: this pass's Jacobian columns and its components (and their mirrors). */
+static void expect_out(gen2 *g, const dual_pass2 *ps, const dual_plan_instr *q) {
+  for (int i = 0; i < ps->ngrad; ++i)
+    dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, q->b, ps->grad_col[i]);
+  for (int i = 0; i < ps->npairs; ++i) {
+    dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, q->b, ps->out0[i]);
+    if (ps->out1[i] >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, q->b, ps->out1[i]);
+  }
+}
+
+/* An OUT: the value (first pass), this pass's Jacobian columns, its components, through the
+ * stager. */
 static void emit_out(gen2 *g, const dual_pass2 *ps, const dual_plan2 *pl, const dual_plan_instr *q,
                      int64_t t, int first) {
   const int64_t d = g->def[q->a];
@@ -100,14 +114,14 @@ static void emit_out(gen2 *g, const dual_pass2 *ps, const dual_plan2 *pl, const 
   char name[48];
   for (int i = 0; i < ps->ngrad; ++i) {
     lane_of(g, q->ma, q->oa, ps->grad_lane[i], name, sizeof name);
-    EMIT("    DUAL_JIT2_OUT_D(%u, %d, %s)\n", q->b, (int)ps->grad_col[i], name);
+    dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_D, q->b, name, ps->grad_col[i], -1);
   }
   const uint32_t e0 = pl->first[t], e1 = pl->first[t + 1];
   for (int i = 0; i < ps->npairs; ++i) {
     snprintf(name, sizeof name, "0.0");
     if (e1 > e0 && (pl->ents[e0 + (uint32_t)i].flags & DUAL_PE_HA))
       slot_name(g, pl->ents[e0 + (uint32_t)i].ha, name, sizeof name);
-    EMIT("    DUAL_JIT2_OUT_H(%u, %" PRId64 ", %" PRId64 ", %s)\n", q->b, ps->out0[i], ps->out1[i], name);
+    dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_H, q->b, name, ps->out0[i], ps->out1[i]);
   }
 }
 
@@ -188,15 +202,18 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
   for (uint32_t e = e0; e < e1; ++e) set_slot(g, pl->ents[e].hd, t, (int32_t)(e - e0), 'h');
 }
 
+/* The kernel of a pass: its body is written first (the staging rows the kernel declares are as
+ * long as the body's stores need), then wrapped (dual_jit_stager_kernel). */
 static int emit_pass(gen2 *g, const dual_plan2 *pl, const dual_pass2 *ps, int pass) {
   const dual_program *prog = g->prog;
   for (int64_t s = 0; s < g->n_slots; ++s) g->slot[s].kind = 0;
   for (int32_t r = 0; r < prog->n_regs; ++r) g->def[r] = -1;
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
-       "(const dual_jit_args A) {\n", pass);
-  EMIT("  for (int64_t pt = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; pt < A.count;\n"
-       "       pt += (int64_t)gridDim.x * blockDim.x) {\n    int st = 0;\n    const int live_ = 1;\n"
-       "    (void)live_;\n");
+  dual_jit_stager_reset(&g->stage);
+  for (int64_t t = 0; t < prog->n_instr; ++t)
+    if (dual_op_table[pl->recs[t].op_dst >> DUAL_DST_BITS].prop == DUAL_PROP_OUT)
+      expect_out(g, ps, &pl->recs[t]);
+  const dual_strbuf head = g->out;
+  memset(&g->out, 0, sizeof g->out);
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const dual_plan_instr *q = &pl->recs[t];
     const int op = (int)(q->op_dst >> DUAL_DST_BITS);
@@ -210,7 +227,12 @@ static int emit_pass(gen2 *g, const dual_plan2 *pl, const dual_pass2 *ps, int pa
     else emit_compute(g, pl, q, op, t);
     g->def[dst] = t;
   }
-  EMIT("    if (A.status != NULL) A.status[pt] = %sst;\n  }\n}\n", pass == 0 ? "" : "A.status[pt] | ");
+  dual_jit_stager_finish(&g->stage);
+  char *body = dual_strbuf_take(&g->out);
+  g->out = head;
+  if (body == NULL) return DUAL_ERR_NO_MEMORY;
+  dual_jit_stager_kernel(&g->stage, pass, body);
+  free(body);
   return DUAL_SUCCESS;
 }
 
@@ -233,7 +255,12 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
   dual_plan2 plan;
   dual_pass2 *ps = (dual_pass2 *)malloc(sizeof *ps);
   g->def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
-  int st = ps && g->def ? dual_plan2_init(&plan, prog) : DUAL_ERR_NO_MEMORY;
+  const int64_t len = dual_pass2_out_len(job->mode, prog->n_in, job->b->h_layout);
+  int st = ps && g->def ? dual_jit_stager_init(&g->stage, &g->out, prog->n_out, prog->n_in, len)
+                        : DUAL_ERR_NO_MEMORY;
+  const int have_stager = st == DUAL_SUCCESS;
+  g->stage.d_flags_always = 1; /* as the nested interpreters flag */
+  if (st == DUAL_SUCCESS) st = dual_plan2_init(&plan, prog);
   int64_t sums = 0; /* lane sums and components so far */
   const int have_plan = st == DUAL_SUCCESS;
   if (st == DUAL_SUCCESS)
@@ -261,6 +288,7 @@ char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_c
     st = emit_pass(g, &plan, ps, (int)ip);
   }
   if (have_plan) dual_plan2_free(&plan);
+  if (have_stager) dual_jit_stager_free(&g->stage);
   free(ps);
   free(g->def);
   free(g->slot);

@@ -5,8 +5,8 @@
  * tangent lane and structurally nonzero pair component.  Every value and lane is the shared step
  * of the interpreters (engine/value_step.h, engine/tangent_terms.h), every component the
  * interpreters' pair formula (engine/interp2_ops.h), so results are bitwise those of the CPU and
- * the GPU interpreter.  Host code, independent of CUDA.  Not yet called by the GPU engine: the
- * launcher and the coalesced stores come next; tests run the kernels on the CPU.
+ * the GPU interpreter.  Host code, independent of CUDA.  The results leave through the stager
+ * (jit_stage2.h).
  */
 #ifndef DUAL_JIT_SOURCE2_H
 #define DUAL_JIT_SOURCE2_H

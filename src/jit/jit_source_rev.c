@@ -315,11 +315,7 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     g->out.failed = 1;
     return;
   }
-  const int row = dual_jit_stager_row(&g->stage);
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
-       "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
-       "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n    double *const s2_ = stage2_[warp_] + lane_ * sp_;\n"
-       "%s  DUAL_JIT_TILE_END(%d, -1)\n}\n", pass, row, row, body, pass == 0);
+  dual_jit_stager_kernel(&g->stage, pass, body);
   free(body);
 }
 

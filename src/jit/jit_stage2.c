@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dualbatch.h"
+#include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
 
 int dual_jit_stager_init(dual_jit_stager *s, dual_strbuf *out, int64_t m, int64_t nd, int64_t nh) {
   memset(s, 0, sizeof *s);
@@ -91,8 +92,8 @@ void dual_jit_stager_put(dual_jit_stager *s, int array, int64_t b, const char *v
     dual_jit_stager_finish(s);
     k = free_slot(s);
   }
-  dual_strbuf_printf(s->out, "    DUAL_JIT2_STAGE_%c(%d, %s)\n", array == DUAL_JIT_STAGE_H ? 'H' : 'D',
-                     k, value);
+  dual_strbuf_printf(s->out, "    DUAL_JIT2_STAGE_%s(%d, %s)\n",
+                     array == DUAL_JIT_STAGE_H ? "H" : s->d_flags_always ? "DF" : "D", k, value);
   const int64_t es[2] = {e0, e1};
   int64_t ids[2] = {-1, -1};
   for (int i = 0; i < 2; ++i) {
@@ -121,3 +122,14 @@ void dual_jit_stager_put(dual_jit_stager *s, int array, int64_t b, const char *v
 }
 
 int dual_jit_stager_row(const dual_jit_stager *s) { return s->peak | 1; }
+
+void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body) {
+  const int row = dual_jit_stager_row(s);
+  dual_strbuf_printf(s->out,
+                     "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
+                     "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
+                     "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n"
+                     "    double *const s2_ = stage2_[warp_] + lane_ * sp_;\n%s"
+                     "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
+                     pass, row, row, body, pass == 0);
+}

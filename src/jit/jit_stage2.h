@@ -41,6 +41,9 @@ typedef struct dual_jit_stager {
   int64_t nopen;
   int refs[DUAL_JIT_STAGE_SLOTS]; /* elements still to flush from each slot (0: free) */
   int peak;                 /* the most slots in use at once in this pass */
+  int d_flags_always;       /* d's entries flag the point even when the caller passed no d (the
+                               nested interpreters do; forward-over-reverse and reverse mode
+                               flag only what they store) */
 } dual_jit_stager;
 
 /* A stager writing to `out` for m outputs with nd elements per output in d (n: a gradient row)
@@ -65,5 +68,11 @@ void dual_jit_stager_finish(dual_jit_stager *s);
 
 /* The slots per thread row the pass's kernel declares: its peak, odd, at least 1. */
 int dual_jit_stager_row(const dual_jit_stager *s);
+
+/* Write kernel `pass` (named as jit_source2.h's DUAL_JIT2_KERNEL_NAME, taking a dual_jit_args)
+ * around `body`, the pass's code for the thread's point `pt`: the warps' staging rows as long as
+ * the pass needed, the warp-tiled loop of jit_kernel.h (s2_: the thread's row), and the point's
+ * status word (the first pass stores it, later ones OR their flags in). */
+void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body);
 
 #endif /* DUAL_JIT_STAGE2_H */
