@@ -636,6 +636,39 @@ Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
   dual_context_destroy(&ctx);
 }
 
+/* Programs over DUAL_JIT_MAX_REV_INSTR take the segmented kernel (jit_source_rev.h): grad's
+ * family at n = 200 (1201 instructions, five segments: inputs loaded in two segments, adjoints
+ * carried across every cut), its VJP, and a chain of 1300 random ops over two running values
+ * and seven inputs read all along; bitwise against the CPU engine in reverse mode. */
+Test(jit_host_rev, segmented_reverse_mode) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  const char *text =
+      "input x[200]\n"
+      "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
+      "let norm = log1p(sum(i in 0..200, square(x[i])))\n"
+      "output f = ring + norm\n";
+  dual_program *prog = NULL;
+  cr_assert(dual_program_compile(ctx, text, "ring200", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+  uint64_t rng = 6061;
+  const int64_t B = 40;
+  double *x = random_array(&rng, B * 200, -1.5, 1.5), *u = random_array(&rng, B, -1.0, 1.0);
+  x[3] = NAN, x[250] = 0.0;
+  compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
+  compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 1);
+  free(x), free(u);
+  dual_program_destroy(&prog);
+  prog = rp_chain_program(ctx, &rng, 7, 1, 1300);
+  cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
+  cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+  x = random_array(&rng, B * 7, -1.5, 1.5);
+  compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
 /* ---- dual_sgrad (jit/jit_source.c's sgrad kernels) ------------------------------------------ */
 
 /* dual_sgrad of prog on B points (x row-major, p; draws keyed from point0, S samples, `flags`

@@ -220,8 +220,9 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
 }
 
 /* Reverse mode (jit/jit_source_rev.c without directions): ba's Jacobian by rows, its VJP and
- * hess's gradient compile with NVRTC as one kernel each; grad (n = 1024, 6145 instructions) is
- * refused by the instruction rule with the reason. */
+ * hess's gradient compile with NVRTC as one kernel each; a 1201-instruction gradient compiles in
+ * segments; grad (n = 1024, 6145 instructions, over the segmented rule) and a two-output
+ * Jacobian over the instruction rule are refused with the reason. */
 Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   need_nvrtc();
   dual_context *ctx = NULL;
@@ -255,13 +256,49 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
     free(image), free(log), free(src);
     dual_program_destroy(&prog);
   }
+  /* grad (6145 instructions) is over the segmented rule: refused with the reason */
   dual_program *grad = bench_program(ctx, "grad");
   job.prog = grad, job.mode = DUAL_MODE_GRADIENT;
   int npass = 0;
   char why[256];
   cr_assert(dual_jit_source_rev(&job, &npass, why, sizeof why) == NULL);
-  cr_assert(strstr(why, "6145 instructions") != NULL && strstr(why, "rule") != NULL, "%s", why);
+  cr_assert(strstr(why, "6145 instructions") != NULL && strstr(why, "segments") != NULL, "%s", why);
   dual_program_destroy(&grad);
+  /* grad's family at n = 200 (1201 instructions): five segments of at most 256 instructions, a
+   * forward and an adjoint function each, compiled by NVRTC */
+  const char *ring =
+      "input x[200]\n"
+      "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
+      "output f = ring + log1p(sum(i in 0..200, square(x[i])))\n";
+  dual_program *r200 = NULL;
+  cr_assert(dual_program_compile(ctx, ring, "ring200", &r200) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  job.prog = r200;
+  char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  cr_assert(strstr(src, "segmented") != NULL);
+  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_f"), 5);
+  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_a"), 5);
+  cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("), 200);
+  void *image = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  int st = dual_rtc_compile(src, 90, &image, &size, &log);
+  cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
+  cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+  free(image), free(log), free(src);
+  dual_program_destroy(&r200);
+  /* a Jacobian of two outputs over the instruction rule is refused with the reason */
+  const char *text =
+      "input x[200]\n"
+      "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
+      "output f = ring\n"
+      "output g = log1p(sum(i in 0..200, square(x[i])))\n";
+  dual_program *two = NULL;
+  cr_assert(dual_program_compile(ctx, text, "two", &two) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  job.prog = two, job.mode = DUAL_MODE_JACOBIAN;
+  cr_assert(dual_jit_source_rev(&job, &npass, why, sizeof why) == NULL);
+  cr_assert(strstr(why, "instructions") != NULL && strstr(why, "rule") != NULL, "%s", why);
+  dual_program_destroy(&two);
   dual_context_destroy(&ctx);
 }
 

@@ -11,8 +11,8 @@
 #include "jit/jit_kernel.h"
 
 /* Staged stores (jit/jit_stage2.h).  A kernel declares its warps' staging rows of sp_ doubles
- * per thread (stage2_) and points s2_ at its thread's row; slot k of the row takes a value with
- * its flags (d's only when the caller passed a d). */
+ * per thread (stage2_), points sw2_ at its warp's rows and s2_ at its thread's row; slot k of the
+ * row takes a value with its flags (d's only when the caller passed a d). */
 #define DUAL_JIT2_STAGE_H(k, value)                                                              \
   {                                                                                              \
     const double h_ = (value);                                                                   \
@@ -60,13 +60,13 @@ static __noinline__ __device__ void dual_jit2_flush(double *dst, int64_t ps, int
 #define DUAL_JIT2_FLUSH_H(b, e0, mask, k0, k1, k2, k3)                                           \
   __syncwarp();                                                                                  \
   dual_jit2_flush(A.h + (int64_t)(b) * A.h_rs, A.h_ps, A.h_es, A.count, base_, lane_,            \
-                  stage2_[warp_], sp_, (e0), (mask), (k0), (k1), (k2), (k3));                    \
+                  sw2_, sp_, (e0), (mask), (k0), (k1), (k2), (k3));                              \
   __syncwarp();
 #define DUAL_JIT2_FLUSH_D(b, e0, mask, k0, k1, k2, k3)                                           \
   if (A.d != NULL) {                                                                             \
     __syncwarp();                                                                                \
     dual_jit2_flush(A.d + (int64_t)(b) * A.d_rs, A.d_ps, A.d_cs, A.count, base_, lane_,          \
-                    stage2_[warp_], sp_, (e0), (mask), (k0), (k1), (k2), (k3));                  \
+                    sw2_, sp_, (e0), (mask), (k0), (k1), (k2), (k3));                            \
     __syncwarp();                                                                                \
   }
 

@@ -1,5 +1,6 @@
 /*
- * jit_source_rev.c — generates forward-over-reverse kernels (jit_source_rev.h).  A kernel runs,
+ * jit_source_rev.c — generates reverse-mode and forward-over-reverse kernels (jit_source_rev.h;
+ * programs cut into segments: jit_rev_segments.c).  A forward-over-reverse kernel runs,
  * for one point and the K directions of its pass (Hessian columns k0 .. k0 + K - 1, or the HVP's
  * v), what the interpreters run once per direction (engine/interp_rev.h, DUAL_REV_FOR 1): the
  * taping forward sweep — value, partials d, the tangent along the direction and each LIN op's
@@ -13,7 +14,8 @@
  * tangent even where it is structurally zero, as it does in the interpreters.  The kernel runs
  * the warp-tiled loop of the first-order kernels (jit_kernel.h), and its gradient and Hessian
  * entries leave through the stager (jit_stage2.h): staged per warp as soon as they are final,
- * written by chunks of adjacent elements for 32 points at once.
+ * written by chunks of adjacent elements for 32 points at once.  Reverse mode (first order) is
+ * the same without directions: one kernel of every output's sweep (a VJP's one sweep).
  */
 #include "jit/jit_source_rev.h"
 
@@ -29,22 +31,11 @@
 #include "engine/rev_plan.h" /* DUAL_FOR_ENTRIES */
 #include "jit/jit_source.h"  /* dual_jit_emit_lane */
 #include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
-#include "jit/jit_stage2.h"
-#include "jit/strbuf.h"
-
-typedef struct genr {
-  dual_strbuf out;
-  const dual_program *prog;
-  const dual_job *job;
-  int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
-  int K;         /* directions of the pass */
-  int k0;        /* its first Hessian column (HVP: -1, the direction v) */
-  dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
-} genr;
+#include "jit/jit_rev_gen.h"
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
 
-static int is_active(const dual_program *prog, int32_t r) { return r < prog->n_active; }
+int dual_jitr_active(const dual_program *prog, int32_t r) { return r < prog->n_active; }
 
 /* Reverse mode (first order): a gradient, a Jacobian by rows or a VJP, no directions. */
 static int first_order(const dual_job *job) {
@@ -80,7 +71,7 @@ int64_t dual_jit_rev_sums(const dual_job *job) {
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
-    if (!is_active(prog, DUAL_INSTR_DST(w)) || info->prop == DUAL_PROP_OUT) continue;
+    if (!dual_jitr_active(prog, DUAL_INSTR_DST(w)) || info->prop == DUAL_PROP_OUT) continue;
     if (info->prop == DUAL_PROP_LOAD) continue;
     if (first_order(job)) { /* the adjoint terms of every sweep */
       per_dir += (int64_t)sweeps(job) * info->arity;
@@ -92,7 +83,7 @@ int64_t dual_jit_rev_sums(const dual_job *job) {
   return per_dir * (first_order(job) || job->mode == DUAL_MODE_HVP ? 1 : prog->n_in);
 }
 
-static void emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
+void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
   switch (op) {
   case DUAL_OP_LDX:
     EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, a);
@@ -118,20 +109,20 @@ static void emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
 /* A computing instruction of the forward sweep: value and partials; if its result is active,
  * the tangents of the K directions and, for an op whose adjoint reads partials, those partials
  * (and for LIN ops their derivatives along each direction). */
-static void emit_compute(genr *g, const uint32_t *w, int64_t t) {
+void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   const dual_program *prog = g->prog;
   const int op = DUAL_INSTR_OP(w);
   const dual_op_info *info = &dual_op_table[op];
   const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
   const int64_t *da = &g->opnd[3 * t];
-  const int act = is_active(prog, DUAL_INSTR_DST(w));
+  const int act = dual_jitr_active(prog, DUAL_INSTR_DST(w));
   const int tangents = act && info->prop != DUAL_PROP_NONE && g->K > 0;
   const int taped = act && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
   const int lin = act && info->adj == DUAL_ADJ_LIN && g->K > 0; /* d' of forward-over-reverse */
   int u[3];
   char v[3][32];
   for (int i = 0; i < 3; ++i) {
-    u[i] = i < info->arity && is_active(prog, reg[i]);
+    u[i] = i < info->arity && dual_jitr_active(prog, reg[i]);
     if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
     else snprintf(v[i], sizeof v[i], "0.0");
   }
@@ -187,7 +178,7 @@ static void emit_compute(genr *g, const uint32_t *w, int64_t t) {
  * along direction 0 or v) and each direction's g' as h entries (DUAL_FOR_ENTRIES: the upper
  * triangle, mirrored in the full layout), through the stager; with `expect`, only tell the
  * stager they will come. */
-static void emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
+void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
   const int64_t n = g->prog->n_in;
   const int packed = g->job->b->h_layout == DUAL_HESSIAN_PACKED;
   char name[48];
@@ -223,7 +214,7 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
-    if (info->prop == DUAL_PROP_OUT || !is_active(prog, DUAL_INSTR_DST(w))) continue;
+    if (info->prop == DUAL_PROP_OUT || !dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
     EMIT("      double a%" PRId64 " = 0.0", t);
     for (int k = 0; k < K; ++k) EMIT(", b%" PRId64 "_%d = 0.0", t, k);
     EMIT(";\n");
@@ -233,7 +224,20 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
     for (int k = 0; k < K; ++k) EMIT(", h%" PRId64 "_%d = 0.0", j, k);
     EMIT(";\n");
   }
-  for (int64_t t = prog->n_instr - 1; t >= 0; --t) {
+  dual_jitr_emit_sweep(g, s, store_grad, first_load, 0, prog->n_instr);
+  for (int64_t j = 0; j < n; ++j)
+    if (first_load[j] < 0) dual_jitr_emit_input_stores(g, s, store_grad, j, 0);
+  EMIT("    }\n");
+}
+
+/* The adjoint sweep of output s over instructions t1 - 1 down to t0, into the adjoint locals
+ * (a<t>, b<t>_<k>) and the inputs' (g<j>, h<j>_<k>); an input's results are stored at its
+ * first load. */
+void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_load, int64_t t0,
+                             int64_t t1) {
+  const dual_program *prog = g->prog;
+  const int K = g->K;
+  for (int64_t t = t1 - 1; t >= t0; --t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const int op = DUAL_INSTR_OP(w);
     const dual_op_info *info = &dual_op_table[op];
@@ -242,22 +246,22 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
     const int64_t *da = &g->opnd[3 * t];
     if (adj == DUAL_ADJ_NONE) continue;
     if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s, or a VJP's u */
-      if (is_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP)
+      if (dual_jitr_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP)
         EMIT("      a%" PRId64 " += DUAL_JIT_LDU(%d);\n", da[0], reg[1]);
-      else if (is_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
+      else if (dual_jitr_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
       continue;
     }
-    if (!is_active(prog, DUAL_INSTR_DST(w))) continue;
+    if (!dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
     if (adj == DUAL_ADJ_GRAD) {
       EMIT("      g%d += a%" PRId64 ";", reg[0], t);
       for (int k = 0; k < K; ++k) EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
       EMIT("\n");
-      if (first_load[reg[0]] == t) emit_input_stores(g, s, store_grad, reg[0], 0);
+      if (first_load[reg[0]] == t) dual_jitr_emit_input_stores(g, s, store_grad, reg[0], 0);
       continue;
     }
     const int first = op == DUAL_OP_SELECT; /* the condition takes no adjoint */
     for (int i = first; i < info->arity; ++i) {
-      if (!is_active(prog, reg[i])) continue;
+      if (!dual_jitr_active(prog, reg[i])) continue;
       const int64_t x = da[i];
       switch (adj) {
       case DUAL_ADJ_LIN:
@@ -282,9 +286,6 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
       }
     }
   }
-  for (int64_t j = 0; j < n; ++j)
-    if (first_load[j] < 0) emit_input_stores(g, s, store_grad, j, 0);
-  EMIT("    }\n");
 }
 
 static void emit_body(genr *g, int pass, const int64_t *first_load);
@@ -305,18 +306,28 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   g->k0 = hvp || first_order(g->job) ? -1 : pass * per_pass(g->job);
   dual_jit_stager_reset(&g->stage);
   for (int s = 0; s < sweeps(g->job); ++s)
-    for (int64_t j = 0; j < prog->n_in; ++j) emit_input_stores(g, s, store_grad(g), j, 1);
+    for (int64_t j = 0; j < prog->n_in; ++j) dual_jitr_emit_input_stores(g, s, store_grad(g), j, 1);
   const dual_strbuf head = g->out;
   memset(&g->out, 0, sizeof g->out);
-  emit_body(g, pass, first_load);
+  char *funcs = NULL; /* the segments' functions, written before the kernel */
+  if (g->cslot != NULL) {
+    dual_jitr_emit_segment_functions(g, pass, first_load);
+    funcs = dual_strbuf_take(&g->out);
+    memset(&g->out, 0, sizeof g->out);
+    dual_jitr_emit_segmented_body(g, pass, first_load);
+  } else {
+    emit_body(g, pass, first_load);
+  }
   char *body = dual_strbuf_take(&g->out);
   g->out = head;
-  if (body == NULL) {
+  if (body == NULL || (g->cslot != NULL && funcs == NULL)) {
+    free(body), free(funcs);
     g->out.failed = 1;
     return;
   }
+  if (funcs != NULL) EMIT("%s", funcs);
   dual_jit_stager_kernel(&g->stage, pass, body);
-  free(body);
+  free(body), free(funcs);
 }
 
 /* The sweeps of pass `pass` for the thread's point. */
@@ -328,7 +339,7 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const int op = DUAL_INSTR_OP(w);
     if (op == DUAL_OP_LDX || op == DUAL_OP_LDP)
-      emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), is_active(prog, DUAL_INSTR_DST(w)));
+      dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
   }
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
@@ -340,8 +351,8 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
       continue;
     }
     if (prop == DUAL_PROP_LOAD)
-      emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), is_active(prog, DUAL_INSTR_DST(w)));
-    else emit_compute(g, w, t);
+      dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
+    else dual_jitr_emit_compute(g, w, t);
   }
   for (int s = 0; s < sweeps(g->job); ++s) emit_adjoint(g, s, store_grad(g), first_load);
   dual_jit_stager_finish(&g->stage);
@@ -355,14 +366,17 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
     return NULL;
   }
   const dual_program *prog = job->prog;
-  if (first_order(job) && prog->n_instr > DUAL_JIT_MAX_REV_INSTR) {
+  const int segmented = first_order(job) && sweeps(job) == 1 && prog->n_instr > DUAL_JIT_MAX_REV_INSTR;
+  const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
+  if (first_order(job) && prog->n_instr > most) {
     snprintf(why, (size_t)why_cap,
              "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
-             "tier's rule of %d (the compile would take minutes)", prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+             "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
+             segmented ? " in segments" : " for several sweeps");
     return NULL;
   }
   const int64_t sums = dual_jit_rev_sums(job);
-  if (sums > DUAL_JIT_MAX_REV_TERMS) {
+  if (sums > DUAL_JIT_MAX_REV_TERMS && !segmented) {
     snprintf(why, (size_t)why_cap,
              "its %s kernels would hold %" PRId64 " tangent and adjoint terms, "
              "over the compiled tier's rule of %d (the compile would take minutes)",
@@ -391,19 +405,25 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
     const int reads = info->prop == DUAL_PROP_LOAD ? 0 : info->arity;
     for (int i = 0; i < 3; ++i) g->opnd[3 * t + i] = i < reads ? def[reg[i]] : -1;
     if (info->prop != DUAL_PROP_OUT) def[DUAL_INSTR_DST(w)] = t;
-    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX && is_active(prog, DUAL_INSTR_DST(w)) && first_load[reg[0]] < 0)
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX && dual_jitr_active(prog, DUAL_INSTR_DST(w)) && first_load[reg[0]] < 0)
       first_load[reg[0]] = t;
   }
   free(def);
   const int passes = dual_jit_rev_passes(job);
-  EMIT("// dualbatch compiled tier, forward-over-reverse: %" PRId64 " instructions, mode %d, "
-       "%d passes\n#include \"jit/jit_kernel2.h\"\n", prog->n_instr, job->mode, passes);
-  for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
+  const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
+  if (planned) {
+    EMIT("// dualbatch compiled tier, %s: %" PRId64 " instructions, mode %d, %d passes%s\n"
+         "#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
+         prog->n_instr, job->mode, passes, segmented ? ", segmented" : "");
+    for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
+  }
   free(g->opnd), free(first_load);
+  free(g->cslot), free(g->aslot), free(g->gslot), free(g->mark);
   dual_jit_stager_free(&g->stage);
   char *src = dual_strbuf_take(&g->out);
-  if (src == NULL) {
-    snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
+  if (!planned || src == NULL) {
+    free(src);
+    snprintf(why, (size_t)why_cap, "out of memory generating reverse-mode source");
     return NULL;
   }
   *npass = passes;

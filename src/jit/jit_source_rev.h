@@ -26,12 +26,25 @@
  * in 25 s and at n = 32 (31 936) in 92 s. */
 #define DUAL_JIT_MAX_REV_TERMS 12000
 
-/* The most instructions of a reverse-mode (first-order) module: its values and partials stay
- * live from the forward sweep to the adjoint one, and NVRTC's time grows about with the square
- * of their number (the grad family on the 2-core host: 385 instructions 3.5 s, 769 11 s, 1537
- * 63 s, 6145 — grad itself, n = 1024 — 436 s).  Larger programs need segmented sweeps (issue
- * 17) and interpret until then. */
+/* The most instructions of a reverse-mode (first-order) module written as one straight-line
+ * kernel: its values and partials stay live from the forward sweep to the adjoint one, and
+ * NVRTC's time grows about with the square of their number (the grad family on the 2-core host:
+ * 385 instructions 3.5 s, 769 11 s, 1537 63 s, 6145 — grad itself, n = 1024 — 436 s).  A larger
+ * program with one sweep (a gradient, a VJP, a one-output Jacobian) is cut into segments of
+ * DUAL_JIT_REV_SEGMENT instructions, each a forward and an adjoint __noinline__ function: the
+ * forward functions checkpoint the values later segments read, each adjoint function computes
+ * its segment's values again from them and carries the adjoints of values and inputs that cross
+ * a cut, in the sweep's order, so the bits stay the interpreters'.  Larger Jacobians of several
+ * outputs interpret. */
 #define DUAL_JIT_MAX_REV_INSTR 1000
+#define DUAL_JIT_REV_SEGMENT 256
+
+/* The most instructions of a segmented module.  Segments make NVRTC's time grow with the
+ * program, but each segment's values are computed twice (forward, then again before its
+ * adjoint), so the code doubles: the grad family on the 2-core host compiled in 24 s at 1201
+ * instructions and 71 s at 3073 (segments of 128 took as long), so grad itself (6145) would
+ * take about 2.5 minutes and interprets. */
+#define DUAL_JIT_MAX_REV_SEGMENTED 2048
 
 /* The number of kernels (passes) of a reverse-mode job (1 for first order). */
 int dual_jit_rev_passes(const dual_job *job);

@@ -129,7 +129,8 @@ void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body
                      "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
                      "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
                      "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n"
-                     "    double *const s2_ = stage2_[warp_] + lane_ * sp_;\n%s"
+                     "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
+                     "    (void)sw2_, (void)s2_;\n%s"
                      "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
                      pass, row, row, body, pass == 0);
 }

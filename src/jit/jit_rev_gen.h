@@ -1,0 +1,56 @@
+/*
+ * jit_rev_gen.h — the reverse-mode generator's state and the emitters its two parts share
+ * (internal to src/jit): jit_source_rev.c writes one kernel per pass of straight-line sweeps,
+ * jit_rev_segments.c cuts a long first-order sweep into segments.  Host code.
+ */
+#ifndef DUAL_JIT_REV_GEN_H
+#define DUAL_JIT_REV_GEN_H
+
+#include <stdint.h>
+
+#include "exec.h"
+#include "jit/jit_stage2.h"
+#include "jit/strbuf.h"
+
+typedef struct genr {
+  dual_strbuf out;
+  const dual_program *prog;
+  const dual_job *job;
+  int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
+  int K;         /* directions of the pass */
+  int k0;        /* its first Hessian column (HVP: -1, the direction v) */
+  dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
+  /* segmented reverse mode (jit_rev_segments.c; NULL slots otherwise): per instruction its
+   * checkpoint and carried-adjoint slots (-1: none), per input its carried-gradient slot; their
+   * counts */
+  int64_t *cslot, *aslot, *gslot;
+  int64_t nc, na, ng;
+  int64_t *mark; /* [n_instr] scratch: the listing a value was last named in */
+  int64_t tag;   /* the current listing */
+} genr;
+
+
+/* Whether register r is active (carries derivatives). */
+int dual_jitr_active(const dual_program *prog, int32_t r);
+
+/* Load instruction t (op LDX, LDP, LDK or a draw) into v<t> (and, when active, its tangents). */
+void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active);
+
+/* Computing instruction t (words w): its value, taped partials and tangents. */
+void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t);
+
+/* Input j's results of output s through the stager (with `expect`: only announce them). */
+void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect);
+
+/* The adjoint sweep of output s over instructions t1 - 1 down to t0. */
+void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_load, int64_t t0,
+                          int64_t t1);
+
+/* Segmented first-order modules (jit_rev_segments.c): the slots of the values and inputs that
+ * cross a cut (DUAL_SUCCESS or DUAL_ERR_NO_MEMORY; the caller frees g's slot arrays), the
+ * segments' functions, and the kernel's body that calls them. */
+int dual_jitr_plan_segments(genr *g, const int64_t *first_load);
+void dual_jitr_emit_segment_functions(genr *g, int pass, const int64_t *first_load);
+void dual_jitr_emit_segmented_body(genr *g, int pass, const int64_t *first_load);
+
+#endif /* DUAL_JIT_REV_GEN_H */
