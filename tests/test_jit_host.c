@@ -638,7 +638,7 @@ Test(jit_host_rev, reverse_mode_every_op_on_special_arguments) {
 
 /* Programs over DUAL_JIT_MAX_REV_INSTR take the segmented kernel (jit_source_rev.h): grad's
  * family at n = 200 (1201 instructions, five segments: inputs loaded in two segments, adjoints
- * carried across every cut), its VJP, and a chain of 1300 random ops over two running values
+ * carried across every cut), its VJP, and a chain of 500 random ops over two running values
  * and seven inputs read all along; bitwise against the CPU engine in reverse mode. */
 Test(jit_host_rev, segmented_reverse_mode) {
   dual_context *ctx = NULL;
@@ -659,14 +659,59 @@ Test(jit_host_rev, segmented_reverse_mode) {
   compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 1);
   free(x), free(u);
   dual_program_destroy(&prog);
-  prog = rp_chain_program(ctx, &rng, 7, 1, 1300);
+  prog = rp_chain_program(ctx, &rng, 7, 1, 500);
   cr_assert(prog != NULL, "%s", dual_context_last_error(ctx));
-  cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+  cr_assert(prog->n_instr > DUAL_JIT_MAX_REV_INSTR && prog->n_instr <= DUAL_JIT_MAX_REV_SEGMENTED,
+            "%lld instructions", (long long)prog->n_instr);
   x = random_array(&rng, B * 7, -1.5, 1.5);
   compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
   free(x);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
+}
+
+/* Bytecode the language never emits but dual_program_load accepts: the inputs loaded again
+ * every five instructions, so in a segmented kernel each input's gradient is carried from
+ * segment to segment (1203 instructions):
+ *   r0 = x0; r1 = x1; 240 times { r2 = x[k % 2]; r3 = sin(r0); r0 = r0 + r2; r2 = r3 * r1;
+ *   r1 = r1 + r2 }; out f = r1 */
+static dual_program *reloading_program(void) {
+  enum { REPS = 240 };
+  const int64_t n = 2 + 5 * REPS + 1;
+  dual_program *prog = dual_program_alloc(2, 0, 1, 0, n);
+  cr_assert_not_null(prog);
+  prog->n_regs = 4, prog->n_active = 4;
+  int64_t t = 0;
+  const uint32_t ops[5][4] = {{DUAL_OP_LDX, 2, 0, 0}, {DUAL_OP_SIN, 3, 0, 0}, {DUAL_OP_ADD, 0, 0, 2},
+                              {DUAL_OP_MUL, 2, 3, 1}, {DUAL_OP_ADD, 1, 1, 2}};
+  for (int k = -1; k < REPS; ++k)
+    for (int i = 0; i < (k < 0 ? 2 : 5); ++i) {
+      uint32_t *w = prog->code + DUAL_INSTR_WORDS * t++;
+      const uint32_t *o = k < 0 ? (const uint32_t[4]){DUAL_OP_LDX, (uint32_t)i, (uint32_t)i, 0} : ops[i];
+      w[0] = o[0] << DUAL_DST_BITS | o[1], w[1] = o[2], w[2] = o[3], w[3] = 0;
+      if (k >= 0 && i == 0) w[1] = (uint32_t)(k % 2); /* x[k % 2] */
+    }
+  uint32_t *w = prog->code + DUAL_INSTR_WORDS * t++;
+  w[0] = (uint32_t)DUAL_OP_OUT << DUAL_DST_BITS, w[1] = 1, w[2] = 0, w[3] = 0;
+  cr_assert_eq(t, n);
+  for (int i = 0; i < 2; ++i) prog->in_names[i] = strdup(i ? "x1" : "x0");
+  prog->out_names[0] = strdup("f");
+  char msg[256];
+  cr_assert_eq(dual_program_validate(prog, msg, sizeof msg), DUAL_SUCCESS, "%s", msg);
+  return prog;
+}
+
+/* The reloading program's gradient and VJP: carried input gradients, bitwise. */
+Test(jit_host_rev, segmented_reverse_mode_with_reloaded_inputs) {
+  dual_program *prog = reloading_program();
+  cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+  uint64_t rng = 6062;
+  const int64_t B = 36;
+  double *x = random_array(&rng, B * 2, -0.01, 0.01), *u = random_array(&rng, B, -1.0, 1.0);
+  compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
+  compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 0);
+  free(x), free(u);
+  dual_program_destroy(&prog);
 }
 
 /* ---- dual_sgrad (jit/jit_source.c's sgrad kernels) ------------------------------------------ */
