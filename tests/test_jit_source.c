@@ -25,11 +25,8 @@ static void need_nvrtc(void) {
   if (dual_rtc_version(why, sizeof why) == 0) cr_skip_test("%s", why);
 }
 
-/* Generate and compile one module; returns the generated source (caller frees). */
-static char *compile_module(const dual_program *prog, int mode, int width, int npass) {
-  char why[256];
-  char *src = dual_jit_source(prog, mode, width, npass, 0, why, sizeof why);
-  cr_assert(src != NULL, "generator: %s", why);
+/* NVRTC compiles generated source `src` to a CUBIN for sm_90. */
+static void assert_compiles(const char *src) {
   void *image = NULL;
   size_t size = 0;
   char *log = NULL;
@@ -37,8 +34,15 @@ static char *compile_module(const dual_program *prog, int mode, int width, int n
   cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s\n--- source head ---\n%.3000s",
             dual_status_string(st), log ? log : "(no log)", src);
   cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0, "the CUBIN is not an ELF image");
-  free(image);
-  free(log);
+  free(image), free(log);
+}
+
+/* Generate and compile one module; returns the generated source (caller frees). */
+static char *compile_module(const dual_program *prog, int mode, int width, int npass) {
+  char why[256];
+  char *src = dual_jit_source(prog, mode, width, npass, 0, why, sizeof why);
+  cr_assert(src != NULL, "generator: %s", why);
+  assert_compiles(src);
   return src;
 }
 
@@ -159,13 +163,8 @@ Test(jit_source, second_order_kernels_compile) {
     cr_assert_eq(npass, passes[i], "mode %d: %d passes", modes2[i], npass);
     cr_assert_eq(count(src, "extern \"C\" __global__"), npass);
     cr_assert(count(src, "DUAL_JIT2_STAGE_H(") > 0 && count(src, "DUAL_JIT2_FLUSH_H(") > 0 && count(src, "dual_rule_") == 0);
-    void *image = NULL;
-    size_t size = 0;
-    char *log = NULL;
-    int st = dual_rtc_compile(src, 90, &image, &size, &log);
-    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
-    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
-    free(image), free(log), free(src);
+    assert_compiles(src);
+    free(src);
   }
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
@@ -195,13 +194,8 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
    * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 */
   cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 136 && count(src, "dual_rule_") == 0);
   cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 4);
-  void *image = NULL;
-  size_t size = 0;
-  char *log = NULL;
-  int st = dual_rtc_compile(src, 90, &image, &size, &log);
-  cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
-  cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
-  free(image), free(log), free(src);
+  assert_compiles(src);
+  free(src);
   dual_program_destroy(&prog);
   const char *text =
       "input x[32]\n"
@@ -247,13 +241,8 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
     cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("),
                  (int)(prog->n_in * (mode[i] == DUAL_MODE_JACOBIAN ? prog->n_out : 1)));
     cr_assert_eq(count(src, "DUAL_JIT2_STAGE_H(") + count(src, "dual_rule2_"), 0);
-    void *image = NULL;
-    size_t size = 0;
-    char *log = NULL;
-    int st = dual_rtc_compile(src, 90, &image, &size, &log);
-    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
-    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
-    free(image), free(log), free(src);
+    assert_compiles(src);
+    free(src);
     dual_program_destroy(&prog);
   }
   /* grad (6145 instructions) is over the segmented rule: refused with the reason */
@@ -279,13 +268,8 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_f"), 5);
   cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_a"), 5);
   cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("), 200);
-  void *image = NULL;
-  size_t size = 0;
-  char *log = NULL;
-  int st = dual_rtc_compile(src, 90, &image, &size, &log);
-  cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s", dual_status_string(st), log ? log : "");
-  cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
-  free(image), free(log), free(src);
+  assert_compiles(src);
+  free(src);
   dual_program_destroy(&r200);
   /* a Jacobian of two outputs over the instruction rule is refused with the reason */
   const char *text =
@@ -365,14 +349,8 @@ Test(jit_source, sgrad_kernels_compile) {
     cr_assert_eq(count(src, "DUAL_JIT_SGRAD_FOLD("), 1 + cases[i].prog->n_in);
     cr_assert_eq(count(src, "#define DUAL_JIT_SAMPLE sample_"), 1);
     cr_assert_eq(count(src, "DUAL_JIT_FLUSH"), 0, "no row of a sample leaves the stage");
-    void *image = NULL;
-    size_t size = 0;
-    char *log = NULL;
-    int st = dual_rtc_compile(src, 90, &image, &size, &log);
-    cr_assert(st == DUAL_SUCCESS, "NVRTC failed (%s):\n%s\n--- source head ---\n%.3000s",
-              dual_status_string(st), log ? log : "", src);
-    cr_assert(size > 4 && memcmp(image, "\177ELF", 4) == 0);
-    free(image), free(log), free(src);
+    assert_compiles(src);
+    free(src);
   }
   cr_assert_null(dual_jit_source_sgrad(score, 1, 32, 1, 0, why, sizeof why));
   cr_assert(strstr(why, "staging limit") != NULL, "reason: %s", why);
