@@ -244,7 +244,7 @@ Test(workloads, hess_gradient_vs_analytic) {
 }
 
 /* ---- ADBench golden values ------------------------------------------------------------------- */
-static const char *data_dir(void) { return DUAL_DATA_DIR; } /* tests/data of the source tree */
+static const char *data_dir(void) { return DUAL_TESTS_DATA; } /* tests/data of the source tree */
 
 static char *read_text(const char *path) {
   FILE *fp = fopen(path, "rb");
