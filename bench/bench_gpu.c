@@ -281,19 +281,24 @@ static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t
 
 /* The compiled tier's results for the first kref points against the interpreter's (y0, J0, and
  * for second order the nh entries per point of H0), bit for bit: a META line, and exit status 1
- * when any entry differs. */
-static void compare_compiled(dual_context *ctx, const dual_program *prog, const workload *w,
-                             const dual_batch *b, const double *y0, const double *J0,
-                             const double *H0, int64_t nh, int64_t kref, const char *label) {
+ * when any entry differs or the call fails.  Returns 0 when the compiled tier declined the
+ * program by a documented compile-time rule (DUAL_ERR_COMPILE: its rows are not timed), else 1. */
+static int compare_compiled(dual_context *ctx, const dual_program *prog, const workload *w,
+                            const dual_batch *b, const double *y0, const double *J0,
+                            const double *H0, int64_t nh, int64_t kref, const char *label) {
   dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
   const double t0 = now();
   int st = dual_run(ctx, prog, w->mode, b);
   const double t1 = now();
   dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
+  if (st == DUAL_ERR_COMPILE && strstr(dual_context_last_error(ctx), "rule") != NULL) {
+    printf("META\t%s %s\tthe compiled tier declined it: %s\n", w->name, label, dual_context_last_error(ctx));
+    return 0;
+  }
   if (st != DUAL_SUCCESS) {
     printf("META\t%s %s\tthe compiled tier failed: %s\n", w->name, label, dual_context_last_error(ctx));
     g_disagree = 1;
-    return;
+    return 1;
   }
   const int64_t ny = kref * w->m, nj = kref * w->m * w->n;
   double *y = xmalloc(sizeof(double) * (size_t)ny), *J = xmalloc(sizeof(double) * (size_t)nj);
@@ -313,6 +318,7 @@ static void compare_compiled(dual_context *ctx, const dual_program *prog, const 
          (long long)kref, (long long)differ, (long long)(ny + nj + kref * nh), t1 - t0);
   if (differ) g_disagree = 1;
   free(y), free(J);
+  return 1;
 }
 
 /* Forward-over-reverse Hessians (DUAL_AD_REVERSE): the interpreter's on the first kref points,
@@ -490,11 +496,12 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   int have_ref = 1;
   /* both tiers timed: forward products, and reverse mode where the interpreter ran */
   const int both_tiers = o->compiled && gpu_status == DUAL_SUCCESS;
+  int compiled = both_tiers; /* the compiled tier takes the workload (not declined by a rule) */
   if (gpu_status == DUAL_SUCCESS) {
     CUDA_OK(cudaMemcpy(yy, dy, sizeof(double) * (size_t)(kref * m), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(jj, dJ, sizeof(double) * (size_t)(kref * m * n), cudaMemcpyDeviceToHost));
     if (second) CUDA_OK(cudaMemcpy(hh, dH, sizeof(double) * (size_t)(kref * nh), cudaMemcpyDeviceToHost));
-    if (both_tiers) compare_compiled(ctx, prog, w, &b, yy, jj, hh, second ? nh : 0, kref, "compiled");
+    if (both_tiers) compiled = compare_compiled(ctx, prog, w, &b, yy, jj, hh, second ? nh : 0, kref, "compiled");
     if (both_tiers && second) compare_for(ctx, prog, w, &b, nh, kref);
   } else {
     have_ref = reference_on_cpu(w, prog, kref, x, p, yy, jj, hh) == DUAL_SUCCESS;
@@ -545,7 +552,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
     b.count = B;
     if (not_run) row_not_run(w->name, B, "dualbatch", "device", not_run);
     else row(w->name, B, "dualbatch", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
-    if (both_tiers) {
+    if (both_tiers && !compiled) row_not_run(w->name, B, "dualbatch-compiled", "device", "declined");
+    if (compiled) {
       dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
       row(w->name, B, "dualbatch-compiled", "device", time_calls(ctx, prog, w->mode, &b, o->reps));
       dual_context_set_tier(ctx, DUAL_TIER_INTERPRET);
