@@ -370,7 +370,7 @@ Test(jit_host, row_flushes_and_lane_overflow) {
  * generated second-order kernels of width `width`: every value, Jacobian entry, component and
  * status word the same bits.  Returns how many points had a flag. */
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int reverse, int colmajor, int64_t B, const double *x, const double *p,
+                         int reverse, int opts, int64_t B, const double *x, const double *p,
                          const double *v);
 static int64_t compare2(const dual_program *prog, int mode, int layout, int width, int64_t B,
                         const double *x, const double *p, const double *v) {
@@ -385,10 +385,13 @@ static int64_t compare_rev(const dual_program *prog, int mode, int layout, int d
 }
 
 /* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`, or
- * forward-over-reverse when `reverse`; results point-fastest (column-major) when `colmajor`. */
+ * forward-over-reverse when `reverse`; `opts`: OPT_COLMAJOR results point-fastest, OPT_NO_D no
+ * Jacobian asked for (d NULL: the flags of its entries follow each engine's rule). */
+enum { OPT_COLMAJOR = 1, OPT_NO_D = 2 };
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
-                         int reverse, int colmajor, int64_t B, const double *x, const double *p,
+                         int reverse, int opts, int64_t B, const double *x, const double *p,
                          const double *v) {
+  const int colmajor = opts & OPT_COLMAJOR;
   const int64_t n = prog->n_in, m = prog->n_out, np = prog->n_par;
   const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_PACKED ? n * (n + 1) / 2 : n * n;
   double *y[2], *d[2], *h[2];
@@ -412,7 +415,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   cr_assert(dual_context_set_width(cpu, width) == DUAL_SUCCESS);
   cr_assert(dual_context_set_ad_mode(cpu, reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD) == DUAL_SUCCESS);
   cr_assert(dual_context_set_knob(cpu, DUAL_KNOB_HESSIAN_NESTED, nested) == DUAL_SUCCESS);
-  b.y = y[0], b.d = d[0], b.h = h[0], b.status = st[0];
+  b.y = y[0], b.d = opts & OPT_NO_D ? NULL : d[0], b.h = h[0], b.status = st[0];
   int s = dual_run(cpu, prog, mode, &b);
   cr_assert(s == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
   dual_job job;
@@ -425,7 +428,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
                       : dual_jit_source2(&job, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   module mod = load_source(src, DUAL_JIT2_KERNEL_NAME, npass);
-  b.y = y[1], b.d = d[1], b.h = h[1], b.status = st[1];
+  b.y = y[1], b.d = opts & OPT_NO_D ? NULL : d[1], b.h = h[1], b.status = st[1];
   run(&mod, npass, &b, prog);
   char what[80];
   cr_assert(dual_context_last_ad_mode(cpu) == (reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD));
@@ -530,9 +533,13 @@ Test(jit_host_rev, hess_hessians_and_hvps) {
   compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, B, x, NULL, NULL);
   compare_rev(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 16, B, x, NULL, NULL); /* one pass */
   compare_rev(hess, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, NULL, v);
+  /* no Jacobian asked for (d NULL): nothing is staged for d, values, components and flags as
+   * the CPU's, nested forward and forward-over-reverse */
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 8, 0, 0, OPT_NO_D, B, x, NULL, NULL);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, 0, 1, OPT_NO_D, B, x, NULL, NULL);
   /* column-major results (points adjacent): each staged chunk leaves point-fastest */
-  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, 0, 1, 1, B, x, NULL, NULL);
-  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, 0, 0, 1, B, x, NULL, NULL);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, 0, 1, OPT_COLMAJOR, B, x, NULL, NULL);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, 0, 0, OPT_COLMAJOR, B, x, NULL, NULL);
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);
