@@ -85,6 +85,40 @@ Test(reverse_hvp, hessians_match_hand_derived_references) {
   dual_context_destroy(&rev);
 }
 
+/* f(x, y) = sqrt(x y) at (0, 1), where the adjoint of x y is infinite: a d' term that is exactly
+ * zero adds nothing even against that infinite adjoint (engine/interp_rev.h), so the Hessian is
+ * the limit along x -> 0+ — H_xx = -y^2 / (4 (xy)^(3/2)) -> -inf, H_xy = 1 / (4 sqrt(xy)) -> +inf,
+ * H_yy = -x^2 / (4 (xy)^(3/2)) -> 0 (f is 0 on the whole line x = 0) — instead of the NaN that
+ * 0 * inf gave; the gradient's dx is +inf, dy = 0/0 is NaN.  Structurally zero entries (z does
+ * not enter x y) are exactly +0, even beside infinities. */
+Test(reverse_hvp, zero_second_derivative_terms_add_nothing_against_infinite_adjoints) {
+  dual_context *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(rev, "input x\ninput y\ninput z\noutput f = sqrt(x * y) + z", "sqrtxy", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(rev));
+  const double x[3] = {0.0, 1.0, 2.0};
+  double y, J[3], H[9], Hv[3];
+  int32_t st = 0;
+  hessian(rev, prog, 1, x, NULL, &y, J, H, DUAL_HESSIAN_FULL, &st);
+  cr_assert_eq(dual_context_last_ad_mode(rev), DUAL_AD_REVERSE);
+  cr_assert(y == 2.0);
+  cr_assert(J[0] == INFINITY && isnan(J[1]) && J[2] == 1.0, "gradient %g %g %g", J[0], J[1], J[2]);
+  cr_assert(H[0] == -INFINITY, "H_xx = %g", H[0]);
+  cr_assert(H[1] == INFINITY && H[3] == INFINITY, "H_xy = %g, H_yx = %g", H[1], H[3]);
+  cr_assert(H[4] == 0.0 && !signbit(H[4]), "H_yy = %g", H[4]);
+  const int zs[5] = {2, 5, 6, 7, 8}; /* (x,z) (y,z) (z,x) (z,y) (z,z) */
+  for (int i = 0; i < 5; ++i) cr_assert(H[zs[i]] == 0.0 && !signbit(H[zs[i]]), "H[%d] = %g", zs[i], H[zs[i]]);
+  /* an HVP along (1, 0, 0) is the sweep that gave H's column x: its y entry takes the partial
+   * d(xy)/dy = x = 0 times the infinite g' of x y, NaN as in the gradient (the Hessian stores
+   * (x, y) from the sweep along y instead, j <= k) */
+  const double v[3] = {1.0, 0.0, 0.0};
+  hvp(rev, prog, 1, x, NULL, v, NULL, NULL, Hv, &st);
+  cr_assert(Hv[0] == -INFINITY && isnan(Hv[1]) && Hv[2] == 0.0 && !signbit(Hv[2]), "Hv %g %g %g", Hv[0],
+            Hv[1], Hv[2]);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&rev);
+}
+
 /* Random programs: forward-over-reverse against nested forward mode (row-scaled, 1e-12: the two
  * sum the same second-order terms in different orders), HVPs and full / packed Hessians; the
  * values bitwise equal. */

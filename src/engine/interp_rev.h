@@ -19,7 +19,13 @@
  * engine's LDX), and each LIN op also tapes d' = d2 . t (its second partials from rules.h times
  * the operands' tangents, before the result's tangent is written: it may share a's row); the
  * adjoint sweep carries (g, g') pairs: LIN g'_a += d_a g' + d'_a g, the others as for g.  At an
- * input, g is the gradient and g' the Hessian-vector product along the direction.
+ * input, g is the gradient and g' the Hessian-vector product along the direction.  The term
+ * d'_a g is the symmetric guarded product DUAL_TT: an exactly zero d' adds nothing even against
+ * an infinite or NaN g.  With that, a term whose tangent, d' or g' is structurally zero (the
+ * value does not depend on the direction) is always a signed zero, and every g' sum starts at
+ * +0.0, which no zero term changes — so such terms add nothing to any result bit, and the
+ * compiled tier's generated sweeps leave them out (jit/jit_source_rev.c).  A structurally zero
+ * Hessian entry is exactly +0.0.
  *
  * The includer defines: DUAL_REV_FOR (0 or 1), DUAL_REV_NAME(f) (the functions' names, so both
  * variants can live in one file), DUAL_REV_FN (function qualifier), DUAL_REV_CTX (its state type, passed
@@ -175,7 +181,7 @@ DUAL_REV_FN void DUAL_REV_NAME(dual_rev_adjoint)(DUAL_REV_CTX *R, int32_t nact, 
       if (adj == DUAL_ADJ_LIN) {
         const double *DUAL_RESTRICT di = DUAL_TAPE(row + (uint32_t)i);
         const double *DUAL_RESTRICT ddi = DUAL_TAPE(row + (uint32_t)(arity + i));
-        DUAL_POINTS(p) { aid[p] += DUAL_TM(di[p], grd[p]) + DUAL_TM(ddi[p], gr[p]); }
+        DUAL_POINTS(p) { aid[p] += DUAL_TM(di[p], grd[p]) + DUAL_TT(ddi[p], gr[p]); }
       } else if (adj == DUAL_ADJ_CHOOSE) {
         const double *DUAL_RESTRICT di = DUAL_TAPE(row + (uint32_t)i);
         DUAL_POINTS(p) { aid[p] += di[p] != 0.0 ? grd[p] : 0.0; }

@@ -27,6 +27,17 @@ typedef struct genr {
   int64_t nc, na, ng;
   int64_t *mark; /* [n_instr] scratch: the listing a value was last named in */
   int64_t tag;   /* the current listing */
+  /* structural presence per direction k of the pass (forward-over-reverse; an absent term is a
+   * signed zero that changes no bit of any result, engine/interp_rev.h, so it is left out): the
+   * tangent of definition t (tp[t*K+k]), d' of its operand i (ep[(t*3+i)*K+k]), the adjoint
+   * tangent g' of t in the current sweep (bp[t*K+k]) */
+  uint8_t *tp, *ep, *bp;
+  /* early stores of an input loaded once (lone[t]: the input of the only active load t, else
+   * -1): lane k of input j is final after instruction last[j*K+k]'s adjoint terms (found by a
+   * dry run of the sweep, `dry`), and early[j*K+k] says it has been stored */
+  int64_t *lone, *last;
+  uint8_t *early;
+  int dry;
 } genr;
 
 

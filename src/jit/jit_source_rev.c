@@ -88,10 +88,11 @@ void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
   case DUAL_OP_LDX:
     EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, a);
     if (!active) break;
-    for (int k = 0; k < g->K; ++k) {
-      EMIT("    const double t%" PRId64 "_%d = ", t, k);
-      if (g->k0 < 0) EMIT("DUAL_JIT_LDV(%u);\n", a);
-      else EMIT("%s;\n", (int64_t)a == (int64_t)g->k0 + k ? "1.0" : "0.0");
+    for (int k = 0; k < g->K; ++k) { /* a Hessian column's seed is present at its input only */
+      if (g->k0 >= 0 && (int64_t)a != (int64_t)g->k0 + k) continue;
+      g->tp[t * g->K + k] = 1;
+      if (g->k0 < 0) EMIT("    const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, a);
+      else EMIT("    const double t%" PRId64 "_%d = 1.0;\n", t, k);
     }
     break;
   case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, a); break;
@@ -108,7 +109,8 @@ void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
 
 /* A computing instruction of the forward sweep: value and partials; if its result is active,
  * the tangents of the K directions and, for an op whose adjoint reads partials, those partials
- * (and for LIN ops their derivatives along each direction). */
+ * (and for LIN ops their derivatives along each direction).  A lane takes the terms of the
+ * operands present in it (g->tp); a lane none of them has is absent, as is a d' without terms. */
 void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   const dual_program *prog = g->prog;
   const int op = DUAL_INSTR_OP(w);
@@ -126,11 +128,23 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
     if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
     else snprintf(v[i], sizeof v[i], "0.0");
   }
+  /* per lane: which operands are present, whether the result and each d' are */
+  const int K = g->K;
+  for (int k = 0; tangents && k < K; ++k) {
+    int any = 0;
+    for (int i = 0; i < 3; ++i) any |= u[i] && g->tp[da[i] * K + k];
+    g->tp[t * K + k] = (uint8_t)any;
+    for (int i = 0; lin && i < info->arity; ++i)
+      g->ep[(t * 3 + i) * K + k] =
+          (uint8_t)(i < 2 && ((u[0] && g->tp[da[0] * K + k]) || (u[1] && g->tp[da[1] * K + k])));
+  }
   EMIT("    double v%" PRId64 ";\n", t);
-  for (int k = 0; tangents && k < g->K; ++k) EMIT("    double t%" PRId64 "_%d;\n", t, k);
+  for (int k = 0; tangents && k < K; ++k)
+    if (g->tp[t * K + k]) EMIT("    double t%" PRId64 "_%d;\n", t, k);
   for (int i = 0; taped && i < info->arity; ++i) EMIT("    double d%" PRId64 "_%d;\n", t, i);
   for (int i = 0; lin && i < info->arity; ++i)
-    for (int k = 0; k < g->K; ++k) EMIT("    double e%" PRId64 "_%d_%d;\n", t, i, k);
+    for (int k = 0; k < K; ++k)
+      if (g->ep[(t * 3 + i) * K + k]) EMIT("    double e%" PRId64 "_%d_%d;\n", t, i, k);
   EMIT("    {\n      double d_[3];\n");
   EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
        (unsigned)info->flags, v[0], v[1], v[2], t);
@@ -144,72 +158,92 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
       EMIT("      const double qa = %s, qb = %s, qc = 0.0;\n", v[1], v[0]);
     else if (any) EMIT("      const double qa = d_[0], qb = d_[1], qc = d_[2];\n");
     if (any) EMIT("      (void)qa, (void)qb, (void)qc;\n");
-    for (int k = 0; k < g->K; ++k) {
+    for (int k = 0; k < K; ++k) {
+      if (!g->tp[t * K + k]) continue;
       char tn[3][48];
+      int uk[3];
       for (int i = 0; i < 3; ++i) {
-        if (u[i]) snprintf(tn[i], sizeof tn[i], "t%" PRId64 "_%d", da[i], k);
+        uk[i] = u[i] && g->tp[da[i] * K + k];
+        if (uk[i]) snprintf(tn[i], sizeof tn[i], "t%" PRId64 "_%d", da[i], k);
         else snprintf(tn[i], sizeof tn[i], "0.0");
       }
       EMIT("      t%" PRId64 "_%d = ", t, k);
-      if (!any) { /* an active result of passive operands cannot occur: 0, as the interpreters */
-        EMIT("0.0;\n");
-        continue;
-      }
       const char *const tnc[3] = {tn[0], tn[1], tn[2]};
-      dual_jit_emit_lane(&g->out, info->prop, "DUAL_TM", u, tnc);
+      dual_jit_emit_lane(&g->out, info->prop, "DUAL_TM", uk, tnc);
       EMIT(";\n");
     }
   }
   /* d' = d2 . t of each operand's partial (interp_rev.h): -0.0 plus the terms of the operands a
-   * and b that carry tangents; a third operand's is -0.0 */
+   * and b present in the lane (a third operand's d' has none) */
   for (int i = 0; lin && i < info->arity; ++i) {
     const char *q1 = i == 0 ? "dd_[0]" : "dd_[1]", *q2 = i == 0 ? "dd_[1]" : "dd_[2]";
-    for (int k = 0; k < g->K; ++k) {
+    for (int k = 0; k < K; ++k) {
+      if (!g->ep[(t * 3 + i) * K + k]) continue;
       EMIT("      e%" PRId64 "_%d_%d = -0.0", t, i, k);
-      if (i < 2 && u[0]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q1, da[0], k);
-      if (i < 2 && u[1]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q2, da[1], k);
+      if (u[0] && g->tp[da[0] * K + k]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q1, da[0], k);
+      if (u[1] && g->tp[da[1] * K + k]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q2, da[1], k);
       EMIT(";\n");
     }
   }
   EMIT("    }\n");
 }
 
-/* Input j's results of output s: its gradient entry (when stored: the interpreters store it
- * along direction 0 or v) and each direction's g' as h entries (DUAL_FOR_ENTRIES: the upper
- * triangle, mirrored in the full layout), through the stager; with `expect`, only tell the
- * stager they will come. */
-void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
+/* Direction k's g' of input j for output s as h entries (DUAL_FOR_ENTRIES: the upper triangle,
+ * mirrored in the full layout), through the stager; with `expect`, only tell the stager they
+ * will come. */
+static void emit_lane_store(genr *g, int s, int64_t j, int k, int expect) {
   const int64_t n = g->prog->n_in;
   const int packed = g->job->b->h_layout == DUAL_HESSIAN_PACKED;
+  const int64_t dir = g->k0 < 0 ? -1 : g->k0 + k;
+  int64_t e0, e1;
+  DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)
+  if (e0 < 0) return;
+  if (expect) {
+    dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e0);
+    if (e1 >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e1);
+    return;
+  }
   char name[48];
+  snprintf(name, sizeof name, "h%" PRId64 "_%d", j, k);
+  dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_H, s, name, e0, e1);
+}
+
+/* Input j's results of output s: its gradient entry (when stored: the interpreters store it
+ * along direction 0 or v) and each direction's g' not stored early; with `expect`, only tell the
+ * stager they will come. */
+void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
   else if (store_grad) {
+    char name[48];
     snprintf(name, sizeof name, "g%" PRId64, j);
     dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_D, s, name, j, -1);
   }
-  for (int k = 0; k < g->K; ++k) {
-    const int64_t dir = g->k0 < 0 ? -1 : g->k0 + k;
-    int64_t e0, e1;
-    DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)
-    if (e0 < 0) continue;
-    if (expect) {
-      dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e0);
-      if (e1 >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e1);
-      continue;
-    }
-    snprintf(name, sizeof name, "h%" PRId64 "_%d", j, k);
-    dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_H, s, name, e0, e1);
-  }
+  for (int k = 0; k < g->K; ++k)
+    if (expect || g->early == NULL || !g->early[j * g->K + k]) emit_lane_store(g, s, j, k, expect);
 }
 
 /* The adjoint pair sweep of output s: every active value's (g, g') starts at +0.0 and takes its
- * uses' terms in reverse order, as the interpreters' adjoint rows do.  An input's results are
- * stored as soon as they are final — after the input's first load, the last one the sweep
- * meets — so their accumulators do not stay live to the end; inputs never loaded store zeros. */
+ * uses' present terms in reverse order, as the interpreters' adjoint rows do.  An input's results
+ * are stored as soon as they are final — after the input's first load, the last one the sweep
+ * meets, and a lane of an input loaded once after its last present term (found by a dry run of
+ * the sweep) — so their accumulators do not stay live to the end; inputs never loaded store
+ * zeros. */
 static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_load) {
   const dual_program *prog = g->prog;
   const int64_t n = prog->n_in;
   const int K = g->K;
+  if (K > 0) { /* the dry run: where each lane of an input loaded once takes its last term */
+    const dual_strbuf keep = g->out;
+    memset(&g->out, 0, sizeof g->out);
+    memset(g->bp, 0, (size_t)prog->n_instr * (size_t)K);
+    for (int64_t i = 0; i < n * K; ++i) g->last[i] = -1, g->early[i] = 0;
+    g->dry = 1;
+    dual_jitr_emit_sweep(g, s, store_grad, first_load, 0, prog->n_instr);
+    g->dry = 0;
+    free(dual_strbuf_take(&g->out));
+    g->out = keep;
+    memset(g->bp, 0, (size_t)prog->n_instr * (size_t)K);
+  }
   EMIT("    { /* output %d */\n", s);
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
@@ -230,9 +264,50 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
   EMIT("    }\n");
 }
 
+/* Term emitters of the adjoint sweep (with g->dry they only record presence): direction k's g'
+ * of definition x takes, from instruction t's adjoint, its present terms — `b` (the result's g'
+ * through partial i, or as it is for CHOOSE/ADD/SUB) and for LIN `e` (d' times the result's g). */
+static void lane_term(genr *g, int64_t t, int i, int64_t x, int k, int adj, const char *sign) {
+  const int K = g->K;
+  const int pb = g->bp[t * K + k], pe = adj == DUAL_ADJ_LIN && g->ep[(t * 3 + i) * K + k];
+  if (!pb && !pe) return;
+  g->bp[x * K + k] = 1;
+  if (g->lone != NULL && g->lone[x] >= 0 && g->dry) g->last[g->lone[x] * K + k] = t;
+  if (g->dry) return;
+  EMIT("      b%" PRId64 "_%d ", x, k);
+  if (adj == DUAL_ADJ_LIN) {
+    EMIT("+=");
+    if (pb) EMIT(" DUAL_TM(d%" PRId64 "_%d, b%" PRId64 "_%d)", t, i, t, k);
+    if (pb && pe) EMIT(" +");
+    if (pe) EMIT(" DUAL_TT(e%" PRId64 "_%d_%d, a%" PRId64 ")", t, i, k, t);
+  } else if (adj == DUAL_ADJ_CHOOSE) {
+    EMIT("+= d%" PRId64 "_%d != 0.0 ? b%" PRId64 "_%d : 0.0", t, i, t, k);
+  } else {
+    EMIT("%s= b%" PRId64 "_%d", sign, t, k);
+  }
+  EMIT(";\n");
+}
+
+/* After instruction t's adjoint terms: each lane of an input loaded once whose last present term
+ * that was takes its load's g' and is stored now. */
+static void early_stores(genr *g, int s, int64_t t, const int64_t *da, int arity) {
+  const int K = g->K;
+  for (int i = 0; g->lone != NULL && !g->dry && i < arity; ++i) {
+    const int64_t x = da[i];
+    if (x < 0 || g->lone[x] < 0) continue;
+    const int64_t j = g->lone[x];
+    for (int k = 0; k < K; ++k) {
+      if (g->last[j * K + k] != t || g->early[j * K + k]) continue;
+      g->early[j * K + k] = 1;
+      EMIT("      h%" PRId64 "_%d += b%" PRId64 "_%d;\n", j, k, x, k);
+      emit_lane_store(g, s, j, k, 0);
+    }
+  }
+}
+
 /* The adjoint sweep of output s over instructions t1 - 1 down to t0, into the adjoint locals
  * (a<t>, b<t>_<k>) and the inputs' (g<j>, h<j>_<k>); an input's results are stored at its
- * first load. */
+ * first load, or a lane earlier (early_stores). */
 void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_load, int64_t t0,
                              int64_t t1) {
   const dual_program *prog = g->prog;
@@ -246,6 +321,7 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
     const int64_t *da = &g->opnd[3 * t];
     if (adj == DUAL_ADJ_NONE) continue;
     if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s, or a VJP's u */
+      if (g->dry) continue;
       if (dual_jitr_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP)
         EMIT("      a%" PRId64 " += DUAL_JIT_LDU(%d);\n", da[0], reg[1]);
       else if (dual_jitr_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
@@ -253,8 +329,11 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
     }
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
     if (adj == DUAL_ADJ_GRAD) {
+      if (g->dry) continue;
       EMIT("      g%d += a%" PRId64 ";", reg[0], t);
-      for (int k = 0; k < K; ++k) EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
+      for (int k = 0; k < K; ++k)
+        if (g->bp[t * K + k] && (g->lone == NULL || g->lone[t] < 0 || !g->early[reg[0] * K + k]))
+          EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
       EMIT("\n");
       if (first_load[reg[0]] == t) dual_jitr_emit_input_stores(g, s, store_grad, reg[0], 0);
       continue;
@@ -263,32 +342,31 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
     for (int i = first; i < info->arity; ++i) {
       if (!dual_jitr_active(prog, reg[i])) continue;
       const int64_t x = da[i];
-      switch (adj) {
-      case DUAL_ADJ_LIN:
-        EMIT("      a%" PRId64 " += DUAL_TM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
-        for (int k = 0; k < K; ++k)
-          EMIT("      b%" PRId64 "_%d += DUAL_TM(d%" PRId64 "_%d, b%" PRId64 "_%d) + DUAL_TM(e%" PRId64
-               "_%d_%d, a%" PRId64 ");\n", x, k, t, i, t, k, t, i, k, t);
-        break;
-      case DUAL_ADJ_CHOOSE:
-        EMIT("      a%" PRId64 " += d%" PRId64 "_%d != 0.0 ? a%" PRId64 " : 0.0;\n", x, t, i, t);
-        for (int k = 0; k < K; ++k)
-          EMIT("      b%" PRId64 "_%d += d%" PRId64 "_%d != 0.0 ? b%" PRId64 "_%d : 0.0;\n", x, k, t,
-               i, t, k);
-        break;
-      default: {
-        const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
-        EMIT("      a%" PRId64 " %s= a%" PRId64 ";", x, sign, t);
-        for (int k = 0; k < K; ++k) EMIT(" b%" PRId64 "_%d %s= b%" PRId64 "_%d;", x, k, sign, t, k);
-        EMIT("\n");
-        break;
+      const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
+      if (!g->dry) {
+        if (adj == DUAL_ADJ_LIN)
+          EMIT("      a%" PRId64 " += DUAL_TM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
+        else if (adj == DUAL_ADJ_CHOOSE)
+          EMIT("      a%" PRId64 " += d%" PRId64 "_%d != 0.0 ? a%" PRId64 " : 0.0;\n", x, t, i, t);
+        else EMIT("      a%" PRId64 " %s= a%" PRId64 ";\n", x, sign, t);
       }
-      }
+      for (int k = 0; k < K; ++k) lane_term(g, t, i, x, k, adj, sign);
     }
+    if (K > 0) early_stores(g, s, t, da, info->arity);
   }
 }
 
 static void emit_body(genr *g, int pass, const int64_t *first_load);
+
+/* The most directions a pass of the job carries (at least 1, for the allocations). */
+static int lanes_max(const dual_job *job) {
+  if (first_order(job) || job->mode == DUAL_MODE_HVP) return 1;
+  return per_pass(job);
+}
+
+static void free_presence(genr *g) {
+  free(g->tp), free(g->ep), free(g->bp), free(g->early), free(g->lone), free(g->last);
+}
 
 /* Whether the pass stores the gradient (Jacobian row) of each sweep: reverse mode always; the
  * interpreters' forward-over-reverse along direction 0 or v. */
@@ -304,6 +382,10 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   const int hvp = g->job->mode == DUAL_MODE_HVP;
   g->K = pass_directions(g->job, pass);
   g->k0 = hvp || first_order(g->job) ? -1 : pass * per_pass(g->job);
+  if (g->K > 0) {
+    memset(g->tp, 0, (size_t)prog->n_instr * (size_t)g->K);
+    memset(g->ep, 0, (size_t)prog->n_instr * 3u * (size_t)g->K);
+  }
   dual_jit_stager_reset(&g->stage);
   for (int s = 0; s < sweeps(g->job); ++s)
     for (int64_t j = 0; j < prog->n_in; ++j) dual_jitr_emit_input_stores(g, s, store_grad(g), j, 1);
@@ -390,9 +472,21 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
   int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
   int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
   const int64_t len = first_order(job) ? 0 : dual_pass2_out_len(job->mode, prog->n_in, job->b->h_layout);
+  const size_t ni = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1), nk = (size_t)lanes_max(job);
+  const size_t nin = (size_t)(prog->n_in > 0 ? prog->n_in : 1);
+  g->tp = (uint8_t *)malloc(ni * nk), g->ep = (uint8_t *)malloc(ni * 3u * nk);
+  g->bp = (uint8_t *)malloc(ni * nk), g->early = (uint8_t *)malloc(nin * nk);
+  g->lone = (int64_t *)malloc(sizeof(int64_t) * ni);
+  g->last = (int64_t *)malloc(sizeof(int64_t) * nin * nk);
+  if (g->tp == NULL || g->ep == NULL || g->bp == NULL || g->early == NULL || g->lone == NULL ||
+      g->last == NULL) {
+    free(g->opnd), free(def), free(first_load), free_presence(g);
+    snprintf(why, (size_t)why_cap, "out of memory generating reverse-mode source");
+    return NULL;
+  }
   if (g->opnd == NULL || def == NULL || first_load == NULL ||
       dual_jit_stager_init(&g->stage, &g->out, prog->n_out, prog->n_in, len) != DUAL_SUCCESS) {
-    free(g->opnd), free(def), free(first_load);
+    free(g->opnd), free(def), free(first_load), free_presence(g);
     snprintf(why, (size_t)why_cap, "out of memory generating forward-over-reverse source");
     return NULL;
   }
@@ -409,6 +503,14 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
       first_load[reg[0]] = t;
   }
   free(def);
+  for (int64_t t = 0; t < prog->n_instr; ++t) { /* the active loads of inputs loaded once */
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    g->lone[t] = -1;
+    if (DUAL_INSTR_OP(w) != DUAL_OP_LDX || !dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
+    const int64_t j = DUAL_INSTR_A(w), t0 = first_load[j];
+    if (t0 == t) g->lone[t] = j; /* the first load: the input's, unless another comes */
+    else g->lone[t0] = -1;
+  }
   const int passes = dual_jit_rev_passes(job);
   const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
   if (planned) {
@@ -419,6 +521,7 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
   }
   free(g->opnd), free(first_load);
   free(g->cslot), free(g->aslot), free(g->gslot), free(g->mark);
+  free_presence(g);
   dual_jit_stager_free(&g->stage);
   char *src = dual_strbuf_take(&g->out);
   if (!planned || src == NULL) {
