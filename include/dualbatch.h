@@ -502,8 +502,10 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
  *   g[b*ldg + j]    the sample mean of the per-sample gradients (the estimate of dE f / dx_j),
  *   se[b*ldse + j]  the standard error of g_j: the sample standard deviation of the per-sample
  *                   gradients over sqrt(units), units = samples (pairs with antithetic sampling).
- * Means and variances are accumulated sample by sample in order (Welford's update), inside the
- * kernels: nothing of size samples x B is stored.  f, g or se may be NULL (not wanted).
+ * Means and variances are accumulated inside the kernels, nothing of size samples x B stored:
+ * Welford's update over blocks of 8 units in order, the blocks combined in order by Chan's
+ * formula — so small batches spread a point's sample blocks over GPU threads with the same bits
+ * as one thread running them all.  f, g or se may be NULL (not wanted).
  *
  * flags (OR them):
  *   DUAL_SGRAD_ANTITHETIC  samples 2j and 2j + 1 see mirrored draws (z and -z, u and 1 - u); a

@@ -97,7 +97,8 @@ Test(gpu_sgrad, estimates_equal_the_cpu_bitwise) {
 
 /* The compiled tier's sgrad kernels (DUAL_KNOB_JIT_SGRAD under DUAL_TIER_COMPILE, forward
  * mode): pathwise, antithetic and score-function estimates, one pass and several (n = 16: one;
- * n = 40: 16 + 16 + 8), bitwise equal to the CPU's (and so to the interpreter's). */
+ * n = 40: 16 + 16 + 8), split over sample blocks (small batches, partial last blocks) or a point
+ * per thread, bitwise equal to the CPU's (and so to the interpreter's). */
 Test(gpu_sgrad, compiled_kernels_equal_the_cpu_bitwise) {
   need_gpu();
   static const struct {
@@ -113,6 +114,11 @@ Test(gpu_sgrad, compiled_kernels_equal_the_cpu_bitwise) {
        40, 0, 5000, 32},
       {"input x[20]\noutput f = sum(i in 0..20, (normal(x[i], 0.5) > 0) * (1 + x[i]^2))\n", 20,
        DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 5000, 32},
+      /* small batches run split over sample blocks (kernels/gpu_run.c): last blocks of 4 units
+       * and of 2 pairs; a batch too large to split runs a point per thread */
+      {"input x\nparam s\noutput f = sin(x + s * normal())\n", 1, 0, 2000, 100},
+      {"input x\nparam s\noutput f = exp(normal(x, s))\n", 1, DUAL_SGRAD_ANTITHETIC, 2000, 36},
+      {"input x\nparam s\noutput f = exp(normal(x, s))\n", 1, 0, 300000, 20},
   };
   uint64_t rng = 71;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {

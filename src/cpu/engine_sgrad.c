@@ -2,7 +2,8 @@
  * engine_sgrad.c — dual_sgrad on the CPU.  The batch is taken in chunks of points; for each
  * sample in order, the chunk runs through the ordinary engine (forward or reverse, OpenMP over
  * blocks) with the job's draws keyed to that sample, into a chunk-sized sample row per point,
- * which is folded at once into the point's running means (engine/sgrad_reduce.h).  Memory is a
+ * which is folded at once into the point's running means (engine/sgrad_reduce.h: Welford
+ * within blocks of DUAL_SGRAD_BLOCK units, Chan's formula across them).  Memory is a
  * few rows per point of the chunk, whatever the number of samples; each point's arithmetic is
  * independent of the chunk and the threads, so the estimate is bitwise reproducible and equal to
  * the GPU's.
@@ -17,23 +18,21 @@
 enum { SGRAD_CHUNK = 4096 }; /* points per chunk: the sample rows stay in cache */
 
 typedef struct sgrad_scratch {
-  int64_t rows, acc; /* doubles per point: sample row (m + m n), accumulator (1 + n) */
-  double *row, *pend, *mean, *m2;
+  int64_t rows, acc; /* doubles per point: sample row (m + m n), accumulators (1 + n entries) */
+  double *row, *acc_; /* accumulators: entry c's field f at acc_ + point * acc + f * (1 + n) + c */
   int32_t *st, *st_all;
   void *mem;
 } sgrad_scratch;
 
 static int scratch_alloc(sgrad_scratch *s, int64_t chunk, int32_t n, int32_t m) {
   s->rows = m + (int64_t)m * n;
-  s->acc = 1 + (int64_t)n;
-  const size_t doubles = (size_t)chunk * (size_t)(s->rows + 3 * s->acc);
+  s->acc = DUAL_SGRAD_FIELDS * (1 + (int64_t)n);
+  const size_t doubles = (size_t)chunk * (size_t)(s->rows + s->acc);
   s->mem = malloc(doubles * sizeof(double) + 2 * (size_t)chunk * sizeof(int32_t));
   if (s->mem == NULL) return 0;
   s->row = (double *)s->mem;
-  s->pend = s->row + (size_t)chunk * (size_t)s->rows;
-  s->mean = s->pend + (size_t)chunk * (size_t)s->acc;
-  s->m2 = s->mean + (size_t)chunk * (size_t)s->acc;
-  s->st = (int32_t *)(s->m2 + (size_t)chunk * (size_t)s->acc);
+  s->acc_ = s->row + (size_t)chunk * (size_t)s->rows;
+  s->st = (int32_t *)(s->acc_ + (size_t)chunk * (size_t)s->acc);
   s->st_all = s->st + chunk;
   return 1;
 }
@@ -59,7 +58,8 @@ static void chunk_store(const dual_job *job, const sgrad_scratch *s, int64_t p0,
   const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
   for (int64_t i = 0; i < c; ++i) {
     const int64_t pt = p0 + i;
-    const double *mean = s->mean + i * s->acc, *m2 = s->m2 + i * s->acc;
+    const double *mean = s->acc_ + i * s->acc + DUAL_SGRAD_MEAN * (1 + n);
+    const double *m2 = s->acc_ + i * s->acc + DUAL_SGRAD_M2 * (1 + n);
     if (b->y != NULL) b->y[pt * b->y_ps] = mean[0];
     for (int32_t j = 0; j < n; ++j) {
       if (b->d != NULL) b->d[pt * b->d_ps + j * b->d_cs] = mean[1 + j];
@@ -87,14 +87,15 @@ int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job) {
     ij.samples = 0;
     ij.point0 = job->point0 + p0;
     memset(s.st_all, 0, (size_t)c * sizeof(int32_t));
+    const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
     for (int64_t smp = 0; smp < job->samples && st == DUAL_SUCCESS; ++smp) {
       ij.sample = smp;
       st = ij.reverse ? dual_cpu_run_rev(ctx, &ij) : dual_cpu_run(ctx, &ij);
       if (st != DUAL_SUCCESS) break;
 #pragma omp parallel for num_threads(job->threads) schedule(static) if (c >= 1024)
       for (int64_t i = 0; i < c; ++i) {
-        dual_sgrad_fold(s.row + i * s.rows, 1, job->prog->n_in, job->score, smp, job->antithetic,
-                        s.pend + i * s.acc, s.mean + i * s.acc, s.m2 + i * s.acc);
+        dual_sgrad_fold(s.row + i * s.rows, 1, job->prog->n_in, job->score, smp, units,
+                        job->antithetic, s.acc_ + i * s.acc, 1, 1 + (int64_t)job->prog->n_in);
         s.st_all[i] |= s.st[i];
       }
     }

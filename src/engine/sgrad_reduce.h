@@ -9,9 +9,14 @@
  * (row[m + i*n + j] = d out_i / d x_j), consecutive entries `es` doubles apart.  Pathwise
  * (m = 1): the sample's f and gradient.  Score-function (m = 2, sgrad_score.c): f, the log
  * density L of the draws, and the per-sample gradient is grad f + f grad L.  The accumulators
- * (pend, mean, m2) hold 1 + n entries each, f first, with the same spacing.  With antithetic
- * sampling a unit is the mean of samples 2j and 2j + 1 (the first waits in pend).  Valid C11 and
- * CUDA.
+ * (DUAL_SGRAD_FIELDS doubles per entry) cover 1 + n entries, f first.  With
+ * antithetic sampling a unit is the mean of samples 2j and 2j + 1 (the first waits in pend).
+ *
+ * The units fold in blocks of DUAL_SGRAD_BLOCK: Welford's update within a block, then the
+ * block's (mean, m2) is combined into the running totals by Chan's formula, blocks in order.
+ * So a point's samples can be spread over threads block by block (the compiled tier does for
+ * small batches: each thread folds one block, and dual_sgrad_combine folds the blocks in order
+ * afterwards) with the same bits as one thread running them all.  Valid C11 and CUDA.
  */
 #ifndef DUAL_ENGINE_SGRAD_REDUCE_H
 #define DUAL_ENGINE_SGRAD_REDUCE_H
@@ -29,40 +34,80 @@ DUAL_INLINE double dual_sgrad_entry(double f, double g, double gl, int score) {
   return score ? g + f * gl : g;
 }
 
-/* Fold one entry's value u of sample `sample` (0, 1, 2, ... in order) into its accumulators
- * (*pend, *mean, *m2).  Entries fold independently, so a caller may fold any subset of a sample's
- * entries (the compiled tier folds each pass's columns: jit/jit_source.c). */
-DUAL_INLINE void dual_sgrad_fold_entry(double u, int64_t sample, int antithetic, double *pend,
-                                       double *mean, double *m2) {
-  const int64_t unit = antithetic ? sample >> 1 : sample;
-  if (antithetic && !(sample & 1)) {
-    *pend = u;
-    return;
-  }
-  if (antithetic) u = 0.5 * (*pend + u);
-  if (unit == 0) {
-    *mean = u;
-    *m2 = 0.0;
+/* Units per sample block.  Part of the estimator's definition: it fixes the bits. */
+#define DUAL_SGRAD_BLOCK 8
+
+/* Blocks of a point's `units` units. */
+DUAL_INLINE int64_t dual_sgrad_blocks(int64_t units) {
+  return (units + DUAL_SGRAD_BLOCK - 1) / DUAL_SGRAD_BLOCK;
+}
+
+/* Unit r (0, 1, 2, ... within its block) of value u into the block's (*bmean, *bm2): Welford. */
+DUAL_INLINE void dual_sgrad_block_add(double u, int64_t r, double *bmean, double *bm2) {
+  if (r == 0) {
+    *bmean = u;
+    *bm2 = 0.0;
   } else {
-    const double d = u - *mean;
-    const double mu = *mean + d / (double)(unit + 1);
-    *mean = mu;
-    *m2 = *m2 + d * (u - mu);
+    const double d = u - *bmean;
+    const double mu = *bmean + d / (double)(r + 1);
+    *bmean = mu;
+    *bm2 = *bm2 + d * (u - mu);
   }
 }
 
-/* Fold sample `sample` (0, 1, 2, ... in order) of one point into its accumulators. */
+/* Block k (0, 1, 2, ...; the blocks before it full) of nb units with (bmean, bm2) into the
+ * running (*mean, *m2) of blocks 0 .. k - 1: Chan's formula. */
+DUAL_INLINE void dual_sgrad_combine(int64_t k, int64_t nb, double bmean, double bm2, double *mean,
+                                    double *m2) {
+  if (k == 0) {
+    *mean = bmean;
+    *m2 = bm2;
+    return;
+  }
+  const double na = (double)(k * DUAL_SGRAD_BLOCK), nbd = (double)nb, n = na + nbd;
+  const double d = bmean - *mean;
+  *mean = *mean + d * (nbd / n);
+  *m2 = *m2 + bm2 + d * d * (na * nbd / n);
+}
+
+/* A point's accumulators of one entry are five doubles `fs` apart (DUAL_SGRAD_FIELDS): the
+ * antithetic first member, the open block's mean and m2, and the running mean and m2 of the
+ * closed blocks. */
+enum { DUAL_SGRAD_PEND = 0, DUAL_SGRAD_BMEAN, DUAL_SGRAD_BM2, DUAL_SGRAD_MEAN, DUAL_SGRAD_M2,
+       DUAL_SGRAD_FIELDS };
+
+/* Fold one entry's value u of sample `sample` (0, 1, 2, ... in order; `units` units in all) into
+ * its accumulators a[f * fs]; a block's last unit closes it into the running totals.  Entries
+ * fold independently, so a caller may fold any subset of a sample's entries (the compiled tier
+ * folds each pass's columns: jit/jit_source.c). */
+DUAL_INLINE void dual_sgrad_fold_entry(double u, int64_t sample, int64_t units, int antithetic,
+                                       double *a, int64_t fs) {
+  const int64_t unit = antithetic ? sample >> 1 : sample;
+  if (antithetic && !(sample & 1)) {
+    a[DUAL_SGRAD_PEND * fs] = u;
+    return;
+  }
+  if (antithetic) u = 0.5 * (a[DUAL_SGRAD_PEND * fs] + u);
+  if (unit >= units) return; /* (no such unit) */
+  const int64_t r = unit % DUAL_SGRAD_BLOCK;
+  dual_sgrad_block_add(u, r, &a[DUAL_SGRAD_BMEAN * fs], &a[DUAL_SGRAD_BM2 * fs]);
+  if (r + 1 < DUAL_SGRAD_BLOCK && unit + 1 < units) return;
+  dual_sgrad_combine(unit / DUAL_SGRAD_BLOCK, r + 1, a[DUAL_SGRAD_BMEAN * fs], a[DUAL_SGRAD_BM2 * fs],
+                     &a[DUAL_SGRAD_MEAN * fs], &a[DUAL_SGRAD_M2 * fs]);
+}
+
+/* Fold sample `sample` (0, 1, 2, ... in order) of one point into its 1 + n entries'
+ * accumulators: entry c's at acc + c * ces, fields fs apart. */
 DUAL_INLINE void dual_sgrad_fold(const double *row, int64_t es, int32_t n, int score,
-                                 int64_t sample, int antithetic, double *pend, double *mean,
-                                 double *m2) {
+                                 int64_t sample, int64_t units, int antithetic, double *acc,
+                                 int64_t ces, int64_t fs) {
   const int32_t m = score ? 2 : 1;
   const double f = row[0];
   for (int32_t c = 0; c <= n; ++c) {
-    const int64_t at = (int64_t)c * es;
     const double u = c == 0 ? f
                      : dual_sgrad_entry(f, row[(int64_t)(m + c - 1) * es],
                                         score ? row[(int64_t)(m + n + c - 1) * es] : 0.0, score);
-    dual_sgrad_fold_entry(u, sample, antithetic, pend + at, mean + at, m2 + at);
+    dual_sgrad_fold_entry(u, sample, units, antithetic, acc + (int64_t)c * ces, fs);
   }
 }
 

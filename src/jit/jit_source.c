@@ -207,6 +207,7 @@ static void emit_sgrad_fold(gen *g, const pass_shape *ps) {
   e = 0;
   if (ps->first) EMIT("  DUAL_JIT_SGRAD_STORE_F(%d)\n", e++);
   for (int k = 0; k < kc; ++k) EMIT("  DUAL_JIT_SGRAD_STORE(%d, %d)\n", ps->c0 + k, e++);
+  EMIT("  DUAL_JIT_SGRAD_CLOSE\n");
 }
 
 /* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand

@@ -19,8 +19,9 @@ extern "C" {
 /* Random draws and dual_sgrad, in every launch's arguments.  Draw k of point pt in sample s is
  * keyed (seed, point0 + pt, s, k) (engine/draws.h).  With samples > 0 (first-order and reverse
  * kernels) each thread runs its point's samples in order: the outputs of a sample go to the
- * thread's spare storage rows from `row` on (a sample row of m + m n, then pend, mean, m2 of
- * 1 + n each: engine/sgrad_reduce.h) instead of y and d, are folded there, and after the last
+ * thread's spare storage rows from `row` on (a sample row of m + m n, then the DUAL_SGRAD_FIELDS
+ * accumulators of 1 + n entries each: engine/sgrad_reduce.h) instead of y and d, are folded
+ * there, and after the last
  * sample E f, the gradient means and their standard errors are stored in y, d, h (each may be
  * NULL). */
 typedef struct dual_gpu_sgrad {
@@ -32,7 +33,25 @@ typedef struct dual_gpu_sgrad {
 } dual_gpu_sgrad;
 
 /* Spare storage rows per thread that dual_sgrad needs for n inputs and m outputs. */
-#define DUAL_GPU_SGRAD_ROWS(n, m) ((int64_t)(m) + (int64_t)(m) * (n) + 3 * (1 + (int64_t)(n)))
+#define DUAL_GPU_SGRAD_ROWS(n, m) ((int64_t)(m) + (int64_t)(m) * (n) + 5 * (1 + (int64_t)(n)))
+
+/* dual_sgrad split over sample blocks (the compiled tier, small batches; jit/jit_args.h): item
+ * i = pt * parts + k left block k's mean and m2 of entry e at part[(i * entries + e) * 2 + 0, 1]
+ * and its flags at pstatus[i]; the combining kernel folds each point's blocks in order
+ * (engine/sgrad_reduce.h: dual_sgrad_combine) into y (E f, entry 0), d (the gradient, entries
+ * 1 + j) and h (its standard errors), and stores the blocks' ORed flags in status.  Any of y, d,
+ * h, status may be NULL. */
+typedef struct dual_gpu_sgrad_split {
+  int64_t count, parts, entries, units;
+  const double *part;
+  const int32_t *pstatus;
+  double *y, *d, *h;
+  int64_t y_ps, d_ps, d_cs, h_ps, h_es;
+  int32_t *status;
+} dual_gpu_sgrad_split;
+
+/* Launch the combining kernel on `stream` (a cudaError_t value). */
+int dual_gpu_sgrad_combine(const dual_gpu_sgrad_split *a, void *stream);
 
 /* The first-order kernel's instances: values only or with tangents, each without or with the
  * random-draw code (the generator's registers would otherwise cost every program spills), and

@@ -12,15 +12,16 @@
 template <class Run>
 static __device__ __forceinline__ int dual_gpu_sgrad_point(const dual_gpu_sgrad &G, double *rows,
                                                            uint32_t S, int64_t pt, Run run) {
-  const size_t acc = (size_t)(1 + G.n) * S;
+  const size_t fs = (size_t)(1 + G.n) * S; /* accumulator fields, entries S apart */
   double *row = rows + (size_t)G.row * S;
-  double *pend = row + (size_t)(G.m + (int64_t)G.m * G.n) * S, *mean = pend + acc, *m2 = mean + acc;
+  double *acc = row + (size_t)(G.m + (int64_t)G.m * G.n) * S;
+  const double *mean = acc + DUAL_SGRAD_MEAN * fs, *m2 = acc + DUAL_SGRAD_M2 * fs;
+  const int64_t units = dual_sgrad_units(G.samples, G.antithetic);
   int st = 0;
   for (int64_t s = 0; s < G.samples; ++s) {
     st |= run(s);
-    dual_sgrad_fold(row, S, G.n, G.score, s, G.antithetic, pend, mean, m2);
+    dual_sgrad_fold(row, S, G.n, G.score, s, units, G.antithetic, acc, S, (int64_t)fs);
   }
-  const int64_t units = dual_sgrad_units(G.samples, G.antithetic);
   if (G.y != NULL) G.y[pt * G.y_ps] = mean[0];
   for (int32_t j = 0; j < G.n; ++j) {
     const size_t r = (size_t)(1 + j) * S;
