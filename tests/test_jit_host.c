@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bench_program.h"
+#include "engine/sgrad_reduce.h"
 #include "dual/ops.h"
 #include "dualbatch.h"
 #include "jit/jit_args.h"
@@ -712,9 +713,10 @@ Test(jit_host_rev, segmented_reverse_mode_with_reloaded_inputs) {
 
 /* dual_sgrad of prog on B points (x row-major, p; draws keyed from point0, S samples, `flags`
  * DUAL_SGRAD_*) by the CPU engine in forward mode and by the generated sgrad kernels of `width`
- * lanes per pass, gradients and errors row-major or, with a negative width, column-major (point
- * index fastest): every E f, gradient mean, standard error and status word must be the same
- * bits.  Returns how many points had a flag. */
+ * lanes per pass (an item per point and sample block, the blocks then folded in order as
+ * kernels/sgrad_combine.cu folds them), gradients and errors row-major or, with a negative
+ * width, column-major (point index fastest): every E f, gradient mean, standard error and status
+ * word must be the same bits.  Returns how many points had a flag. */
 static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int64_t B, int64_t S,
                              int64_t point0, const double *x, const double *p) {
   const int colmajor = width < 0;
@@ -751,9 +753,24 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   a.count = B, a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
   a.y = f[1], a.y_ps = 1, a.d = g[1], a.d_ps = b.d_ps, a.d_cs = b.d_cs, a.h = se[1];
   a.h_ps = b.h_ps, a.h_es = b.h_es;
-  a.status = st[1];
+  /* items (point, sample block), then the blocks folded in order as kernels/sgrad_combine.cu */
+  const int64_t units = dual_sgrad_units(S, (flags & DUAL_SGRAD_ANTITHETIC) != 0);
+  const int64_t P = dual_sgrad_blocks(units), E = 1 + n;
+  double *part = calloc((size_t)(B * P * E * 2), 8);
+  int32_t *pst = calloc((size_t)(B * P), 4);
+  cr_assert(part && pst);
+  a.count = B * P, a.sg_parts = P, a.sg_entries = E, a.sg_part = part, a.status = pst;
   a.seed = b.seed, a.point0 = point0, a.antithetic = (flags & DUAL_SGRAD_ANTITHETIC) != 0, a.samples = S;
   run_args(&mod, npass, &a);
+  for (int64_t q = 0; q < B; ++q)
+    for (int64_t e = 0; e < E; ++e) {
+      double mean, m2;
+      dual_sgrad_combine_blocks(part, P, E, units, q, e, &mean, &m2);
+      if (e == 0) f[1][q] = mean;
+      else g[1][q * b.d_ps + (e - 1) * b.d_cs] = mean, se[1][q * b.h_ps + (e - 1) * b.h_es] = dual_sgrad_se(m2, units);
+      for (int64_t k = 0; e == 0 && k < P; ++k) st[1][q] |= pst[q * P + k];
+    }
+  free(part), free(pst);
   char what[96];
   snprintf(what, sizeof what, "sgrad flags %d width %d S %lld: E f", flags, width, (long long)S);
   assert_same_bits(f[0], f[1], B, what);

@@ -14,9 +14,9 @@
  *
  * The units fold in blocks of DUAL_SGRAD_BLOCK: Welford's update within a block, then the
  * block's (mean, m2) is combined into the running totals by Chan's formula, blocks in order.
- * So a point's samples can be spread over threads block by block (the compiled tier does for
- * small batches: each thread folds one block, and dual_sgrad_combine folds the blocks in order
- * afterwards) with the same bits as one thread running them all.  Valid C11 and CUDA.
+ * So a point's samples can be spread over threads block by block (the compiled tier does: each
+ * thread folds one block, and dual_sgrad_combine folds the blocks in order afterwards) with the
+ * same bits as one thread running them all.  Valid C11 and CUDA.
  */
 #ifndef DUAL_ENGINE_SGRAD_REDUCE_H
 #define DUAL_ENGINE_SGRAD_REDUCE_H
@@ -70,29 +70,52 @@ DUAL_INLINE void dual_sgrad_combine(int64_t k, int64_t nb, double bmean, double 
   *m2 = *m2 + bm2 + d * d * (na * nbd / n);
 }
 
+/* Entry e of point pt from its blocks' partials in the split layout (jit/jit_args.h: block k's
+ * mean and m2 at part[((pt * parts + k) * entries + e) * 2 + 0, 1]), folded in order. */
+DUAL_INLINE void dual_sgrad_combine_blocks(const double *part, int64_t parts, int64_t entries,
+                                           int64_t units, int64_t pt, int64_t e, double *mean,
+                                           double *m2) {
+  *mean = 0.0, *m2 = 0.0;
+  for (int64_t k = 0; k < parts; ++k) {
+    const int64_t left = units - k * DUAL_SGRAD_BLOCK;
+    const double *q = part + ((pt * parts + k) * entries + e) * 2;
+    dual_sgrad_combine(k, left < DUAL_SGRAD_BLOCK ? left : DUAL_SGRAD_BLOCK, q[0], q[1], mean, m2);
+  }
+}
+
 /* A point's accumulators of one entry are five doubles `fs` apart (DUAL_SGRAD_FIELDS): the
  * antithetic first member, the open block's mean and m2, and the running mean and m2 of the
  * closed blocks. */
 enum { DUAL_SGRAD_PEND = 0, DUAL_SGRAD_BMEAN, DUAL_SGRAD_BM2, DUAL_SGRAD_MEAN, DUAL_SGRAD_M2,
        DUAL_SGRAD_FIELDS };
 
-/* Fold one entry's value u of sample `sample` (0, 1, 2, ... in order; `units` units in all) into
- * its accumulators a[f * fs]; a block's last unit closes it into the running totals.  Entries
- * fold independently, so a caller may fold any subset of a sample's entries (the compiled tier
- * folds each pass's columns: jit/jit_source.c). */
-DUAL_INLINE void dual_sgrad_fold_entry(double u, int64_t sample, int64_t units, int antithetic,
-                                       double *a, int64_t fs) {
+/* The block part of the fold: one entry's value u of sample `sample` into the open block's
+ * accumulators a[f * fs] (an antithetic pair's first member waits in pend).  Returns the unit's
+ * place in its block plus one, or 0 when the sample completed no unit.  The compiled tier's
+ * kernels fold only this, one block per item (jit/jit_kernel.h). */
+DUAL_INLINE int64_t dual_sgrad_block_entry(double u, int64_t sample, int64_t units, int antithetic,
+                                           double *a, int64_t fs) {
   const int64_t unit = antithetic ? sample >> 1 : sample;
   if (antithetic && !(sample & 1)) {
     a[DUAL_SGRAD_PEND * fs] = u;
-    return;
+    return 0;
   }
   if (antithetic) u = 0.5 * (a[DUAL_SGRAD_PEND * fs] + u);
-  if (unit >= units) return; /* (no such unit) */
+  if (unit >= units) return 0; /* (no such unit) */
   const int64_t r = unit % DUAL_SGRAD_BLOCK;
   dual_sgrad_block_add(u, r, &a[DUAL_SGRAD_BMEAN * fs], &a[DUAL_SGRAD_BM2 * fs]);
-  if (r + 1 < DUAL_SGRAD_BLOCK && unit + 1 < units) return;
-  dual_sgrad_combine(unit / DUAL_SGRAD_BLOCK, r + 1, a[DUAL_SGRAD_BMEAN * fs], a[DUAL_SGRAD_BM2 * fs],
+  return r + 1;
+}
+
+/* Fold one entry's value u of sample `sample` (0, 1, 2, ... in order; `units` units in all) into
+ * its accumulators a[f * fs]; a block's last unit closes it into the running totals.  Entries
+ * fold independently, so a caller may fold any subset of a sample's entries. */
+DUAL_INLINE void dual_sgrad_fold_entry(double u, int64_t sample, int64_t units, int antithetic,
+                                       double *a, int64_t fs) {
+  const int64_t r1 = dual_sgrad_block_entry(u, sample, units, antithetic, a, fs);
+  const int64_t unit = antithetic ? sample >> 1 : sample;
+  if (r1 == 0 || (r1 < DUAL_SGRAD_BLOCK && unit + 1 < units)) return;
+  dual_sgrad_combine(unit / DUAL_SGRAD_BLOCK, r1, a[DUAL_SGRAD_BMEAN * fs], a[DUAL_SGRAD_BM2 * fs],
                      &a[DUAL_SGRAD_MEAN * fs], &a[DUAL_SGRAD_M2 * fs]);
 }
 

@@ -22,10 +22,9 @@ typedef struct dual_jit_args {
   const double *u; /* VJP cotangents (reverse mode, jit/jit_source_rev.c) */
   int64_t u_ps, u_es;
   /* dual_sgrad's kernels (dual_jit_source_sgrad): each point's samples 0 .. samples - 1 (draws
-   * keyed by the sample), and y, d, h receive E f, the gradient means and their standard errors
-   * (y_ps; d_ps, d_cs; h_ps, h_es).  Split (sg_parts > 1, small batches): the launch covers
-   * count = points x sg_parts items, item i being sample block i % sg_parts of point
-   * i / sg_parts (engine/sgrad_reduce.h); it stores the block's mean and m2 of entry e at
+   * keyed by the sample) in sg_parts blocks (engine/sgrad_reduce.h): the launch covers count =
+   * points x sg_parts items, item i being block i % sg_parts of point i / sg_parts; it stores
+   * the block's mean and m2 of entry e (0: f, 1 + j: gradient entry j) at
    * sg_part[(i * sg_entries + e) * 2 + 0, 1] and its flags at status[i], and a combining kernel
    * (kernels/sgrad_combine.cu) folds the blocks in order */
   int64_t samples;

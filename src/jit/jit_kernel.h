@@ -182,67 +182,50 @@ static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, c
   }                                                                                              \
   __syncwarp();
 
-/* dual_sgrad's kernels (jit_source.c, dual_jit_source_sgrad).  Inside the tile, the pass's body
- * runs once per sample with its own flags (`st`, ORed into the tile's after each sample) and
- * stages the sample's outputs in the thread's stage row (KP doubles: the m values, then m rows
- * of the pass's KC lanes); the accumulators of E entries (sg_, DUAL_SGRAD_FIELDS rows of E) —
- * E f on the first pass, then one per column — are folded with engine/sgrad_reduce.h and stored
- * after the last sample as kernels/sgrad_loop.h stores them, or (split) each item's one block.
- * Every lane of a warp runs the same number of samples, so the guarded rerun's vote stays
- * warp-wide. */
+/* dual_sgrad's kernels (jit_source.c, dual_jit_source_sgrad).  An item is one sample block of a
+ * point (engine/sgrad_reduce.h; A.count = points x A.sg_parts, A.sg_parts the blocks per point).
+ * Inside the tile, the pass's body runs once per sample of the block with its own flags (`st`,
+ * ORed into the item's after each sample) and stages the sample's outputs in the thread's stage
+ * row (KP doubles: the m values, then m rows of the pass's KC lanes); the block accumulators of
+ * E entries (sg_: DUAL_SGRAD_FIELDS rows of E) — E f on the first pass, then one per column —
+ * take each unit, and the item stores its block's mean and m2 per entry in A.sg_part (its flags
+ * in A.status[item]) for kernels/sgrad_combine.cu, which folds the blocks in order.  Every lane
+ * of a warp runs as many iterations (a shorter block's lane repeats its last sample without
+ * folding it), so the guarded rerun's vote stays warp-wide. */
 #define DUAL_JIT_SGRAD_VALUE(b, v, KP)                                                           \
   st |= DUAL_PT_FLAGS(v);                                                                        \
   stage_[warp_][lane_ * (KP) + (b)] = (v);
 #define DUAL_JIT_SGRAD_BEGIN(E)                                                                  \
   const int64_t vpt_ = pt;                                                                       \
   {                                                                                              \
-    const int64_t pt = A.sg_parts > 1 ? vpt_ / A.sg_parts : vpt_;                                \
-    const int64_t blk_ = A.sg_parts > 1 ? vpt_ % A.sg_parts : 0;                                 \
-    const int64_t unit_samples_ = A.antithetic ? 2 : 1;                                          \
-    const int64_t s0_ = blk_ * DUAL_SGRAD_BLOCK * unit_samples_;                                 \
-    const int64_t s1_ = A.sg_parts > 1 && blk_ + 1 < A.sg_parts                                  \
-                            ? (blk_ + 1) * DUAL_SGRAD_BLOCK * unit_samples_ : A.samples;          \
+    const int64_t pt = vpt_ / A.sg_parts, blk_ = vpt_ % A.sg_parts;                              \
+    const int64_t w_ = A.antithetic ? 2 : 1, len_ = DUAL_SGRAD_BLOCK * w_;                       \
+    const int64_t s0_ = blk_ * len_, s1_ = blk_ + 1 < A.sg_parts ? s0_ + len_ : A.samples;       \
+    const int64_t last_ = A.samples - (A.sg_parts - 1) * len_; /* the last block's samples */    \
+    const int64_t iters_ = last_ > len_ ? last_ : len_;                                          \
     const int64_t units_ = dual_sgrad_units(A.samples, A.antithetic), sgrad_e_ = (E);            \
     double sg_[DUAL_SGRAD_FIELDS * (E)] = {0.0};                                                 \
     int sgst_ = 0;                                                                               \
-    /* every lane of the warp runs as many iterations (the longest block's; a shorter block's   \
-     * lane repeats its last sample without folding it), so warp votes stay converged */        \
-    const int64_t last_ = A.samples - (A.sg_parts - 1) * DUAL_SGRAD_BLOCK * unit_samples_;       \
-    const int64_t iters_ = A.sg_parts > 1 ? (last_ > DUAL_SGRAD_BLOCK * unit_samples_            \
-                                                 ? last_ : DUAL_SGRAD_BLOCK * unit_samples_)      \
-                                          : A.samples;                                           \
     for (int64_t i_ = 0; i_ < iters_; ++i_) {                                                    \
       const int sgon_ = s0_ + i_ < s1_;                                                          \
       const int64_t sample_ = sgon_ ? s0_ + i_ : s1_ - 1;                                        \
       int st = 0;
 #define DUAL_JIT_SGRAD_FOLD(e, u)                                                                \
-  if (sgon_) dual_sgrad_fold_entry((u), sample_, units_, A.antithetic, &sg_[(e)], sgrad_e_);
+  if (sgon_) (void)dual_sgrad_block_entry((u), sample_, units_, A.antithetic, &sg_[(e)], sgrad_e_);
 #define DUAL_JIT_SGRAD_END                                                                       \
       if (sgon_) sgst_ |= st;                                                                    \
     }                                                                                            \
     st = sgst_;
-/* Entry e of the pass (the job's entry g: 0 for E f, 1 + j for column j): the point's result, or
- * (split) the block's mean and m2. */
-#define DUAL_JIT_SGRAD_STORE_F(e)                                                                \
-  if (A.sg_parts > 1) DUAL_JIT_SGRAD_PART(e, 0)                                                  \
-  else if (live_ && A.y != NULL) A.y[pt * A.y_ps] = sg_[DUAL_SGRAD_MEAN * sgrad_e_ + (e)];
-#define DUAL_JIT_SGRAD_STORE(j, e)                                                               \
-  if (A.sg_parts > 1) DUAL_JIT_SGRAD_PART(e, 1 + (j))                                            \
-  else if (live_) {                                                                              \
-    if (A.d != NULL) A.d[pt * A.d_ps + (int64_t)(j) * A.d_cs] = sg_[DUAL_SGRAD_MEAN * sgrad_e_ + (e)]; \
-    if (A.h != NULL)                                                                             \
-      A.h[pt * A.h_ps + (int64_t)(j) * A.h_es] =                                                 \
-          dual_sgrad_se(sg_[DUAL_SGRAD_M2 * sgrad_e_ + (e)], units_);                            \
-  }
+/* Entry e of the pass: the job's entry 0 (E f) or 1 + j (column j); the block's mean and m2. */
+#define DUAL_JIT_SGRAD_STORE_F(e) DUAL_JIT_SGRAD_PART(e, 0)
+#define DUAL_JIT_SGRAD_STORE(j, e) DUAL_JIT_SGRAD_PART(e, 1 + (j))
 #define DUAL_JIT_SGRAD_PART(e, g)                                                                \
-  {                                                                                              \
-    if (live_) {                                                                                 \
-      double *q_ = A.sg_part + (vpt_ * A.sg_entries + (g)) * 2;                                   \
-      q_[0] = sg_[DUAL_SGRAD_BMEAN * sgrad_e_ + (e)];                                            \
-      q_[1] = sg_[DUAL_SGRAD_BM2 * sgrad_e_ + (e)];                                              \
-    }                                                                                            \
+  if (live_) {                                                                                   \
+    double *q_ = A.sg_part + (vpt_ * A.sg_entries + (g)) * 2;                                     \
+    q_[0] = sg_[DUAL_SGRAD_BMEAN * sgrad_e_ + (e)];                                              \
+    q_[1] = sg_[DUAL_SGRAD_BM2 * sgrad_e_ + (e)];                                                \
   }
-/* After the stores: the tile's point is the item again (status per item when split). */
+/* After the stores: the tile's point is the item again (its flags at A.status[item]). */
 #define DUAL_JIT_SGRAD_CLOSE }
 
 #endif /* DUAL_JIT_KERNEL_H */

@@ -50,13 +50,13 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
 
 /* dual_sgrad's kernels, forward mode (as dual_jit_source's, one per pass of `width` lanes over
  * the inputs; the draws' seed, point0, antithetic pairing and the sample count are arguments,
- * jit/jit_args.h): each thread runs its point's samples 0 .. A.samples - 1 in order — the pass's
- * body with the draws keyed by the sample (engine/draws.h), NaN and infinite partials rerun
- * guarded as in dual_jit_source — and folds each sample into running means
- * (engine/sgrad_reduce.h, the CPU's and the interpreter's code): the first pass E f, every pass
- * its columns' gradient entries; then it stores E f into y, the means into d and the standard
- * errors into h, as kernels/sgrad_loop.h does.  The first pass stores the status (the flags of
- * every sample), later ones OR theirs in.  `score` = 0: pathwise, prog is the program (one
+ * jit/jit_args.h): each thread runs one sample block of a point in order — the pass's body with
+ * the draws keyed by the sample (engine/draws.h), NaN and infinite partials rerun guarded as in
+ * dual_jit_source — and folds each sample into the block's mean and m2 (engine/sgrad_reduce.h,
+ * the CPU's and the interpreter's code): the first pass E f, every pass its columns' gradient
+ * entries; then it stores them in A.sg_part for kernels/sgrad_combine.cu, which folds the blocks
+ * in order into E f, the means and the standard errors.  The first pass stores the item's status
+ * (the flags of its samples), later ones OR theirs in.  `score` = 0: pathwise, prog is the program (one
  * output, mode DUAL_MODE_GRADIENT); 1: prog is the score-function program (sgrad_score.h: outputs
  * f and L, mode DUAL_MODE_JACOBIAN; per-sample gradient grad f + f grad L).  NULL with why as
  * dual_jit_source, or when a sample's row does not fit the stage. */

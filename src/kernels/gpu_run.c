@@ -160,9 +160,40 @@ typedef struct launch_setup {
   const dual_jit_module *jit; /* the compiled tier's kernels, or NULL: the interpreter */
   int64_t max_blocks;  /* resident blocks the scratch was sized for */
   size_t scratch_size; /* bytes of global register file per stream (0: shared memory) */
-  int64_t sg_parts;    /* compiled dual_sgrad split over sample blocks (> 1; the scratch holds
-                          the blocks' partial results and flags) */
+  int64_t sg_parts;    /* compiled dual_sgrad: sample blocks per point (the scratch holds the
+                          blocks' partial results and flags of sg_chunk points) */
+  int64_t sg_chunk;
 } launch_setup;
+
+/* Compiled dual_sgrad (device arrays): by chunks of sg_chunk points, the items (point, sample
+ * block) leave their blocks' partials in scratch, then kernels/sgrad_combine.cu folds them in
+ * order into E f, the gradient, its errors and the flags. */
+static int launch_sgrad(dual_context *ctx, struct dual_gpu *g, const launch_setup *ls,
+                        const dual_jit_args *base, double *scratch, void *stream) {
+  const dual_gpu_sgrad *sg = &ls->args.sg;
+  const int64_t B = base->count, P = ls->sg_parts, E = 1 + (int64_t)sg->n;
+  cudaError_t e = cudaSuccess;
+  for (int64_t p0 = 0; p0 < B && e == cudaSuccess; p0 += ls->sg_chunk) {
+    const int64_t c = B - p0 < ls->sg_chunk ? B - p0 : ls->sg_chunk;
+    dual_jit_args ja = *base;
+    ja.count = c * P, ja.point0 = base->point0 + p0;
+    ja.x = base->x ? base->x + p0 * base->x_ps : NULL;
+    ja.p = base->p ? base->p + p0 * base->p_ps : NULL;
+    ja.sg_parts = P, ja.sg_entries = E, ja.sg_part = scratch;
+    ja.status = (int32_t *)(scratch + c * P * E * 2);
+    dual_gpu_sgrad_split sp;
+    memset(&sp, 0, sizeof sp);
+    sp.count = c, sp.parts = P, sp.entries = E, sp.units = dual_sgrad_units(sg->samples, sg->antithetic);
+    sp.part = scratch, sp.pstatus = ja.status;
+    sp.y = sg->y ? sg->y + p0 * sg->y_ps : NULL, sp.y_ps = sg->y_ps;
+    sp.d = sg->d ? sg->d + p0 * sg->d_ps : NULL, sp.d_ps = sg->d_ps, sp.d_cs = sg->d_cs;
+    sp.h = sg->h ? sg->h + p0 * sg->h_ps : NULL, sp.h_ps = sg->h_ps, sp.h_es = sg->h_es;
+    sp.status = base->status ? base->status + p0 : NULL;
+    e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &ja, stream);
+    if (e == cudaSuccess) e = (cudaError_t)dual_gpu_sgrad_combine(&sp, stream);
+  }
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
+}
 
 static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, double *scratch,
                   void *stream) {
@@ -178,20 +209,8 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
       ja.d = a.sg.d, ja.d_ps = a.sg.d_ps, ja.d_cs = a.sg.d_cs;
       ja.h = a.sg.h, ja.h_ps = a.sg.h_ps, ja.h_es = a.sg.h_es;
     }
-    dual_gpu_sgrad_split sp;
-    if (ls->sg_parts > 1) { /* items (point, block); the blocks' partials and flags in scratch */
-      memset(&sp, 0, sizeof sp);
-      sp.count = a.count, sp.parts = ls->sg_parts, sp.entries = 1 + (int64_t)a.sg.n;
-      sp.units = dual_sgrad_units(a.sg.samples, a.sg.antithetic);
-      sp.part = scratch, sp.pstatus = (const int32_t *)(scratch + a.count * sp.parts * sp.entries * 2);
-      sp.y = a.sg.y, sp.y_ps = a.sg.y_ps, sp.d = a.sg.d, sp.d_ps = a.sg.d_ps, sp.d_cs = a.sg.d_cs;
-      sp.h = a.sg.h, sp.h_ps = a.sg.h_ps, sp.h_es = a.sg.h_es, sp.status = a.status;
-      ja.count = a.count * sp.parts;
-      ja.sg_parts = sp.parts, ja.sg_entries = sp.entries, ja.sg_part = scratch;
-      ja.status = (int32_t *)sp.pstatus;
-    }
+    if (a.sg.samples > 0) return launch_sgrad(ctx, g, ls, &ja, scratch, stream);
     cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &ja, stream);
-    if (e == cudaSuccess && ls->sg_parts > 1) e = (cudaError_t)dual_gpu_sgrad_combine(&sp, stream);
     return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
   }
   a.scratch = g->geo.shared > 0 ? NULL : scratch;
@@ -312,19 +331,12 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
   return st;
 }
 
-/* Compiled dual_sgrad: the sample blocks per point to spread over threads — every block of each
- * point (engine/sgrad_reduce.h) when the points alone would fill less than a quarter of the
- * threads the GPU holds, else 1 (a thread runs all of its point's samples).  Either way the bits
- * are the same. */
-static int64_t sgrad_parts(const struct dual_gpu *g, const dual_job *job) {
-  if (job->samples <= 0) return 1;
-  const int64_t blocks = dual_sgrad_blocks(dual_sgrad_units(job->samples, job->antithetic));
-  return blocks > 1 && job->b->count * 4 < (int64_t)g->sm_count * 2048 ? blocks : 1;
-}
+/* Bytes of the compiled dual_sgrad's partials per chunk of points (launch_sgrad). */
+#define SGRAD_SCRATCH ((size_t)256 << 20)
 
 /* The compiled tier: the module's kernels cover every pass, so one launch per chunk; no plan
- * and no register files.  dual_sgrad's kernels run every sample of a point in one thread and
- * store into the sgrad destinations (gpu_sgrad.c hands over device batches only). */
+ * and no register files.  dual_sgrad's kernels run a sample block of a point per thread and the
+ * blocks are combined after them (launch_sgrad; gpu_sgrad.c hands over device batches only). */
 static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
                         const dual_jit_module *m) {
   if (job->samples > 0 && job->b->memory != DUAL_MEMORY_DEVICE)
@@ -335,10 +347,15 @@ static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   ls.jit = m;
   ls.args.mode = job->mode, ls.args.n_in = job->prog->n_in;
   dual_gpu_sgrad_args(job, 0, 0, &ls.args.sg); /* the draws' seed and first point */
-  ls.sg_parts = sgrad_parts(g, job);
-  if (ls.sg_parts > 1)
-    ls.scratch_size = (size_t)job->b->count * (size_t)ls.sg_parts *
-                      ((size_t)(1 + job->prog->n_in) * 2 * sizeof(double) + sizeof(int32_t));
+  if (job->samples > 0) { /* the blocks' partials of a chunk of points (launch_sgrad) */
+    const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
+    ls.sg_parts = units > 0 ? dual_sgrad_blocks(units) : 1;
+    const size_t per_point = (size_t)ls.sg_parts * ((size_t)(1 + job->prog->n_in) * 2 * sizeof(double) + sizeof(int32_t));
+    ls.sg_chunk = (int64_t)(SGRAD_SCRATCH / per_point);
+    if (ls.sg_chunk < 1) ls.sg_chunk = 1;
+    if (ls.sg_chunk > job->b->count) ls.sg_chunk = job->b->count;
+    ls.scratch_size = (size_t)ls.sg_chunk * per_point;
+  }
   const size_t limit = pool_limit(ctx, g);
   result_part part = {1, 0, job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT
                                 ? job->prog->n_in : 1};

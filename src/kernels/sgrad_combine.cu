@@ -11,15 +11,10 @@ __global__ void dual_gpu_sgrad_combine_kernel(const dual_gpu_sgrad_split A) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= A.count * A.entries) return;
   const int64_t pt = i / A.entries, e = i - pt * A.entries;
-  double mean = 0.0, m2 = 0.0;
+  double mean, m2;
+  dual_sgrad_combine_blocks(A.part, A.parts, A.entries, A.units, pt, e, &mean, &m2);
   int st = 0;
-  for (int64_t k = 0; k < A.parts; ++k) {
-    const int64_t left = A.units - k * DUAL_SGRAD_BLOCK;
-    const int64_t nb = left < DUAL_SGRAD_BLOCK ? left : DUAL_SGRAD_BLOCK;
-    const double *q = A.part + ((pt * A.parts + k) * A.entries + e) * 2;
-    dual_sgrad_combine(k, nb, q[0], q[1], &mean, &m2);
-    if (e == 0) st |= A.pstatus[pt * A.parts + k];
-  }
+  for (int64_t k = 0; e == 0 && k < A.parts; ++k) st |= A.pstatus[pt * A.parts + k];
   if (e == 0) {
     if (A.y != NULL) A.y[pt * A.y_ps] = mean;
     if (A.status != NULL) A.status[pt] = st;
