@@ -82,24 +82,31 @@ Test(random, bits_to_unit_end_points) {
   cr_expect_eq(1.0 - dual_bits_to_unit(0, 0), top);
 }
 
-/* Box–Muller wiring: z from the draw's own bits, in long double libm. */
+/* Box–Muller wiring, in long double libm: normal draws 2j and 2j + 1 are the cosine and sine
+ * branches of block 2^31 + j (dual/random.h); a uniform draw takes its own block's bits. */
 Test(random, normal_matches_box_muller) {
   double worst = 0;
   for (int i = 0; i < 2000; ++i) {
     uint64_t seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
     int64_t point = i * 7919LL - 5000, sample = i / 3;
     int32_t draw = i % 5;
-    uint32_t b[4];
-    dual_draw_bits(seed, point, sample, draw, b);
+    uint32_t b[4], c[4];
+    dual_draw_block(seed, point, sample, 0x80000000u + (uint32_t)(draw / 2), b);
     double u1 = ((double)((uint64_t)b[0] << 20 | b[1] >> 12) + 0.5) * 0x1p-52;
     double u2 = ((double)((uint64_t)b[2] << 20 | b[3] >> 12) + 0.5) * 0x1p-52;
-    long double ref = sqrtl(-2.0L * logl(u1)) * cosl(6.283185307179586476925286766559L * u2);
+    const long double t = 6.283185307179586476925286766559L * u2;
+    long double ref = sqrtl(-2.0L * logl(u1)) * (draw % 2 ? sinl(t) : cosl(t));
     double z = dual_draw_normal(seed, point, sample, draw);
+    dual_draw_block(seed, point, sample, (uint32_t)draw, c);
+    double uref = ((double)((uint64_t)c[0] << 20 | c[1] >> 12) + 0.5) * 0x1p-52;
     double u = dual_draw_uniform(seed, point, sample, draw);
-    cr_assert_eq(u, u1, "uniform %d: %a != %a", i, u, u1);
+    cr_assert_eq(u, uref, "uniform %d: %a != %a", i, u, uref);
     double err = fabs((double)(z - ref)) / (1.0 + fabs((double)ref));
     worst = fmax(worst, err);
     cr_assert(err < 1e-13, "normal %d: z %.17g vs %.17Lg", i, z, ref);
+    double zz[2];
+    dual_draw_normal_pair(seed, point, sample, draw / 2, zz);
+    cr_assert(memcmp(&zz[draw % 2], &z, 8) == 0, "normal %d: its pair's member differs", i);
   }
   cr_log_info("Box-Muller vs long double: max error / (1 + |z|) %.3g", worst);
 }

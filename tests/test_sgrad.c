@@ -1,6 +1,6 @@
 /*
  * test_sgrad.c — dual_sgrad on the CPU against closed forms: E[(x + s xi)^2], E[exp(x + s xi)],
- * E[sin(x + s xi)] and a multivariate case, each gradient within 4 reported standard errors of
+ * E[sin(x + s xi)] and a multivariate case, each gradient within 4.5 exact standard errors of
  * the truth and each standard error within a few percent of the exact sd / sqrt(S); the 1/sqrt(S)
  * fall at S = 64, 1024, 16384; antithetic sampling (exact on odd gradients, and the closed-form
  * pair variance on sin); the score-function estimator on an indicator and on sigma; forward and
@@ -50,8 +50,10 @@ static void points(double *x, double *p) {
   for (int q = 0; q < NPT; ++q) x[q] = xq(q), p[q] = SIG;
 }
 
-/* Every gradient within 4 SE of the truth; every SE within `tol` of the exact sd / sqrt(S); E f
- * within 4 exact standard errors (the f of these forms has variance below that of g times 4). */
+/* Every gradient within 4.5 exact standard errors (sd / sqrt(S)) of the truth — about 7e-6 per
+ * check, a few hundred checks; the reported SE would make the bound itself random, and at
+ * S = 64 it is off by up to ~30% — every SE within `tol` of the exact one; E f within 4 exact
+ * standard errors (the f of these forms has variance below that of g times 4). */
 static void check_form(const closed_form *cf, int ad_mode, int64_t S, double tol, double *mean_se) {
   dual_context *ctx = mode_context(DUAL_DEVICE_CPU, ad_mode, 0);
   dual_program *prog = compile_ok(ctx, cf->src);
@@ -64,8 +66,8 @@ static void check_form(const closed_form *cf, int ad_mode, int64_t S, double tol
   for (int q = 0; q < NPT; ++q) {
     const double want = cf->mean_g(x[q]), exact_se = cf->sd_g(x[q]) / sqrt((double)S);
     cr_assert_eq(st[q], 0);
-    cr_assert(fabs(g[q] - want) <= 4 * se[q], "%s S=%lld x=%g: gradient %.10g, truth %.10g, SE %.3g",
-              cf->src, (long long)S, x[q], g[q], want, se[q]);
+    cr_assert(fabs(g[q] - want) <= 4.5 * exact_se, "%s S=%lld x=%g: gradient %.10g, truth %.10g, SE %.3g (exact %.3g)",
+              cf->src, (long long)S, x[q], g[q], want, se[q], exact_se);
     cr_assert(fabs(se[q] / exact_se - 1) <= tol, "%s S=%lld x=%g: SE %.6g, exact %.6g", cf->src,
               (long long)S, x[q], se[q], exact_se);
     cr_assert(fabs(f[q] - cf->mean_f(x[q])) <= 4 * 2 * exact_se + 1e-12, "%s x=%g: E f %.10g, truth %.10g",
@@ -85,12 +87,15 @@ Test(sgrad, closed_forms_within_four_standard_errors) {
 }
 
 /* SE * sqrt(S) estimates the sd: its mean over the points stays within a few percent of the
- * exact value at S = 64, 1024 and 16384, so the SE itself falls as 1 / sqrt(S). */
+ * exact value at S = 64, 1024 and 16384, so the SE itself falls as 1 / sqrt(S).  Per point at
+ * S = 64 only gross errors are caught (within a factor 2): exp(normal(x, 0.5))'s gradient has
+ * kurtosis 8.9, so its sample sd over 64 samples varies by about 18% (sqrt((8.9 - 1) / 256))
+ * with a long upper tail. */
 Test(sgrad, standard_error_falls_as_one_over_sqrt_samples) {
   static const int64_t S[3] = {64, 1024, 16384};
   for (int i = 0; i < 3; ++i) {
     double r[3];
-    for (int k = 0; k < 3; ++k) check_form(&FORMS[i], DUAL_AD_FORWARD, S[k], k == 0 ? 0.6 : 0.15, &r[k]);
+    for (int k = 0; k < 3; ++k) check_form(&FORMS[i], DUAL_AD_FORWARD, S[k], k == 0 ? 1.0 : 0.15, &r[k]);
     for (int k = 0; k < 3; ++k)
       cr_assert(fabs(r[k] - 1) <= (k == 0 ? 0.08 : 0.03), "form %d S=%lld: mean SE / (sd/sqrt S) = %.4f",
                 i, (long long)S[k], r[k]);

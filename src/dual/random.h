@@ -4,15 +4,19 @@
  * function of its key and counter, so every (point, sample, draw) gets its own stream with no
  * state to carry, and the CPU and GPU engines draw the same bits in any order or chunking.
  *
- * Keying of dual_draw_bits(seed, point, sample, draw):
+ * Keying of a block, dual_draw_block(seed, point, sample, c0):
  *   key     = { seed & 0xffffffff, seed >> 32 }
- *   counter = { (uint32_t)draw, (uint32_t)sample, point & 0xffffffff, (uint64_t)point >> 32 }
+ *   counter = { c0, (uint32_t)sample, point & 0xffffffff, (uint64_t)point >> 32 }
  * The engines pass the global point index of the batch, so draws do not depend on chunking.
- * point uses all 64 bits; sample is used modulo 2^32 and draw modulo 2^32 (as uint32_t).
+ * point uses all 64 bits; sample is used modulo 2^32.  A uniform draw k takes the block
+ * c0 = k (dual_draw_bits; k < 2^31), and the normal draws 2j and 2j + 1 share the block
+ * c0 = 2^31 + j: so no uniform and no other pair shares its bits.
  *
  * Uniforms take 53 bits (hi's 32 and lo's top 21) to the midpoint of their cell, strictly inside
- * (0, 1); normals are Box–Muller on two such uniforms, with the library's own log and cos (fn.h)
- * and IEEE sqrt, so both engines round identically.  Valid C11 and CUDA.  Tests:
+ * (0, 1); a pair of normals is Box–Muller on the block's two such uniforms — draw 2j the cosine
+ * branch, 2j + 1 the sine one, two independent N(0, 1) from one block, one log and one square
+ * root (the compiled tier computes each pair once) — with the library's own log and sincos
+ * (fn.h) and IEEE sqrt, so every engine rounds identically.  Valid C11 and CUDA.  Tests:
  * tests/test_random.c (Random123 known answers, moments, KS, stream independence).
  */
 #ifndef DUAL_RANDOM_H
@@ -40,16 +44,25 @@ DUAL_INLINE void dual_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2]
   out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
 }
 
-/* The 128 random bits of (seed, point, sample, draw), keyed as in the header comment. */
-DUAL_INLINE void dual_draw_bits(uint64_t seed, int64_t point, int64_t sample, int32_t draw,
-                                uint32_t out[4]) {
+/* The 128 random bits of block (seed, point, sample, c0), keyed as in the header comment. */
+DUAL_INLINE void dual_draw_block(uint64_t seed, int64_t point, int64_t sample, uint32_t c0,
+                                 uint32_t out[4]) {
   uint64_t p = (uint64_t)point;
   uint32_t key[2], ctr[4];
   key[0] = (uint32_t)seed, key[1] = (uint32_t)(seed >> 32);
-  ctr[0] = (uint32_t)draw, ctr[1] = (uint32_t)(uint64_t)sample;
+  ctr[0] = c0, ctr[1] = (uint32_t)(uint64_t)sample;
   ctr[2] = (uint32_t)p, ctr[3] = (uint32_t)(p >> 32);
   dual_philox4x32_10(ctr, key, out);
 }
+
+/* The bits of uniform draw `draw` (block c0 = draw). */
+DUAL_INLINE void dual_draw_bits(uint64_t seed, int64_t point, int64_t sample, int32_t draw,
+                                uint32_t out[4]) {
+  dual_draw_block(seed, point, sample, (uint32_t)draw, out);
+}
+
+/* The block of the normal draws 2 pair and 2 pair + 1. */
+#define DUAL_DRAW_NORMAL_BLOCK(pair) (0x80000000u | (uint32_t)(pair))
 
 /* x = hi:lo's top 52 bits to (x + 1/2) 2^-52, in [2^-53, 1 - 2^-53]: every value is exact
  * (53 significant bits at most), strictly inside (0, 1), and 1 - u is exact and another value of
@@ -66,12 +79,24 @@ DUAL_INLINE double dual_draw_uniform(uint64_t seed, int64_t point, int64_t sampl
   return dual_bits_to_unit(b[0], b[1]);
 }
 
-/* A standard normal draw: Box–Muller's cosine branch, always finite (u1 > 0, |z| < 8.7). */
-DUAL_INLINE double dual_draw_normal(uint64_t seed, int64_t point, int64_t sample, int32_t draw) {
+/* The standard normal draws 2 pair (z[0], Box–Muller's cosine branch) and 2 pair + 1 (z[1], its
+ * sine branch), always finite (u1 > 0, |z| < 8.7). */
+DUAL_INLINE void dual_draw_normal_pair(uint64_t seed, int64_t point, int64_t sample, int32_t pair,
+                                       double z[2]) {
   uint32_t b[4];
-  dual_draw_bits(seed, point, sample, draw, b);
-  double u1 = dual_bits_to_unit(b[0], b[1]), u2 = dual_bits_to_unit(b[2], b[3]);
-  return sqrt(-2.0 * dual_log(u1)) * dual_cos(6.283185307179586 * u2);
+  dual_draw_block(seed, point, sample, DUAL_DRAW_NORMAL_BLOCK(pair), b);
+  const double u1 = dual_bits_to_unit(b[0], b[1]), u2 = dual_bits_to_unit(b[2], b[3]);
+  const double r = sqrt(-2.0 * dual_log(u1));
+  double sn, cs;
+  dual_sincos(6.283185307179586 * u2, &sn, &cs);
+  z[0] = r * cs, z[1] = r * sn;
+}
+
+/* Standard normal draw `draw`: its pair's member. */
+DUAL_INLINE double dual_draw_normal(uint64_t seed, int64_t point, int64_t sample, int32_t draw) {
+  double z[2];
+  dual_draw_normal_pair(seed, point, sample, draw >> 1, z);
+  return z[draw & 1];
 }
 
 #endif /* DUAL_RANDOM_H */

@@ -11,16 +11,24 @@
 #include "dual/portable.h"
 #include "dual/random.h"
 
+/* The normal draws 2 pair and 2 pair + 1 at once (z[0], z[1]; dual/random.h computes them
+ * together), antithetic mirroring included. */
+DUAL_INLINE void dual_draw_normals(uint64_t seed, int64_t point, int64_t sample, int antithetic,
+                                   int32_t pair, double z[2]) {
+  dual_draw_normal_pair(seed, point, antithetic ? sample >> 1 : sample, pair, z);
+  if (antithetic && (sample & 1)) z[0] = -z[0], z[1] = -z[1];
+}
+
 DUAL_INLINE double dual_draw_value(int normal, uint64_t seed, int64_t point, int64_t sample,
                                    int antithetic, int32_t draw) {
-  const int64_t s = antithetic ? sample >> 1 : sample;
-  const int mirror = antithetic && (sample & 1);
   if (normal) {
-    const double z = dual_draw_normal(seed, point, s, draw);
-    return mirror ? -z : z;
+    double z[2];
+    dual_draw_normals(seed, point, sample, antithetic, draw >> 1, z);
+    return z[draw & 1];
   }
+  const int64_t s = antithetic ? sample >> 1 : sample;
   const double u = dual_draw_uniform(seed, point, s, draw);
-  return mirror ? 1.0 - u : u;
+  return antithetic && (sample & 1) ? 1.0 - u : u;
 }
 
 #endif /* DUAL_ENGINE_DRAWS_H */

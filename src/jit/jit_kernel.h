@@ -54,6 +54,10 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
 #endif
 #define DUAL_JIT_DRAW(normal, k)                                                                 \
   dual_draw_value((normal), A.seed, A.point0 + pt, DUAL_JIT_SAMPLE, A.antithetic, (k))
+/* Normal draws 2 j and 2 j + 1 into z[0], z[1] at once (the generator declares z at the pair's
+ * first draw): the same bits as DUAL_JIT_DRAW of each. */
+#define DUAL_JIT_NORMALS(j, z)                                                                   \
+  dual_draw_normals(A.seed, A.point0 + pt, DUAL_JIT_SAMPLE, A.antithetic, (j), (z))
 
 /* The tile loop: `pt` the thread's point (clamped), `live_` whether it exists.  Blocks have 32,
  * 64 or 128 threads (small batches use smaller blocks, spread over more multiprocessors); the

@@ -36,6 +36,8 @@ typedef struct gen {
   int64_t *next_out;  /* [n_instr] */
   int32_t *cost;      /* [n_instr] doubles a result holds in this pass (0: an OUT) */
   int64_t *order;     /* [n_instr] emission order (jit/jit_schedule.h) */
+  uint8_t *pairs;     /* [draws / 2 + 1] normal draw pairs computed so far in the body */
+  int64_t npairs;
 } gen;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -155,9 +157,16 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
     dual_strbuf_double(&g->out, g->prog->consts[q->a]);
     EMIT(";\n");
     return;
-  case DUAL_OP_RNORM:
+  case DUAL_OP_RNORM: /* both normals of its pair at its first draw (dual/random.h) */
+    if (g->pairs != NULL && !g->pairs[q->a >> 1]) {
+      g->pairs[q->a >> 1] = 1;
+      EMIT("  double z%u_[2];\n  DUAL_JIT_NORMALS(%u, z%u_);\n", q->a >> 1, q->a >> 1, q->a >> 1);
+    }
+    if (g->pairs != NULL) EMIT("  const double v%" PRId64 " = z%u_[%u];\n", t, q->a >> 1, q->a & 1u);
+    else EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(1, %u);\n", t, q->a);
+    return;
   case DUAL_OP_RUNIF:
-    EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, q->a);
+    EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(0, %u);\n", t, q->a);
     return;
   default: break;
   }
@@ -179,6 +188,7 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
 /* The instructions of a pass (plain or guarded, g->guarded) in the scheduled order, each OUT
  * right after its operand's definition. */
 static void emit_body(gen *g, const pass_shape *ps, const dual_plan_instr *recs, int64_t ni) {
+  if (g->pairs != NULL) memset(g->pairs, 0, (size_t)g->npairs);
   for (int64_t i = 0; i < ni; ++i) {
     const int64_t t = g->order[i];
     const dual_plan_instr *q = &recs[t];
@@ -360,9 +370,12 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   g->next_out = (int64_t *)malloc(ninstr * sizeof *g->next_out);
   g->cost = (int32_t *)malloc(ninstr * sizeof *g->cost);
   g->order = (int64_t *)malloc(ninstr * sizeof *g->order);
+  g->npairs = dual_program_num_draws(prog) / 2 + 1;
+  g->pairs = (uint8_t *)malloc((size_t)g->npairs);
   dual_plan_instr *recs = (dual_plan_instr *)malloc(nrec * sizeof *recs);
   int64_t slots = 0;
-  int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && g->cost && g->order && recs
+  int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && g->cost && g->order &&
+                   g->pairs && recs
                ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
@@ -393,6 +406,7 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   free(g->next_out);
   free(g->cost);
   free(g->order);
+  free(g->pairs);
   free(recs);
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS) {

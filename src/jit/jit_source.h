@@ -13,7 +13,7 @@
 #include "program.h"
 
 /* Bump when the generated code changes meaning: part of every cache key. */
-#define DUAL_JIT_GENERATOR_VERSION 4
+#define DUAL_JIT_GENERATOR_VERSION 5
 
 /* The most tangent-lane sums (and, in second order, pair components) a generated module may
  * hold: NVRTC's time grows faster than the code (on the project's 2-core host, a module of
