@@ -546,13 +546,11 @@ Test(jit_host_rev, hess_hessians_and_hvps) {
   dual_context_destroy(&ctx);
 }
 
-/* Random programs (every op kind the generator draws, parameters, several outputs); n = 20
- * takes five passes of the default four directions, and one program runs all its six
- * directions in one pass (width 16). */
 /* Forward-over-reverse where first-order adjoints are infinite or NaN (sqrt, log and 1/u at 0
  * deep in a chain): the generated sweeps leave out structurally absent terms, which is exact
  * only because an exactly zero d' adds nothing even against an infinite adjoint (DUAL_TT,
- * engine/interp_rev.h); against the CPU bitwise, Hessians by 1, 2 and 3 (the default) directions per pass. */
+ * engine/interp_rev.h); against the CPU bitwise, Hessians by 1, 2 and 3 (the default)
+ * directions per pass. */
 Test(jit_host_rev, infinite_adjoints_and_absent_terms) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -580,6 +578,9 @@ Test(jit_host_rev, infinite_adjoints_and_absent_terms) {
   dual_context_destroy(&ctx);
 }
 
+/* Random programs (every op kind the generator draws, parameters, several outputs); n = 20
+ * takes five passes of the default four directions, and one program runs all its six
+ * directions in one pass (width 16). */
 Test(jit_host_rev, random_programs) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -750,9 +751,7 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   module mod = load_source(src, DUAL_JIT_KERNEL_NAME, npass);
   dual_jit_args a;
   memset(&a, 0, sizeof a);
-  a.count = B, a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
-  a.y = f[1], a.y_ps = 1, a.d = g[1], a.d_ps = b.d_ps, a.d_cs = b.d_cs, a.h = se[1];
-  a.h_ps = b.h_ps, a.h_es = b.h_es;
+  a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
   /* items (point, sample block), then the blocks folded in order as kernels/sgrad_combine.cu */
   const int64_t units = dual_sgrad_units(S, (flags & DUAL_SGRAD_ANTITHETIC) != 0);
   const int64_t P = dual_sgrad_blocks(units), E = 1 + n;

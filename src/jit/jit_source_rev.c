@@ -219,7 +219,7 @@ void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int 
     dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_D, s, name, j, -1);
   }
   for (int k = 0; k < g->K; ++k)
-    if (expect || g->early == NULL || !g->early[j * g->K + k]) emit_lane_store(g, s, j, k, expect);
+    if (expect || !g->early[j * g->K + k]) emit_lane_store(g, s, j, k, expect);
 }
 
 /* The adjoint pair sweep of output s: every active value's (g, g') starts at +0.0 and takes its
@@ -272,7 +272,7 @@ static void lane_term(genr *g, int64_t t, int i, int64_t x, int k, int adj, cons
   const int pb = g->bp[t * K + k], pe = adj == DUAL_ADJ_LIN && g->ep[(t * 3 + i) * K + k];
   if (!pb && !pe) return;
   g->bp[x * K + k] = 1;
-  if (g->lone != NULL && g->lone[x] >= 0 && g->dry) g->last[g->lone[x] * K + k] = t;
+  if (g->dry && g->lone[x] >= 0) g->last[g->lone[x] * K + k] = t;
   if (g->dry) return;
   EMIT("      b%" PRId64 "_%d ", x, k);
   if (adj == DUAL_ADJ_LIN) {
@@ -292,7 +292,7 @@ static void lane_term(genr *g, int64_t t, int i, int64_t x, int k, int adj, cons
  * that was takes its load's g' and is stored now. */
 static void early_stores(genr *g, int s, int64_t t, const int64_t *da, int arity) {
   const int K = g->K;
-  for (int i = 0; g->lone != NULL && !g->dry && i < arity; ++i) {
+  for (int i = 0; !g->dry && i < arity; ++i) {
     const int64_t x = da[i];
     if (x < 0 || g->lone[x] < 0) continue;
     const int64_t j = g->lone[x];
@@ -332,7 +332,7 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
       if (g->dry) continue;
       EMIT("      g%d += a%" PRId64 ";", reg[0], t);
       for (int k = 0; k < K; ++k)
-        if (g->bp[t * K + k] && (g->lone == NULL || g->lone[t] < 0 || !g->early[reg[0] * K + k]))
+        if (g->bp[t * K + k] && !g->early[reg[0] * K + k]) /* (early: stored already) */
           EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
       EMIT("\n");
       if (first_load[reg[0]] == t) dual_jitr_emit_input_stores(g, s, store_grad, reg[0], 0);

@@ -203,13 +203,10 @@ static int launch(dual_context *ctx, struct dual_gpu *g, launch_setup *ls, doubl
     memset(&ja, 0, sizeof ja);
     DUAL_GPU_BATCH_ARGS(ja, &a); /* the arrays and strides: the same field names */
     ja.seed = a.sg.seed, ja.point0 = a.sg.point0, ja.antithetic = a.sg.antithetic;
-    if (a.sg.samples > 0) { /* dual_sgrad's kernels: E f, the gradient and its errors */
+    if (a.sg.samples > 0) { /* dual_sgrad's kernels: the blocks' partials, then their fold */
       ja.samples = a.sg.samples;
-      ja.y = a.sg.y, ja.y_ps = a.sg.y_ps;
-      ja.d = a.sg.d, ja.d_ps = a.sg.d_ps, ja.d_cs = a.sg.d_cs;
-      ja.h = a.sg.h, ja.h_ps = a.sg.h_ps, ja.h_es = a.sg.h_es;
+      return launch_sgrad(ctx, g, ls, &ja, scratch, stream);
     }
-    if (a.sg.samples > 0) return launch_sgrad(ctx, g, ls, &ja, scratch, stream);
     cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, ls->jit, &ja, stream);
     return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "launching the compiled kernel");
   }
