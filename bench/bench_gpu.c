@@ -606,7 +606,8 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
       h.memory = DUAL_MEMORY_HOST, h.count = B;
       h.x = x, h.p = np ? p : NULL, h.y = y, h.d = J, h.h = H, h.status = st;
       row(w->name, B, "dualbatch", "host", time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
-      if (both_tiers) {
+      if (both_tiers && !compiled) row_not_run(w->name, B, "dualbatch-compiled", "host", "declined");
+      if (compiled) {
         dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
         row(w->name, B, "dualbatch-compiled", "host",
             time_calls(ctx, prog, w->mode, &h, o->reps < 5 ? o->reps : 5));
