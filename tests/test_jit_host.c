@@ -201,7 +201,7 @@ static int64_t compare_ad(const dual_program *prog, int mode, int width, int rev
     job.prog = prog, job.b = &b, job.mode = mode, job.threads = 1, job.reverse = 1;
     int np2 = 0;
     char why[256];
-    char *src = dual_jit_source_rev(&job, &np2, why, sizeof why);
+    char *src = dual_jit_source_rev(&job, 0, &np2, why, sizeof why);
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(np2, 1);
     mod = load_source(src, DUAL_JIT2_KERNEL_NAME, 1);
@@ -425,7 +425,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   job.nested_hessian = nested, job.reverse = reverse;
   int npass = 0;
   char why[256];
-  char *src = reverse ? dual_jit_source_rev(&job, &npass, why, sizeof why)
+  char *src = reverse ? dual_jit_source_rev(&job, 0, &npass, why, sizeof why)
                       : dual_jit_source2(&job, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   module mod = load_source(src, DUAL_JIT2_KERNEL_NAME, npass);

@@ -186,14 +186,23 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   job.prog = prog, job.b = &b, job.mode = DUAL_MODE_HESSIAN, job.threads = 1, job.reverse = 1;
   int npass = 0;
   char why[256];
-  char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   cr_assert_eq(npass, 4);
   cr_assert_eq(count(src, "extern \"C\" __global__"), 4);
   /* the upper triangle, each entry staged once (its mirror from the same slot), and the
-   * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 */
-  cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 136 && count(src, "dual_rule_") == 0);
-  cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 4);
+   * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 — in each of the
+   * two copies of every pass: the kernel's plain one and the guarded function it calls when a
+   * stored entry came out NaN or infinite */
+  cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 2 * 136 && count(src, "dual_rule_") == 0);
+  cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 2 * 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 2 * 4);
+  for (int p = 0; p < 4; ++p) { /* defined, then called once, after its kernel's plain copy */
+    char name[64];
+    snprintf(name, sizeof name, "dual_jitr_guarded_p%d(", p);
+    cr_assert_eq(count(src, name), 2, "%s", name);
+  }
+  cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TF\n"), 4);
+  cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TM\n"), 4);
   assert_compiles(src);
   free(src);
   dual_program_destroy(&prog);
@@ -206,7 +215,7 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
             dual_context_last_error(ctx));
   job.prog = prog;
   cr_assert(dual_jit_rev_sums(&job) > DUAL_JIT_MAX_REV_TERMS);
-  src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
   cr_assert(src == NULL);
   cr_assert(strstr(why, "forward-over-reverse") != NULL && strstr(why, "rule") != NULL, "%s", why);
   dual_program_destroy(&prog);
@@ -233,13 +242,13 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
     job.prog = prog, job.mode = mode[i];
     int npass = 0;
     char why[256];
-    char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+    char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(npass, 1);
     /* a Jacobian's rows: one sweep per output, each row flushed by chunks; a VJP's one sweep */
-    cr_assert_eq(count(src, "DUAL_JIT_LDU("), mode[i] == DUAL_MODE_VJP ? (int)prog->n_out : 0);
-    cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("),
-                 (int)(prog->n_in * (mode[i] == DUAL_MODE_JACOBIAN ? prog->n_out : 1)));
+    cr_assert_eq(count(src, "DUAL_JIT_LDU("), mode[i] == DUAL_MODE_VJP ? 2 * (int)prog->n_out : 0);
+    cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("), /* the plain copy and the guarded one */
+                 2 * (int)(prog->n_in * (mode[i] == DUAL_MODE_JACOBIAN ? prog->n_out : 1)));
     cr_assert_eq(count(src, "DUAL_JIT2_STAGE_H(") + count(src, "dual_rule2_"), 0);
     assert_compiles(src);
     free(src);
@@ -250,7 +259,7 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   job.prog = grad, job.mode = DUAL_MODE_GRADIENT;
   int npass = 0;
   char why[256];
-  cr_assert(dual_jit_source_rev(&job, &npass, why, sizeof why) == NULL);
+  cr_assert(dual_jit_source_rev(&job, 0, &npass, why, sizeof why) == NULL);
   cr_assert(strstr(why, "6145 instructions") != NULL && strstr(why, "segments") != NULL, "%s", why);
   dual_program_destroy(&grad);
   /* grad's family at n = 200 (1201 instructions): five segments of at most 256 instructions, a
@@ -262,7 +271,7 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   dual_program *r200 = NULL;
   cr_assert(dual_program_compile(ctx, ring, "ring200", &r200) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   job.prog = r200;
-  char *src = dual_jit_source_rev(&job, &npass, why, sizeof why);
+  char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   cr_assert(strstr(src, "segmented") != NULL);
   cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_f"), 5);
@@ -280,7 +289,7 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   dual_program *two = NULL;
   cr_assert(dual_program_compile(ctx, text, "two", &two) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   job.prog = two, job.mode = DUAL_MODE_JACOBIAN;
-  cr_assert(dual_jit_source_rev(&job, &npass, why, sizeof why) == NULL);
+  cr_assert(dual_jit_source_rev(&job, 0, &npass, why, sizeof why) == NULL);
   cr_assert(strstr(why, "instructions") != NULL && strstr(why, "rule") != NULL, "%s", why);
   dual_program_destroy(&two);
   dual_context_destroy(&ctx);

@@ -119,6 +119,33 @@ Test(reverse_hvp, zero_second_derivative_terms_add_nothing_against_infinite_adjo
   dual_context_destroy(&rev);
 }
 
+/* f(x, y) = y sqrt(x) at (0, 2), where the tangent of sqrt(x) along x is infinite: y * s has no
+ * second partial in s alone (ops.def: MUL may have only d2/da db), so that term of d' is left out
+ * rather than computed as 0 * inf = NaN (engine/interp_rev.h), and the Hessian is the limit along
+ * x -> 0+: H_xx = -y / (4 x^(3/2)) -> -inf, H_xy = 1 / (2 sqrt(x)) -> +inf, H_yy = 0; the gradient
+ * (y / (2 sqrt(x)), sqrt(x)) = (+inf, 0).  Before, H_xx was NaN. */
+Test(reverse_hvp, second_partials_that_are_always_zero_add_nothing_against_infinite_tangents) {
+  dual_context *rev = mode_context(DUAL_DEVICE_CPU, DUAL_AD_REVERSE, 0);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(rev, "input x\ninput y\noutput f = y * sqrt(x)", "ysqrtx", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(rev));
+  const double x[2] = {0.0, 2.0};
+  double y, J[2], H[4], Hv[2];
+  int32_t st = 0;
+  hessian(rev, prog, 1, x, NULL, &y, J, H, DUAL_HESSIAN_FULL, &st);
+  cr_assert_eq(dual_context_last_ad_mode(rev), DUAL_AD_REVERSE);
+  cr_assert(y == 0.0);
+  cr_assert(J[0] == INFINITY && J[1] == 0.0, "gradient %g %g", J[0], J[1]);
+  cr_assert(H[0] == -INFINITY, "H_xx = %g", H[0]);
+  cr_assert(H[1] == INFINITY && H[2] == INFINITY, "H_xy = %g, H_yx = %g", H[1], H[2]);
+  cr_assert(H[3] == 0.0, "H_yy = %g", H[3]);
+  const double v[2] = {1.0, 0.0}; /* the sweep along x: H's column x */
+  hvp(rev, prog, 1, x, NULL, v, NULL, NULL, Hv, &st);
+  cr_assert(Hv[0] == -INFINITY && Hv[1] == INFINITY, "Hv %g %g", Hv[0], Hv[1]);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&rev);
+}
+
 /* Random programs: forward-over-reverse against nested forward mode (row-scaled, 1e-12: the two
  * sum the same second-order terms in different orders), HVPs and full / packed Hessians; the
  * values bitwise equal. */

@@ -17,7 +17,9 @@
  * Forward-over-reverse (DUAL_REV_FOR 1, rev_plan.h): the forward sweep is the one-lane tangent
  * interpreter of interp_ops.h (the active registers' tangents along one direction, seeded by the
  * engine's LDX), and each LIN op also tapes d' = d2 . t (its second partials from rules.h times
- * the operands' tangents, before the result's tangent is written: it may share a's row); the
+ * the operands' tangents, before the result's tangent is written: it may share a's row; only
+ * the second partials ops.def says the op may have, each term the symmetric guarded product
+ * DUAL_TT, so a second partial that is always 0 adds nothing even against an infinite tangent); the
  * adjoint sweep carries (g, g') pairs: LIN g'_a += d_a g' + d'_a g, the others as for g.  At an
  * input, g is the gradient and g' the Hessian-vector product along the direction.  The term
  * d'_a g is the symmetric guarded product DUAL_TT: an exactly zero d' adds nothing even against
@@ -58,6 +60,20 @@
 #define DUAL_TAN(r, k) ((double *)NULL) /* no tangents: the lane masks are empty */
 #endif
 
+#if DUAL_REV_FOR
+/* The second partials op may have (ops.def F_D2AA, F_D2AB, F_D2BB; rules.h stores exactly 0.0
+ * for the others, so their terms of d' are left out). */
+DUAL_REV_FN int DUAL_REV_NAME(dual_rev_d2)(int op) {
+  switch (op) {
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
+  case DUAL_OP_##name: return (flags) & (F_D2AA | F_D2AB | F_D2BB);
+#include "../dual/ops.def"
+#undef OP
+  default: return 0;
+  }
+}
+#endif
+
 /* The forward sweep over instructions [t0, t1): values, flags and the tape of partials. */
 DUAL_REV_FN void DUAL_REV_NAME(dual_rev_forward)(DUAL_REV_CTX *R, int64_t t0, int64_t t1) {
   DUAL_REV_LOCALS
@@ -93,19 +109,28 @@ DUAL_REV_FN void DUAL_REV_NAME(dual_rev_forward)(DUAL_REV_CTX *R, int64_t t0, in
       break;
     }
 #if DUAL_REV_FOR
-    /* d' = d2 . t of a LIN op, before its result's tangent (which may share a's row) is written;
-     * a zero tangent adds nothing, even against an infinite second partial */
+    /* d' = d2 . t of a LIN op, before its result's tangent (which may share a's row) is written:
+     * the terms of the second partials the op may have (ops.def F_D2*; the others are exactly
+     * 0), each the symmetric guarded product (an exactly zero tangent or second partial adds
+     * nothing, even against an infinite or NaN other factor) */
     if (taped && DUAL_REV_ADJ(aux) == DUAL_ADJ_LIN) {
       const double *ta_ = ma ? DUAL_TANR(ra) : NULL, *tb_ = mb ? DUAL_TANR(rb) : NULL;
-      for (int i = 0; i < arity; ++i) {
+      const int d2_ = DUAL_REV_NAME(dual_rev_d2)(op);
+      for (int i = 0; i < arity && i < 2; ++i) {
         double *DUAL_RESTRICT dd = DUAL_TAPE(row + (uint32_t)(arity + i));
         const double *q1 = i == 0 ? paa : pab, *q2 = i == 0 ? pab : pbb;
+        const int on1 = ta_ != NULL && (d2_ & (i == 0 ? F_D2AA : F_D2AB));
+        const int on2 = tb_ != NULL && (d2_ & (i == 0 ? F_D2AB : F_D2BB));
         DUAL_POINTS(p) {
           double s_ = -0.0;
-          if (i < 2 && ta_ != NULL) s_ += DUAL_TM(q1[p], ta_[p]);
-          if (i < 2 && tb_ != NULL) s_ += DUAL_TM(q2[p], tb_[p]);
+          if (on1) s_ += DUAL_TT(q1[p], ta_[p]);
+          if (on2) s_ += DUAL_TT(q2[p], tb_[p]);
           dd[p] = s_;
         }
+      }
+      for (int i = 2; i < arity; ++i) { /* no op has a second partial involving c */
+        double *DUAL_RESTRICT dd = DUAL_TAPE(row + (uint32_t)(arity + i));
+        DUAL_POINTS(p) { dd[p] = -0.0; }
       }
     }
     if (md == 0u && prop_ != DUAL_PROP_NONE && dst < nact_) {

@@ -59,5 +59,9 @@
  * from 0 x inf or a NaN factor), one compare in the common case. */
 #define DUAL_TT(s, t)                                                                            \
   ((s) * (t) == (s) * (t) ? (s) * (t) : (((s) == 0.0 || (t) == 0.0) ? 0.0 : (s) * (t)))
+/* DUAL_TT without its guard: the same bits wherever the product is not NaN (the compiled
+ * reverse-mode kernels' fast copy, jit/jit_source_rev.c, which reruns a warp guarded when a NaN
+ * could have reached a result). */
+#define DUAL_TT_PLAIN(s, t) ((s) * (t))
 
 #endif /* DUAL_TANGENT_TERMS_H */

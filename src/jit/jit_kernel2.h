@@ -10,26 +10,35 @@
 
 #include "jit/jit_kernel.h"
 
+/* The products of the reverse-mode kernels (jit_source_rev.c) and the note a staged entry
+ * leaves: by default the guarded products (tangent_terms.h) and the entry's exact flags.  A
+ * kernel's fast copy redefines the three around its body: plain products, and instead of the
+ * flags one FMA that turns nf_ NaN when the entry is NaN or infinite (its warp then reruns the
+ * tile through the guarded copy, which flags exactly). */
+#define DUAL_RTM DUAL_TM
+#define DUAL_RTT DUAL_TT
+#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);
+
 /* Staged stores (jit/jit_stage2.h).  A kernel declares its warps' staging rows of sp_ doubles
  * per thread (stage2_), points sw2_ at its warp's rows and s2_ at its thread's row; slot k of the
- * row takes a value with its flags (d's only when the caller passed a d). */
+ * row takes a value, noted (d's only when the caller passed a d). */
 #define DUAL_JIT2_STAGE_H(k, value)                                                              \
   {                                                                                              \
     const double h_ = (value);                                                                   \
-    st |= DUAL_PT_FLAGS(h_);                                                                     \
+    DUAL_JIT2_NOTE(h_)                                                                           \
     s2_[(k)] = h_;                                                                               \
   }
 #define DUAL_JIT2_STAGE_D(k, value)                                                              \
   if (A.d != NULL) {                                                                             \
     const double g_ = (value);                                                                   \
-    st |= DUAL_PT_FLAGS(g_);                                                                     \
+    DUAL_JIT2_NOTE(g_)                                                                           \
     s2_[(k)] = g_;                                                                               \
   }
 /* d's entry flagging the point even when no d was passed (the nested kernels) */
 #define DUAL_JIT2_STAGE_DF(k, value)                                                             \
   {                                                                                              \
     const double g_ = (value);                                                                   \
-    st |= DUAL_PT_FLAGS(g_);                                                                     \
+    DUAL_JIT2_NOTE(g_)                                                                           \
     if (A.d != NULL) s2_[(k)] = g_;                                                              \
   }
 

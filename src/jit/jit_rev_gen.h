@@ -19,6 +19,7 @@ typedef struct genr {
   int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
   int K;         /* directions of the pass */
   int k0;        /* its first Hessian column (HVP: -1, the direction v) */
+  int min_blocks; /* resident blocks asked of the compiler (0: its choice) */
   dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
   /* segmented reverse mode (jit_rev_segments.c; NULL slots otherwise): per instruction its
    * checkpoint and carried-adjoint slots (-1: none), per input its carried-gradient slot; their

@@ -9,13 +9,16 @@
  * e<t>_<i>_<k> their derivatives; a<t> and b<t>_<k> the adjoint pair of value t, g<j>/h<j>_<k>
  * input j's), so the CUDA compiler allocates the registers, and the values and partials are
  * computed once for all K directions.  Each direction's arithmetic is the interpreters' term for
- * term (tangent_terms.h's lane formulas, DUAL_TM for every product with a partial, the adjoint
- * sums from +0.0 in the sweep's order), so the bits are theirs: an active value carries its
- * tangent even where it is structurally zero, as it does in the interpreters.  The kernel runs
- * the warp-tiled loop of the first-order kernels (jit_kernel.h), and its gradient and Hessian
- * entries leave through the stager (jit_stage2.h): staged per warp as soon as they are final,
- * written by chunks of adjacent elements for 32 points at once.  Reverse mode (first order) is
- * the same without directions: one kernel of every output's sweep (a VJP's one sweep).
+ * term (tangent_terms.h's lane formulas, the guarded products DUAL_TM and DUAL_TT, the adjoint
+ * sums from +0.0 in the sweep's order), so the bits are theirs; terms that are structurally
+ * zero — an absent tangent, d' or adjoint tangent, a second partial the op never has — are
+ * signed zeros that change no bit (interp_rev.h), so they are left out.  The kernel runs the
+ * warp-tiled loop of the first-order kernels (jit_kernel.h) around two copies of the sweeps: a
+ * fast one with plain products, and a guarded one its warp reruns only when a stored entry came
+ * out NaN or infinite (emit_fast_kernel).  Gradient and Hessian entries leave through the stager
+ * (jit_stage2.h): staged per warp as soon as they are final, written by chunks of adjacent
+ * elements for 32 points at once.  Reverse mode (first order) is the same without directions:
+ * one kernel of every output's sweep (a VJP's one sweep).
  */
 #include "jit/jit_source_rev.h"
 
@@ -107,6 +110,15 @@ void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
   }
 }
 
+/* Whether d' of operand i (0 or 1) of a LIN op has, in lane k, the term of operand j's tangent:
+ * the operand is active and present in the lane, and the op may have that second partial
+ * (ops.def F_D2*; interp_rev.h leaves the others out). */
+static int d2_term(const genr *g, const dual_op_info *info, const int u[3], const int64_t *da,
+                   int i, int j, int k) {
+  static const int flag[2][2] = {{F_D2AA, F_D2AB}, {F_D2AB, F_D2BB}};
+  return u[j] && g->tp[da[j] * g->K + k] && (info->flags & flag[i][j]);
+}
+
 /* A computing instruction of the forward sweep: value and partials; if its result is active,
  * the tangents of the K directions and, for an op whose adjoint reads partials, those partials
  * (and for LIN ops their derivatives along each direction).  A lane takes the terms of the
@@ -135,8 +147,8 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
     for (int i = 0; i < 3; ++i) any |= u[i] && g->tp[da[i] * K + k];
     g->tp[t * K + k] = (uint8_t)any;
     for (int i = 0; lin && i < info->arity; ++i)
-      g->ep[(t * 3 + i) * K + k] =
-          (uint8_t)(i < 2 && ((u[0] && g->tp[da[0] * K + k]) || (u[1] && g->tp[da[1] * K + k])));
+      g->ep[(t * 3 + i) * K + k] = (uint8_t)(i < 2 && (d2_term(g, info, u, da, i, 0, k) ||
+                                                       d2_term(g, info, u, da, i, 1, k)));
   }
   EMIT("    double v%" PRId64 ";\n", t);
   for (int k = 0; tangents && k < K; ++k)
@@ -169,7 +181,7 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
       }
       EMIT("      t%" PRId64 "_%d = ", t, k);
       const char *const tnc[3] = {tn[0], tn[1], tn[2]};
-      dual_jit_emit_lane(&g->out, info->prop, "DUAL_TM", uk, tnc);
+      dual_jit_emit_lane(&g->out, info->prop, "DUAL_RTM", uk, tnc);
       EMIT(";\n");
     }
   }
@@ -180,8 +192,8 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
     for (int k = 0; k < K; ++k) {
       if (!g->ep[(t * 3 + i) * K + k]) continue;
       EMIT("      e%" PRId64 "_%d_%d = -0.0", t, i, k);
-      if (u[0] && g->tp[da[0] * K + k]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q1, da[0], k);
-      if (u[1] && g->tp[da[1] * K + k]) EMIT(" + DUAL_TM(%s, t%" PRId64 "_%d)", q2, da[1], k);
+      if (d2_term(g, info, u, da, i, 0, k)) EMIT(" + DUAL_RTT(%s, t%" PRId64 "_%d)", q1, da[0], k);
+      if (d2_term(g, info, u, da, i, 1, k)) EMIT(" + DUAL_RTT(%s, t%" PRId64 "_%d)", q2, da[1], k);
       EMIT(";\n");
     }
   }
@@ -277,9 +289,9 @@ static void lane_term(genr *g, int64_t t, int i, int64_t x, int k, int adj, cons
   EMIT("      b%" PRId64 "_%d ", x, k);
   if (adj == DUAL_ADJ_LIN) {
     EMIT("+=");
-    if (pb) EMIT(" DUAL_TM(d%" PRId64 "_%d, b%" PRId64 "_%d)", t, i, t, k);
+    if (pb) EMIT(" DUAL_RTM(d%" PRId64 "_%d, b%" PRId64 "_%d)", t, i, t, k);
     if (pb && pe) EMIT(" +");
-    if (pe) EMIT(" DUAL_TT(e%" PRId64 "_%d_%d, a%" PRId64 ")", t, i, k, t);
+    if (pe) EMIT(" DUAL_RTT(e%" PRId64 "_%d_%d, a%" PRId64 ")", t, i, k, t);
   } else if (adj == DUAL_ADJ_CHOOSE) {
     EMIT("+= d%" PRId64 "_%d != 0.0 ? b%" PRId64 "_%d : 0.0", t, i, t, k);
   } else {
@@ -345,7 +357,7 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
       const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
       if (!g->dry) {
         if (adj == DUAL_ADJ_LIN)
-          EMIT("      a%" PRId64 " += DUAL_TM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
+          EMIT("      a%" PRId64 " += DUAL_RTM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
         else if (adj == DUAL_ADJ_CHOOSE)
           EMIT("      a%" PRId64 " += d%" PRId64 "_%d != 0.0 ? a%" PRId64 " : 0.0;\n", x, t, i, t);
         else EMIT("      a%" PRId64 " %s= a%" PRId64 ";\n", x, sign, t);
@@ -372,6 +384,39 @@ static void free_presence(genr *g) {
  * interpreters' forward-over-reverse along direction 0 or v. */
 static int store_grad(const genr *g) {
   return first_order(g->job) || g->job->mode == DUAL_MODE_HVP || g->k0 == 0;
+}
+
+/* The kernel of pass `pass` around its body, in two copies.  The fast copy, inline in the tile
+ * loop, takes every product plain (DUAL_TF, DUAL_TT_PLAIN) and notes its staged entries by one
+ * FMA into nf_ instead of their flags; a warp where some point's stored entry came out NaN or
+ * infinite (nf_ NaN) reruns its tile through the guarded copy, a never-inlined function with the
+ * interpreters' products and exact flags, restaging and restoring everything.  Same bits: a
+ * plain product differs from its guard only where it is NaN (DUAL_TM: 0 x inf; DUAL_TT: a NaN
+ * product with a zero factor), and from there on the fast copy carries NaN — sums and products
+ * keep it, and a CHOOSE drops an operand in both copies alike (the partials, from the values,
+ * are the same) — so every quantity of the fast copy is either the guarded one's or NaN, and
+ * a stored NaN sends the warp through the guarded copy.  Where no entry is NaN or infinite the
+ * flags the fast copy leaves out are zero.  The guarded copy costs NVRTC time, not registers. */
+static void emit_fast_kernel(genr *g, int pass, const char *body) {
+  const int row = dual_jit_stager_row(&g->stage);
+  EMIT("\nstatic __device__ __noinline__ int dual_jitr_guarded_p%d(const dual_jit_args A, int64_t base_, "
+       "int lane_, int live_, int64_t pt, double *const sw2_, double *const s2_, const int sp_) {\n"
+       "  int st = 0;\n  (void)base_, (void)lane_, (void)live_, (void)sw2_, (void)s2_, (void)sp_;\n%s"
+       "  return st;\n}\n", pass, body);
+  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
+       "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (g->min_blocks > 0) EMIT(", %d", g->min_blocks);
+  EMIT(") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
+       "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n"
+       "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
+       "    double nf_ = 0.0;\n    (void)sw2_, (void)s2_, (void)nf_;\n%s"
+       "    if (__any_sync(0xffffffffu, nf_ != 0.0))\n"
+       "      st = dual_jitr_guarded_p%d(A, base_, lane_, live_, pt, sw2_, s2_, sp_);\n"
+       "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
+       pass, row, row, body, pass, pass == 0);
+  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TM\n"
+       "#define DUAL_RTT DUAL_TT\n#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);\n");
 }
 
 /* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
@@ -408,7 +453,8 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     return;
   }
   if (funcs != NULL) EMIT("%s", funcs);
-  dual_jit_stager_kernel(&g->stage, pass, body);
+  if (g->cslot != NULL) dual_jit_stager_kernel(&g->stage, pass, body);
+  else emit_fast_kernel(g, pass, body);
   free(body), free(funcs);
 }
 
@@ -440,7 +486,7 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
   dual_jit_stager_finish(&g->stage);
 }
 
-char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap) {
+char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   *npass = 0;
   if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP && !first_order(job)) {
@@ -467,7 +513,7 @@ char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t wh
   }
   genr g0, *g = &g0;
   memset(g, 0, sizeof *g);
-  g->prog = prog, g->job = job;
+  g->prog = prog, g->job = job, g->min_blocks = min_blocks;
   g->opnd = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
   int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
   int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));

@@ -56,9 +56,10 @@ int64_t dual_jit_rev_sums(const dual_job *job);
 
 /* The source of every pass's kernel of `job` (mode DUAL_MODE_GRADIENT, _JACOBIAN, _VJP, _HESSIAN
  * or _HVP), named as the second-order kernels are (DUAL_JIT2_KERNEL_NAME, jit_source2.h) and
- * taking a dual_jit_args; *npass receives their number.  One thread per point, warps tiled.
- * Returns a heap string, or NULL with a reason in why (another mode, over the size rule, out of
- * memory). */
-char *dual_jit_source_rev(const dual_job *job, int *npass, char *why, int64_t why_cap);
+ * taking a dual_jit_args; *npass receives their number.  One thread per point, warps tiled;
+ * min_blocks > 0 asks the compiler for that many resident blocks per multiprocessor (segmented
+ * modules: ignored).  Returns a heap string, or NULL with a reason in why (another mode, over
+ * the size rule, out of memory). */
+char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap);
 
 #endif /* DUAL_JIT_SOURCE_REV_H */

@@ -293,9 +293,13 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int64_t passes2 = rev ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
   const int width = gen2 ? job->width : jit_width(ctx, job);
   const int npass = gen2 ? (int)(passes2 < MAX_WORK ? passes2 : MAX_WORK) : jit_passes(job, width);
-  /* sgrad: the compiler's choice unless the knob says (its accumulators take registers too) */
-  const int min_blocks = gen2 || (sgrad && ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS] < 0)
-                             ? 0 : jit_min_blocks(ctx, width, npass);
+  /* sgrad and reverse mode: the compiler's choice unless the knob says (sgrad's accumulators
+   * take registers too; reverse-mode kernels hold their sweep's values); nested second order:
+   * the compiler's */
+  const int knob_blocks = (int)ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS];
+  const int min_blocks = rev                                   ? (knob_blocks > 0 ? knob_blocks : 0)
+                         : gen2 || (sgrad && knob_blocks < 0) ? 0
+                                                               : jit_min_blocks(ctx, width, npass);
   /* the memory key's mode: the job's, and what else the generator bakes in (second order: the
    * layout, the blocking; reverse: the AD mode; sgrad: the sample loop and pathwise or score) */
   const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
@@ -341,7 +345,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   /* Not in this process: generate the source, then the disk cache, else compile. */
   trace(ctx, "memory lookup, NVRTC load", &t0);
   int npass2 = npass;
-  char *source = rev      ? dual_jit_source_rev(job, &npass2, why, sizeof why)
+  char *source = rev      ? dual_jit_source_rev(job, min_blocks, &npass2, why, sizeof why)
                  : second ? dual_jit_source2(job, &npass2, why, sizeof why)
                  : sgrad  ? dual_jit_source_sgrad(prog, job->score, width, npass, min_blocks, why, sizeof why)
                         : dual_jit_source(prog, job->mode, width, npass, min_blocks, why, sizeof why);
@@ -404,7 +408,9 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
 int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *ja,
                         void *stream) {
   /* Blocks of 128 threads; a batch too small for two blocks per multiprocessor gets blocks of
-   * 64 or 32 threads instead, so that it spreads over every multiprocessor. */
+   * 64 or 32 threads instead, so that it spreads over every multiprocessor.  Every pass gets the
+   * grid of the pass with the fewest resident blocks: a grid per pass (4 blocks of hess's lighter
+   * passes instead of 3) ran 8% slower on the H100 (bench/NOTES.md). */
   int threads = JIT_THREADS;
   while (threads > 32 && (ja->count + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
   int64_t blocks = (ja->count + threads - 1) / threads;
