@@ -15,7 +15,11 @@
  * Inlined into the CPU engine's vectorized block loops, or even only defined in its translation
  * unit, they cost kin 5-8% (bench/NOTES.md).  A file that includes the fn_*.h headers directly
  * (the accuracy tests) gets its own static copy.  The arithmetic is the same in every case. */
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) && defined(DUAL_FN_OUTLINE)
+/* a generated kernel of many elementary functions (jit/jit_rev_segments.c): called, not inlined
+ * at every use, so NVRTC compiles each once */
+#define DUAL_FN static __noinline__ __device__
+#elif defined(__CUDACC__)
 #define DUAL_FN DUAL_INLINE
 #elif defined(DUAL_FN_EXTERN)
 #define DUAL_FN

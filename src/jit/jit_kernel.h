@@ -71,12 +71,14 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
     const int live_ = base_ + lane_ < A.count;                                                   \
     const int64_t pt = live_ ? base_ + lane_ : A.count - 1;                                      \
     int st = 0;
-/* first: whether this is the job's first pass (it stores the status; later ones OR into it);
- * mask: flags to keep (evaluation drops DUAL_PT_SINGULAR: no derivative, no singularity). */
+/* first: whether this is the job's first pass (it stores the status; later ones OR into it,
+ * and only flags they raised: a point without any costs them no read of the status, whose
+ * latency the tile loop would otherwise wait for at every tile); mask: flags to keep
+ * (evaluation drops DUAL_PT_SINGULAR: no derivative, no singularity). */
 #define DUAL_JIT_TILE_END(first, mask)                                                           \
     if (live_ && A.status != NULL) {                                                             \
       if (first) A.status[pt] = st & (mask);                                                     \
-      else A.status[pt] |= st & (mask);                                                          \
+      else if ((st & (mask)) != 0) A.status[pt] |= st & (mask);                                  \
     }                                                                                            \
   }
 

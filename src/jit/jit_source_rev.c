@@ -561,8 +561,9 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
   if (planned) {
     EMIT("// dualbatch compiled tier, %s: %" PRId64 " instructions, mode %d, %d passes%s\n"
-         "#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
-         prog->n_instr, job->mode, passes, segmented ? ", segmented" : "");
+         "%s#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
+         prog->n_instr, job->mode, passes, segmented ? ", segmented" : "",
+         segmented ? "#define DUAL_FN_OUTLINE 1 /* elementary functions called (dual/fn_bits.h) */\n" : "");
     for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
   }
   free(g->opnd), free(first_load);
