@@ -147,8 +147,11 @@ int dual_context_set_width(dual_context *ctx, int width);
  * (default: a cost model over n, the outputs and the device picks: reverse for a gradient from
  * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output (GPU:
  * from n = 20); nested forward for Hessians up to ~400 inputs on the CPU and always on the GPU;
- * bench/NOTES.md has the measured crossovers).  The
- * choice never depends on a forced width.  dual_vjp always runs in reverse.  The results of the
+ * bench/NOTES.md has the measured crossovers).  The model is the interpreter's: with the
+ * experimental compiled second order (DUAL_KNOB_JIT_SECOND) forward-over-reverse was faster on
+ * the H100 for Hessians from n = 16 (1.9x; 0.8x at n = 8) and for HVPs at every n measured
+ * (1.1x at n = 4 .. 16), so ask for DUAL_AD_REVERSE there.  The choice never depends on the tier
+ * (a call's bits are the same on both) nor on a forced width.  dual_vjp always runs in reverse.  The results of the
  * two modes agree to rounding (their sums run in different orders); each is bitwise
  * reproducible.  Reverse mode needs per point (doubles): the registers, the tape (one row per
  * operand of each computing op; two in forward-over-reverse), one adjoint per active register
