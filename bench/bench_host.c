@@ -1,6 +1,6 @@
 /*
- * bench_host.c — what the CPU benchmark harnesses (bench_cpu*.c, bench_crossover.c) share: memory
- * that exits on failure, medians, the machine's description, and how busy the machine was.
+ * bench_host.c — what the benchmark harnesses share: memory that exits on failure, medians, a
+ * clock, files for the peers, batch lists, the machine's description, and how busy it was.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void *bench_xmalloc(size_t bytes) {
@@ -31,6 +32,37 @@ double bench_median(const double *v, int count) {
   memcpy(sorted, v, (size_t)count * sizeof *v);
   qsort(sorted, (size_t)count, sizeof *sorted, cmp_double);
   return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
+}
+
+double bench_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bench_write_file(const char *dir, const char *name, const void *data, size_t bytes) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (f == NULL || fwrite(data, 1, bytes, f) != bytes) {
+    fprintf(stderr, "dualbatch bench: cannot write %s\n", path);
+    exit(2);
+  }
+  fclose(f);
+}
+
+int bench_parse_batches(const char *list, double *out, int cap, int64_t *largest) {
+  int n = 0;
+  *largest = 0;
+  for (const char *s = list; *s && n < cap;) {
+    out[n] = strtod(s, NULL);
+    if ((int64_t)out[n] > *largest) *largest = (int64_t)out[n];
+    ++n;
+    s = strchr(s, ',');
+    if (s == NULL) break;
+    ++s;
+  }
+  return n;
 }
 
 /* First line of a shell command's output (trailing newline removed); "" when it fails. */

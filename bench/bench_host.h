@@ -1,11 +1,12 @@
 /*
- * bench_host.h — helpers shared by the CPU benchmark harnesses (bench_cpu.c, bench_cpu_hess.c,
- * bench_cpu_grad.c, bench_crossover.c).
+ * bench_host.h — helpers shared by the benchmark harnesses (bench_cpu.c, bench_cpu_hess.c,
+ * bench_cpu_grad.c, bench_crossover.c, bench_sgrad.c, bench_hvp.c).
  */
 #ifndef DUAL_BENCH_HOST_H
 #define DUAL_BENCH_HOST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum { BENCH_MAX_REPS = 101 };
 
@@ -14,6 +15,16 @@ void *bench_xmalloc(size_t bytes);
 
 /* Median of count <= BENCH_MAX_REPS values. */
 double bench_median(const double *v, int count);
+
+/* Monotonic seconds. */
+double bench_now(void);
+
+/* Write `bytes` of data to dir/name; prints and exits on failure. */
+void bench_write_file(const char *dir, const char *name, const void *data, size_t bytes);
+
+/* A comma-separated list of batch sizes ("1e3,1e4") into at most cap values; their count, and
+ * the largest in *largest. */
+int bench_parse_batches(const char *list, double *out, int cap, int64_t *largest);
 
 /* First line of a shell command's output (trailing newline removed); "" when it fails. */
 void bench_command_line(const char *cmd, char *buf, size_t cap);

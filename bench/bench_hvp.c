@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -24,23 +23,6 @@
 #include "grad_ref.h"
 
 enum { N = 1024, K = 256 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void write_file(const char *dir, const char *name, const void *data, size_t bytes) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (f == NULL || fwrite(data, 1, bytes, f) != bytes) {
-    fprintf(stderr, "bench_hvp: cannot write %s\n", path);
-    exit(2);
-  }
-  fclose(f);
-}
 
 static void fail(dual_context *ctx, const char *what) {
   fprintf(stderr, "bench_hvp: %s: %s\n", what, dual_context_last_error(ctx));
@@ -73,15 +55,8 @@ int main(int argc, char **argv) {
   }
   if (reps < 1 || reps > BENCH_MAX_REPS) reps = 7;
   double bs[16];
-  int nb = 0;
-  for (const char *s = batches; *s && nb < 16;) {
-    bs[nb++] = strtod(s, NULL);
-    s = strchr(s, ',');
-    if (s == NULL) break;
-    ++s;
-  }
   int64_t Bmax = 0;
-  for (int i = 0; i < nb; ++i) Bmax = (int64_t)bs[i] > Bmax ? (int64_t)bs[i] : Bmax;
+  const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS) fail(ctx, "context");
   dual_program *prog = NULL;
@@ -91,7 +66,7 @@ int main(int argc, char **argv) {
   double *x = bench_xmalloc(sizeof(double) * cells), *v = bench_xmalloc(sizeof(double) * cells);
   bench_points_grad(Bmax, N, 5, x);
   bench_points_grad(Bmax, N, 6, v); /* the directions: N(0, 1) too, another stream */
-  if (dir) write_file(dir, "hvp_x.f64", x, sizeof(double) * cells), write_file(dir, "hvp_v.f64", v, sizeof(double) * cells);
+  if (dir) bench_write_file(dir, "hvp_x.f64", x, sizeof(double) * cells), bench_write_file(dir, "hvp_v.f64", v, sizeof(double) * cells);
   char info[256];
   dual_build_info(info, sizeof info);
   for (char *c = info; *c; ++c)
@@ -116,15 +91,15 @@ int main(int argc, char **argv) {
   const double worst = grad_ref_hvp_worst(N, x, v, hv, N, 0, k);
   printf("META\thvp check\tdualbatch H v of the first %lld points against the hand-derived formula: "
          "max row-scaled difference %.3g (%s)\n", (long long)k, worst, worst <= 1e-12 ? "agree" : "WRONG");
-  if (dir) write_file(dir, "hvp_ref.f64", hv, sizeof(double) * (size_t)k * N);
+  if (dir) bench_write_file(dir, "hvp_ref.f64", hv, sizeof(double) * (size_t)k * N);
   for (int i = 0; i < nb; ++i) {
     b.count = (int64_t)bs[i];
     double t[BENCH_MAX_REPS];
     for (int r = -1; r < reps; ++r) {
-      const double t0 = now();
+      const double t0 = bench_now();
       if (dual_run(ctx, prog, DUAL_MODE_HVP, &b) != DUAL_SUCCESS) fail(ctx, "dual_run(DUAL_MODE_HVP)");
       if (cudaDeviceSynchronize() != cudaSuccess) fail(ctx, "synchronize");
-      if (r >= 0) t[r] = now() - t0;
+      if (r >= 0) t[r] = bench_now() - t0;
     }
     const double sec = bench_median(t, reps);
     printf("ROW\thvp\t%lld\tdualbatch\tdevice\t%.6e\t%.6e\t%s\t%s\n", (long long)b.count, sec,

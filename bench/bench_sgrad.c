@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef DUAL_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -27,23 +26,6 @@
 #include "dualbatch.h"
 
 enum { N = 16, K = 1024 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void write_file(const char *dir, const char *name, const void *data, size_t bytes) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "wb");
-  if (f == NULL || fwrite(data, 1, bytes, f) != bytes) {
-    fprintf(stderr, "bench_sgrad: cannot write %s\n", path);
-    exit(2);
-  }
-  fclose(f);
-}
 
 static void fail(dual_context *ctx, const char *what) {
   fprintf(stderr, "bench_sgrad: %s: %s\n", what, dual_context_last_error(ctx));
@@ -94,15 +76,8 @@ int main(int argc, char **argv) {
   }
   if (reps < 1 || reps > BENCH_MAX_REPS) reps = 7;
   double bs[16];
-  int nb = 0;
-  for (const char *s = batches; *s && nb < 16;) {
-    bs[nb++] = strtod(s, NULL);
-    s = strchr(s, ',');
-    if (s == NULL) break;
-    ++s;
-  }
   int64_t Bmax = 0;
-  for (int i = 0; i < nb; ++i) Bmax = (int64_t)bs[i] > Bmax ? (int64_t)bs[i] : Bmax;
+  const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, device) != DUAL_SUCCESS) fail(ctx, "context");
   dual_program *prog = NULL;
@@ -111,7 +86,7 @@ int main(int argc, char **argv) {
   double *x = bench_xmalloc(sizeof(double) * (size_t)Bmax * N);
   double *out = bench_xmalloc(sizeof(double) * (size_t)Bmax * (1 + 2 * N));
   bench_points_hess(Bmax, 2026, x);
-  if (dir) write_file(dir, "sgrad_x.f64", x, sizeof(double) * (size_t)Bmax * N);
+  if (dir) bench_write_file(dir, "sgrad_x.f64", x, sizeof(double) * (size_t)Bmax * N);
   char info[256];
   dual_build_info(info, sizeof info);
   for (char *c = info; *c; ++c)
@@ -125,9 +100,9 @@ int main(int argc, char **argv) {
     b.samples = S, b.seed = 1;
     double t[BENCH_MAX_REPS];
     for (int r = -1; r < reps; ++r) {
-      const double t0 = now();
+      const double t0 = bench_now();
       if (dual_run(ctx, prog, DUAL_MODE_SGRAD, &b) != DUAL_SUCCESS) fail(ctx, "dual_run(DUAL_MODE_SGRAD)");
-      if (r >= 0) t[r] = now() - t0;
+      if (r >= 0) t[r] = bench_now() - t0;
     }
     const double sec = bench_median(t, reps);
     printf("ROW\tsgrad\t%lld\tdualbatch\t%s\t%.6e\t%.6e\t%s\n", (long long)B,
@@ -141,7 +116,7 @@ int main(int argc, char **argv) {
       cudaFree((void *)b.x), cudaFree(b.y);
     }
 #endif
-    if (i == nb - 1 && dir) write_file(dir, "sgrad_ref.f64", out, sizeof(double) * (size_t)(B < K ? B : K) * (1 + 2 * N));
+    if (i == nb - 1 && dir) bench_write_file(dir, "sgrad_ref.f64", out, sizeof(double) * (size_t)(B < K ? B : K) * (1 + 2 * N));
   }
   free(x), free(out);
   dual_program_destroy(&prog);
