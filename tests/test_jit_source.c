@@ -198,7 +198,7 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 2 * 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 2 * 4);
   for (int p = 0; p < 4; ++p) { /* defined, then called once, after its kernel's plain copy */
     char name[64];
-    snprintf(name, sizeof name, "dual_jitr_guarded_p%d(", p);
+    snprintf(name, sizeof name, "dual_jit2_guarded_p%d(", p);
     cr_assert_eq(count(src, name), 2, "%s", name);
   }
   cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TF\n"), 4);

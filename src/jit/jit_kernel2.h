@@ -10,11 +10,12 @@
 
 #include "jit/jit_kernel.h"
 
-/* The products of the reverse-mode kernels (jit_source_rev.c) and the note a staged entry
- * leaves: by default the guarded products (tangent_terms.h) and the entry's exact flags.  A
- * kernel's fast copy redefines the three around its body: plain products, and instead of the
- * flags one FMA that turns nf_ NaN when the entry is NaN or infinite (its warp then reruns the
- * tile through the guarded copy, which flags exactly). */
+/* The products of the second-order and reverse-mode kernels (jit_source2.c, jit_source_rev.c)
+ * and the note a staged entry leaves: by default the guarded products (tangent_terms.h) and the
+ * entry's exact flags.  A kernel's fast copy redefines the three around its body
+ * (dual_jit_stager_kernel_fast): plain products, and instead of the flags one FMA that turns nf_
+ * NaN when the entry is NaN or infinite (its warp then reruns the tile through the guarded copy,
+ * which flags exactly). */
 #define DUAL_RTM DUAL_TM
 #define DUAL_RTT DUAL_TT
 #define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);

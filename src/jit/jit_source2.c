@@ -5,10 +5,10 @@
  * component) the name of the local that holds it now: an instruction's lanes and components get
  * locals of their own (t<t>_<lane>, h<t>_<entry>), and a component the plan lets an in-place
  * ADD/SUB keep (no entry) keeps its operand's local.  So the code is in SSA form and the CUDA
- * compiler allocates the registers.  Products of a partial take DUAL_TM everywhere: it equals
- * DUAL_TF wherever the partial is finite and is what the interpreters take where one is not, so
- * the bits are theirs without the plain/guarded split of the first-order generator (a speed
- * step still to come).
+ * compiler allocates the registers.  Products are DUAL_RTM / DUAL_RTT: each pass's kernel runs
+ * them plain and reruns a warp with the interpreters' guarded products (DUAL_TM, DUAL_TT) only
+ * when a stored entry came out NaN or infinite, with the same bits
+ * (dual_jit_stager_kernel_fast, jit_stage2.h).
  */
 #include "jit/jit_source2.h"
 
@@ -150,7 +150,7 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
   else EMIT("      (void)dd_;\n");
   EMIT("      const double qa = d_[0], qb = d_[1], qc = d_[2], qaa = dd_[0], qab = dd_[1], "
        "qbb = dd_[2];\n      (void)qa, (void)qb, (void)qc, (void)qaa, (void)qab, (void)qbb;\n");
-  /* the lanes: tangent_terms.h's formula of the prop class (DUAL_TM: see the file comment) */
+  /* the lanes: tangent_terms.h's formula of the prop class (DUAL_RTM: see the file comment) */
   const uint32_t mk[3] = {q->ma, q->mb, q->mc}, ok[3] = {q->oa, q->ob, q->oc};
   char tn[3][48];
   for (int k = 0; k < 32; ++k) {
@@ -162,7 +162,7 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
     }
     EMIT("      t%" PRId64 "_%d = ", t, k);
     const char *const tnc[3] = {tn[0], tn[1], tn[2]};
-    dual_jit_emit_lane(&g->out, prop, "DUAL_TM", u, tnc);
+    dual_jit_emit_lane(&g->out, prop, "DUAL_RTM", u, tnc);
     EMIT(";\n");
   }
   /* the components: engine/interp2_ops.h's formula per entry, reading the operands' slots as
@@ -182,15 +182,15 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
       continue;
     }
     EMIT("-0.0");
-    if (f & DUAL_PE_HA) EMIT(" + DUAL_TM(qa, %s)", ha);
-    if (f & DUAL_PE_HB) EMIT(" + DUAL_TM(qb, %s)", hb);
-    if (f & DUAL_PE_HC) EMIT(" + DUAL_TM(qc, %s)", hc);
-    if (f & DUAL_PE_AA) EMIT(" + DUAL_TM(qaa, DUAL_TT(%s, %s))", tak, tal);
-    if (f & DUAL_PE_BB) EMIT(" + DUAL_TM(qbb, DUAL_TT(%s, %s))", tbk, tbl);
+    if (f & DUAL_PE_HA) EMIT(" + DUAL_RTM(qa, %s)", ha);
+    if (f & DUAL_PE_HB) EMIT(" + DUAL_RTM(qb, %s)", hb);
+    if (f & DUAL_PE_HC) EMIT(" + DUAL_RTM(qc, %s)", hc);
+    if (f & DUAL_PE_AA) EMIT(" + DUAL_RTM(qaa, DUAL_RTT(%s, %s))", tak, tal);
+    if (f & DUAL_PE_BB) EMIT(" + DUAL_RTM(qbb, DUAL_RTT(%s, %s))", tbk, tbl);
     if (f & (DUAL_PE_ABKL | DUAL_PE_ABLK)) {
-      EMIT(" + DUAL_TM(qab, -0.0");
-      if (f & DUAL_PE_ABKL) EMIT(" + DUAL_TT(%s, %s)", tak, tbl);
-      if (f & DUAL_PE_ABLK) EMIT(" + DUAL_TT(%s, %s)", tbk, tal);
+      EMIT(" + DUAL_RTM(qab, -0.0");
+      if (f & DUAL_PE_ABKL) EMIT(" + DUAL_RTT(%s, %s)", tak, tbl);
+      if (f & DUAL_PE_ABLK) EMIT(" + DUAL_RTT(%s, %s)", tbk, tal);
       EMIT(")");
     }
     EMIT(";\n");
@@ -203,7 +203,8 @@ static void emit_compute(gen2 *g, const dual_plan2 *pl, const dual_plan_instr *q
 }
 
 /* The kernel of a pass: its body is written first (the staging rows the kernel declares are as
- * long as the body's stores need), then wrapped (dual_jit_stager_kernel). */
+ * long as the body's stores need), then wrapped in its fast and guarded copies
+ * (dual_jit_stager_kernel_fast). */
 static int emit_pass(gen2 *g, const dual_plan2 *pl, const dual_pass2 *ps, int pass) {
   const dual_program *prog = g->prog;
   for (int64_t s = 0; s < g->n_slots; ++s) g->slot[s].kind = 0;
@@ -231,7 +232,7 @@ static int emit_pass(gen2 *g, const dual_plan2 *pl, const dual_pass2 *ps, int pa
   char *body = dual_strbuf_take(&g->out);
   g->out = head;
   if (body == NULL) return DUAL_ERR_NO_MEMORY;
-  dual_jit_stager_kernel(&g->stage, pass, body);
+  dual_jit_stager_kernel_fast(&g->stage, pass, body, 0);
   free(body);
   return DUAL_SUCCESS;
 }

@@ -15,7 +15,7 @@
  * signed zeros that change no bit (interp_rev.h), so they are left out.  The kernel runs the
  * warp-tiled loop of the first-order kernels (jit_kernel.h) around two copies of the sweeps: a
  * fast one with plain products, and a guarded one its warp reruns only when a stored entry came
- * out NaN or infinite (emit_fast_kernel).  Gradient and Hessian entries leave through the stager
+ * out NaN or infinite (dual_jit_stager_kernel_fast, jit_stage2.h).  Gradient and Hessian entries leave through the stager
  * (jit_stage2.h): staged per warp as soon as they are final, written by chunks of adjacent
  * elements for 32 points at once.  Reverse mode (first order) is the same without directions:
  * one kernel of every output's sweep (a VJP's one sweep).
@@ -386,39 +386,6 @@ static int store_grad(const genr *g) {
   return first_order(g->job) || g->job->mode == DUAL_MODE_HVP || g->k0 == 0;
 }
 
-/* The kernel of pass `pass` around its body, in two copies.  The fast copy, inline in the tile
- * loop, takes every product plain (DUAL_TF, DUAL_TT_PLAIN) and notes its staged entries by one
- * FMA into nf_ instead of their flags; a warp where some point's stored entry came out NaN or
- * infinite (nf_ NaN) reruns its tile through the guarded copy, a never-inlined function with the
- * interpreters' products and exact flags, restaging and restoring everything.  Same bits: a
- * plain product differs from its guard only where it is NaN (DUAL_TM: 0 x inf; DUAL_TT: a NaN
- * product with a zero factor), and from there on the fast copy carries NaN — sums and products
- * keep it, and a CHOOSE drops an operand in both copies alike (the partials, from the values,
- * are the same) — so every quantity of the fast copy is either the guarded one's or NaN, and
- * a stored NaN sends the warp through the guarded copy.  Where no entry is NaN or infinite the
- * flags the fast copy leaves out are zero.  The guarded copy costs NVRTC time, not registers. */
-static void emit_fast_kernel(genr *g, int pass, const char *body) {
-  const int row = dual_jit_stager_row(&g->stage);
-  EMIT("\nstatic __device__ __noinline__ int dual_jitr_guarded_p%d(const dual_jit_args A, int64_t base_, "
-       "int lane_, int live_, int64_t pt, double *const sw2_, double *const s2_, const int sp_) {\n"
-       "  int st = 0;\n  (void)base_, (void)lane_, (void)live_, (void)sw2_, (void)s2_, (void)sp_;\n%s"
-       "  return st;\n}\n", pass, body);
-  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
-       "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
-  if (g->min_blocks > 0) EMIT(", %d", g->min_blocks);
-  EMIT(") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
-       "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n"
-       "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
-       "    double nf_ = 0.0;\n    (void)sw2_, (void)s2_, (void)nf_;\n%s"
-       "    if (__any_sync(0xffffffffu, nf_ != 0.0))\n"
-       "      st = dual_jitr_guarded_p%d(A, base_, lane_, live_, pt, sw2_, s2_, sp_);\n"
-       "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
-       pass, row, row, body, pass, pass == 0);
-  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TM\n"
-       "#define DUAL_RTT DUAL_TT\n#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);\n");
-}
-
 /* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
  * stores go through the stager; the body is written first, since the staging rows it declares
  * are as long as the body's stores need. */
@@ -454,7 +421,7 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   }
   if (funcs != NULL) EMIT("%s", funcs);
   if (g->cslot != NULL) dual_jit_stager_kernel(&g->stage, pass, body);
-  else emit_fast_kernel(g, pass, body);
+  else dual_jit_stager_kernel_fast(&g->stage, pass, body, g->min_blocks);
   free(body), free(funcs);
 }
 

@@ -134,3 +134,30 @@ void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body
                      "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
                      pass, row, row, body, pass == 0);
 }
+
+void dual_jit_stager_kernel_fast(const dual_jit_stager *s, int pass, const char *body, int min_blocks) {
+  const int row = dual_jit_stager_row(s);
+  dual_strbuf *out = s->out;
+  dual_strbuf_printf(out,
+                     "\nstatic __device__ __noinline__ int dual_jit2_guarded_p%d(const dual_jit_args A, "
+                     "int64_t base_, int lane_, int live_, int64_t pt, double *const sw2_, double *const s2_, "
+                     "const int sp_) {\n  int st = 0;\n  (void)base_, (void)lane_, (void)live_, (void)sw2_, "
+                     "(void)s2_, (void)sp_;\n%s  return st;\n}\n",
+                     pass, body);
+  dual_strbuf_printf(out, "#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
+                          "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");
+  dual_strbuf_printf(out, "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (min_blocks > 0) dual_strbuf_printf(out, ", %d", min_blocks);
+  dual_strbuf_printf(out,
+                     ") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n"
+                     "  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n  const int sp_ = %d;\n"
+                     "  DUAL_JIT_TILE_BEGIN\n"
+                     "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
+                     "    double nf_ = 0.0;\n    (void)sw2_, (void)s2_, (void)nf_;\n%s"
+                     "    if (__any_sync(0xffffffffu, nf_ != 0.0))\n"
+                     "      st = dual_jit2_guarded_p%d(A, base_, lane_, live_, pt, sw2_, s2_, sp_);\n"
+                     "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
+                     pass, row, row, body, pass, pass == 0);
+  dual_strbuf_printf(out, "#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TM\n"
+                          "#define DUAL_RTT DUAL_TT\n#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);\n");
+}

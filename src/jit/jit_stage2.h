@@ -75,4 +75,19 @@ int dual_jit_stager_row(const dual_jit_stager *s);
  * status word (the first pass stores it, later ones OR their flags in). */
 void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body);
 
+/* The same kernel around two copies of a body whose products are DUAL_RTM / DUAL_RTT
+ * (jit_kernel2.h; the second-order and reverse-mode generators).  The fast copy, inline in the
+ * tile loop, takes every product plain (DUAL_TF, DUAL_TT_PLAIN) and notes its staged entries by
+ * one FMA into nf_ instead of their flags; a warp where some point's stored entry came out NaN
+ * or infinite (nf_ NaN) reruns its tile through the guarded copy, a never-inlined function with
+ * the interpreters' products and exact flags, restaging and restoring everything.  Same bits: a
+ * plain product differs from its guard only where it is NaN (DUAL_TM: 0 x inf; DUAL_TT: a NaN
+ * product with a zero factor), and from there on the fast copy carries NaN — sums and products
+ * keep it, and a CHOOSE drops an operand in both copies alike (the partials, from the values,
+ * are the same) — so every quantity of the fast copy is either the guarded one's or NaN, and a
+ * stored NaN sends the warp through the guarded copy.  Where no entry is NaN or infinite the
+ * flags the fast copy leaves out are zero.  The guarded copy costs NVRTC time, not registers.
+ * min_blocks > 0 asks the compiler for that many resident blocks per multiprocessor. */
+void dual_jit_stager_kernel_fast(const dual_jit_stager *s, int pass, const char *body, int min_blocks);
+
 #endif /* DUAL_JIT_STAGE2_H */
