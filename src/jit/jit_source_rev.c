@@ -15,10 +15,10 @@
  * signed zeros that change no bit (interp_rev.h), so they are left out.  The kernel runs the
  * warp-tiled loop of the first-order kernels (jit_kernel.h) around two copies of the sweeps: a
  * fast one with plain products, and a guarded one its warp reruns only when a stored entry came
- * out NaN or infinite (dual_jit_stager_kernel_fast, jit_stage2.h).  Gradient and Hessian entries leave through the stager
- * (jit_stage2.h): staged per warp as soon as they are final, written by chunks of adjacent
- * elements for 32 points at once.  Reverse mode (first order) is the same without directions:
- * one kernel of every output's sweep (a VJP's one sweep).
+ * out NaN or infinite (dual_jit_stager_kernel_fast, jit_stage2.h).  Gradient and Hessian
+ * entries leave through the stager (jit_stage2.h): staged per warp as soon as they are final,
+ * written by chunks of adjacent elements for 32 points at once.  Reverse mode (first order) is
+ * the same without directions: one kernel of every output's sweep (a VJP's one sweep).
  */
 #include "jit/jit_source_rev.h"
 

@@ -123,20 +123,27 @@ void dual_jit_stager_put(dual_jit_stager *s, int array, int64_t b, const char *v
 
 int dual_jit_stager_row(const dual_jit_stager *s) { return s->peak | 1; }
 
-void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body) {
+/* The kernel's opening, shared by both wrappers: its name and launch bounds, the warps' staging
+ * rows, the tile loop, and the thread's row s2_ in its warp's sw2_. */
+static void kernel_open(const dual_jit_stager *s, int pass, int min_blocks) {
   const int row = dual_jit_stager_row(s);
+  dual_strbuf_printf(s->out, "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (min_blocks > 0) dual_strbuf_printf(s->out, ", %d", min_blocks);
   dual_strbuf_printf(s->out,
-                     "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
-                     "(const dual_jit_args A) {\n  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n"
-                     "  const int sp_ = %d;\n  DUAL_JIT_TILE_BEGIN\n"
+                     ") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n"
+                     "  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n  const int sp_ = %d;\n"
+                     "  DUAL_JIT_TILE_BEGIN\n"
                      "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
-                     "    (void)sw2_, (void)s2_;\n%s"
-                     "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
-                     pass, row, row, body, pass == 0);
+                     "    (void)sw2_, (void)s2_;\n",
+                     pass, row, row);
+}
+
+void dual_jit_stager_kernel(const dual_jit_stager *s, int pass, const char *body) {
+  kernel_open(s, pass, 0);
+  dual_strbuf_printf(s->out, "%s  DUAL_JIT_TILE_END(%d, -1)\n}\n", body, pass == 0);
 }
 
 void dual_jit_stager_kernel_fast(const dual_jit_stager *s, int pass, const char *body, int min_blocks) {
-  const int row = dual_jit_stager_row(s);
   dual_strbuf *out = s->out;
   dual_strbuf_printf(out,
                      "\nstatic __device__ __noinline__ int dual_jit2_guarded_p%d(const dual_jit_args A, "
@@ -146,18 +153,13 @@ void dual_jit_stager_kernel_fast(const dual_jit_stager *s, int pass, const char 
                      pass, body);
   dual_strbuf_printf(out, "#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
                           "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");
-  dual_strbuf_printf(out, "\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
-  if (min_blocks > 0) dual_strbuf_printf(out, ", %d", min_blocks);
+  kernel_open(s, pass, min_blocks);
   dual_strbuf_printf(out,
-                     ") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n"
-                     "  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n  const int sp_ = %d;\n"
-                     "  DUAL_JIT_TILE_BEGIN\n"
-                     "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
-                     "    double nf_ = 0.0;\n    (void)sw2_, (void)s2_, (void)nf_;\n%s"
+                     "    double nf_ = 0.0;\n    (void)nf_;\n%s"
                      "    if (__any_sync(0xffffffffu, nf_ != 0.0))\n"
                      "      st = dual_jit2_guarded_p%d(A, base_, lane_, live_, pt, sw2_, s2_, sp_);\n"
                      "  DUAL_JIT_TILE_END(%d, -1)\n}\n",
-                     pass, row, row, body, pass, pass == 0);
+                     body, pass, pass == 0);
   dual_strbuf_printf(out, "#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TM\n"
                           "#define DUAL_RTT DUAL_TT\n#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);\n");
 }
