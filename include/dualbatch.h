@@ -223,6 +223,10 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_JIT_WIDTH       compiled tier: lanes per pass, 0 = the rule (passes of up to 16),
  *                             or 1..32; compiled forward-over-reverse: Hessian directions per
  *                             kernel (0 = 4)                      DUALBATCH_JIT_WIDTH=n
+ *   DUAL_KNOB_JIT_GROUPS      compiled forward-over-reverse Hessians: groups of DUAL_KNOB_JIT_WIDTH
+ *                             directions per kernel, which computes the values once for its
+ *                             groups; 0 = all in one kernel (default), 1..64
+ *                                                                 DUALBATCH_JIT_GROUPS=n
  *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
  *                             (3 for one pass, 2 for several), 0 = the compiler's choice, 1..16
  *                                                                 DUALBATCH_JIT_MINBLOCKS=n
@@ -262,7 +266,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_SECOND = 7,
   DUAL_KNOB_JIT_REVERSE = 8,
   DUAL_KNOB_JIT_SGRAD = 9,
-  DUAL_KNOB_COUNT = 10
+  DUAL_KNOB_JIT_GROUPS = 10,
+  DUAL_KNOB_COUNT = 11
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -112,6 +112,7 @@ static const struct knob_def {
     [DUAL_KNOB_JIT_SECOND] = {0, 1, 0, "DUALBATCH_JIT_SECOND", NULL},
     [DUAL_KNOB_JIT_REVERSE] = {0, 1, 0, "DUALBATCH_JIT_REVERSE", NULL},
     [DUAL_KNOB_JIT_SGRAD] = {0, 1, 0, "DUALBATCH_JIT_SGRAD", NULL},
+    [DUAL_KNOB_JIT_GROUPS] = {0, 64, 0, "DUALBATCH_JIT_GROUPS", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

@@ -27,6 +27,8 @@ typedef struct dual_job {
   int64_t samples;
   int score;
   int nested_hessian; /* DUAL_KNOB_HESSIAN_NESTED: diagonal blocks carry every pair (pass2.c) */
+  int groups;         /* compiled forward-over-reverse Hessians: groups of `width` directions per
+                         kernel (0: all, one kernel; DUAL_KNOB_JIT_GROUPS) */
   void *stream;       /* GPU, device-memory batch: the stream it runs on (NULL: the context's) */
 } dual_job;
 

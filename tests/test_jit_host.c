@@ -387,8 +387,11 @@ static int64_t compare_rev(const dual_program *prog, int mode, int layout, int d
 
 /* As compare2, with the nested-Hessian blocking (DUAL_KNOB_HESSIAN_NESTED) when `nested`, or
  * forward-over-reverse when `reverse`; `opts`: OPT_COLMAJOR results point-fastest, OPT_NO_D no
- * Jacobian asked for (d NULL: the flags of its entries follow each engine's rule). */
+ * Jacobian asked for (d NULL: the flags of its entries follow each engine's rule),
+ * OPT_GROUPS(k) forward-over-reverse kernels of k groups of directions each (default: one kernel
+ * of all of them). */
 enum { OPT_COLMAJOR = 1, OPT_NO_D = 2 };
+#define OPT_GROUPS(k) ((k) << 8)
 static int64_t compare2n(const dual_program *prog, int mode, int layout, int width, int nested,
                          int reverse, int opts, int64_t B, const double *x, const double *p,
                          const double *v) {
@@ -422,7 +425,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = mode, job.width = width, job.threads = 1;
-  job.nested_hessian = nested, job.reverse = reverse;
+  job.nested_hessian = nested, job.reverse = reverse, job.groups = opts >> 8;
   int npass = 0;
   char why[256];
   char *src = reverse ? dual_jit_source_rev(&job, 0, &npass, why, sizeof why)
@@ -541,6 +544,10 @@ Test(jit_host_rev, hess_hessians_and_hvps) {
   /* column-major results (points adjacent): each staged chunk leaves point-fastest */
   compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 0, 0, 1, OPT_COLMAJOR, B, x, NULL, NULL);
   compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 8, 0, 0, OPT_COLMAJOR, B, x, NULL, NULL);
+  /* a kernel per group of four directions (values recomputed by each), and 8 groups of two in
+   * kernels of three, three and two groups */
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 4, 0, 1, OPT_GROUPS(1), B, x, NULL, NULL);
+  compare2n(hess, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 2, 0, 1, OPT_GROUPS(3), B, x, NULL, NULL);
   free(x), free(v);
   dual_program_destroy(&hess);
   dual_context_destroy(&ctx);
@@ -579,8 +586,8 @@ Test(jit_host_rev, infinite_adjoints_and_absent_terms) {
 }
 
 /* Random programs (every op kind the generator draws, parameters, several outputs); n = 20
- * takes five passes of the default four directions, and one program runs all its six
- * directions in one pass (width 16). */
+ * takes five groups of the default four directions, in one kernel and in kernels of two groups,
+ * and one program runs all its six directions in one group (width 16). */
 Test(jit_host_rev, random_programs) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -595,6 +602,8 @@ Test(jit_host_rev, random_programs) {
     x[4] = 0.0, x[7] = 1.0;
     compare_rev(prog, DUAL_MODE_HESSIAN, i % 2 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL, i == 1 ? 16 : 0,
                 B, x, p, NULL);
+    if (i == 3) /* five groups of four in kernels of two, two and one */
+      compare2n(prog, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 4, 0, 1, OPT_GROUPS(2), B, x, p, NULL);
     compare_rev(prog, DUAL_MODE_HVP, DUAL_HESSIAN_FULL, 0, B, x, p, v);
     free(x), free(p), free(v);
     dual_program_destroy(&prog);

@@ -17,8 +17,11 @@ typedef struct genr {
   const dual_program *prog;
   const dual_job *job;
   int64_t *opnd; /* [n_instr][3] the definitions an instruction reads (-1: none) */
-  int K;         /* directions of the pass */
+  int K;         /* directions of the group being written */
   int k0;        /* its first Hessian column (HVP: -1, the direction v) */
+  int phase;     /* what the forward sweep's emitters write: 0 everything an instruction has;
+                    1 (a Hessian kernel's values) values and partials only; 2 (each group of
+                    directions after them) tangents and d' only */
   int min_blocks; /* resident blocks asked of the compiler (0: its choice) */
   dual_jit_stager stage; /* the pass's stores, staged per warp and flushed by chunks */
   /* segmented reverse mode (jit_rev_segments.c; NULL slots otherwise): per instruction its

@@ -1,10 +1,12 @@
 /*
  * jit_source_rev.c — generates reverse-mode and forward-over-reverse kernels (jit_source_rev.h;
  * programs cut into segments: jit_rev_segments.c).  A forward-over-reverse kernel runs,
- * for one point and the K directions of its pass (Hessian columns k0 .. k0 + K - 1, or the HVP's
+ * for one point and the K directions of a group (Hessian columns k0 .. k0 + K - 1, or the HVP's
  * v), what the interpreters run once per direction (engine/interp_rev.h, DUAL_REV_FOR 1): the
  * taping forward sweep — value, partials d, the tangent along the direction and each LIN op's
- * d' = d2 . t — then per output the adjoint pair sweep (g, g') in reverse order.  Every
+ * d' = d2 . t — then per output the adjoint pair sweep (g, g') in reverse order.  A Hessian
+ * kernel computes the values and partials once for all its groups, each group then its
+ * tangents, d' and sweeps in a scope of its own.  Every
  * definition gets its own locals (v<t> value, t<t>_<k> tangents, d<t>_<i> partials,
  * e<t>_<i>_<k> their derivatives; a<t> and b<t>_<k> the adjoint pair of value t, g<j>/h<j>_<k>
  * input j's), so the CUDA compiler allocates the registers, and the values and partials are
@@ -48,23 +50,35 @@ static int first_order(const dual_job *job) {
 /* Adjoint sweeps per pass: one per output, or one for a VJP (every output's cotangent). */
 static int sweeps(const dual_job *job) { return job->mode == DUAL_MODE_VJP ? 1 : job->prog->n_out; }
 
-/* Directions per pass: the job's width field when set, else DUAL_JIT_REV_DIRECTIONS. */
+/* Directions per group: the job's width field when set, else DUAL_JIT_REV_DIRECTIONS. */
 static int per_pass(const dual_job *job) {
   return job->width > 0 ? job->width : DUAL_JIT_REV_DIRECTIONS;
 }
 
-int dual_jit_rev_passes(const dual_job *job) {
+/* Groups of directions: ceil(n / per_pass) for a Hessian, else one. */
+static int groups_total(const dual_job *job) {
   const int64_t n = job->prog->n_in;
   if (first_order(job) || job->mode == DUAL_MODE_HVP || n == 0) return 1;
   return (int)((n + per_pass(job) - 1) / per_pass(job));
 }
 
-/* Directions of pass `pass`. */
-static int pass_directions(const dual_job *job, int pass) {
+/* Groups per kernel: the job's groups field when set, else all of them (one kernel). */
+static int groups_per_kernel(const dual_job *job) {
+  const int all = groups_total(job);
+  return job->groups > 0 && job->groups < all ? job->groups : all;
+}
+
+int dual_jit_rev_passes(const dual_job *job) {
+  const int per = groups_per_kernel(job);
+  return (groups_total(job) + per - 1) / per;
+}
+
+/* Directions of group `group`. */
+static int group_directions(const dual_job *job, int group) {
   const int64_t n = job->prog->n_in;
   if (first_order(job)) return 0;
   if (job->mode == DUAL_MODE_HVP || n == 0) return 1;
-  const int64_t left = n - (int64_t)pass * per_pass(job);
+  const int64_t left = n - (int64_t)group * per_pass(job);
   return (int)(left < per_pass(job) ? left : per_pass(job));
 }
 
@@ -86,17 +100,26 @@ int64_t dual_jit_rev_sums(const dual_job *job) {
   return per_dir * (first_order(job) || job->mode == DUAL_MODE_HVP ? 1 : prog->n_in);
 }
 
+/* The tangents of active input a's load t in the K directions: a Hessian column's seed is
+ * present at its input only, an HVP's is v. */
+static void emit_seeds(genr *g, int64_t t, uint32_t a) {
+  for (int k = 0; k < g->K; ++k) {
+    if (g->k0 >= 0 && (int64_t)a != (int64_t)g->k0 + k) continue;
+    g->tp[t * g->K + k] = 1;
+    if (g->k0 < 0) EMIT("    const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, a);
+    else EMIT("    const double t%" PRId64 "_%d = 1.0;\n", t, k);
+  }
+}
+
 void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
+  if (g->phase == 2) { /* a group's tangents: the seeds of an active input's load */
+    if (op == DUAL_OP_LDX && active) emit_seeds(g, t, a);
+    return;
+  }
   switch (op) {
   case DUAL_OP_LDX:
     EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, a);
-    if (!active) break;
-    for (int k = 0; k < g->K; ++k) { /* a Hessian column's seed is present at its input only */
-      if (g->k0 >= 0 && (int64_t)a != (int64_t)g->k0 + k) continue;
-      g->tp[t * g->K + k] = 1;
-      if (g->k0 < 0) EMIT("    const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, a);
-      else EMIT("    const double t%" PRId64 "_%d = 1.0;\n", t, k);
-    }
+    if (active && g->phase == 0) emit_seeds(g, t, a);
     break;
   case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, a); break;
   case DUAL_OP_LDK:
@@ -141,29 +164,43 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
     else snprintf(v[i], sizeof v[i], "0.0");
   }
   /* per lane: which operands are present, whether the result and each d' are */
-  const int K = g->K;
-  for (int k = 0; tangents && k < K; ++k) {
+  const int K = g->K, ph = g->phase;
+  int lanes = 0; /* present tangents and d' of this instruction */
+  for (int k = 0; tangents && ph != 1 && k < K; ++k) {
     int any = 0;
     for (int i = 0; i < 3; ++i) any |= u[i] && g->tp[da[i] * K + k];
     g->tp[t * K + k] = (uint8_t)any;
+    lanes += any;
     for (int i = 0; lin && i < info->arity; ++i)
-      g->ep[(t * 3 + i) * K + k] = (uint8_t)(i < 2 && (d2_term(g, info, u, da, i, 0, k) ||
-                                                       d2_term(g, info, u, da, i, 1, k)));
+      lanes += g->ep[(t * 3 + i) * K + k] = (uint8_t)(i < 2 && (d2_term(g, info, u, da, i, 0, k) ||
+                                                                d2_term(g, info, u, da, i, 1, k)));
   }
-  EMIT("    double v%" PRId64 ";\n", t);
-  for (int k = 0; tangents && k < K; ++k)
+  if (ph == 2 && lanes == 0) return; /* a group's tangents: none in this instruction */
+  if (ph != 2) EMIT("    double v%" PRId64 ";\n", t);
+  /* a grouped kernel's values keep every partial of an active result for the groups (those the
+   * code never reads the compiler drops) */
+  const int nd = ph == 1 ? (act ? 3 : 0) : ph == 0 && taped ? info->arity : 0;
+  for (int i = 0; i < nd; ++i) EMIT("    double d%" PRId64 "_%d;\n", t, i);
+  for (int k = 0; tangents && ph != 1 && k < K; ++k)
     if (g->tp[t * K + k]) EMIT("    double t%" PRId64 "_%d;\n", t, k);
-  for (int i = 0; taped && i < info->arity; ++i) EMIT("    double d%" PRId64 "_%d;\n", t, i);
-  for (int i = 0; lin && i < info->arity; ++i)
+  for (int i = 0; lin && ph != 1 && i < info->arity; ++i)
     for (int k = 0; k < K; ++k)
       if (g->ep[(t * 3 + i) * K + k]) EMIT("    double e%" PRId64 "_%d_%d;\n", t, i, k);
-  EMIT("    {\n      double d_[3];\n");
-  EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
-       (unsigned)info->flags, v[0], v[1], v[2], t);
+  if (ph == 2) {
+    EMIT("    {\n      const double d_[3] = {d%" PRId64 "_0, d%" PRId64 "_1, d%" PRId64 "_2};\n", t, t, t);
+  } else {
+    EMIT("    {\n      double d_[3];\n");
+    EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
+         (unsigned)info->flags, v[0], v[1], v[2], t);
+  }
+  for (int i = 0; i < nd; ++i) EMIT("      d%" PRId64 "_%d = d_[%d];\n", t, i, i);
+  if (ph == 1) {
+    EMIT("    }\n");
+    return;
+  }
   if (lin)
     EMIT("      double dd_[3];\n      dual_rule2_%s(%s, %s, %s, v%" PRId64 ", d_, dd_);\n", info->name,
          v[0], v[1], v[2], t);
-  for (int i = 0; taped && i < info->arity; ++i) EMIT("      d%" PRId64 "_%d = d_[%d];\n", t, i, i);
   if (tangents) {
     const int any = u[0] || u[1] || u[2];
     if (any && (info->prop == DUAL_PROP_MUL))
@@ -386,21 +423,39 @@ static int store_grad(const genr *g) {
   return first_order(g->job) || g->job->mode == DUAL_MODE_HVP || g->k0 == 0;
 }
 
+/* Start group `group` of directions: K, k0 and no presence yet. */
+static void set_group(genr *g, int group) {
+  const dual_program *prog = g->prog;
+  const int hvp = g->job->mode == DUAL_MODE_HVP;
+  g->K = group_directions(g->job, group);
+  g->k0 = hvp || first_order(g->job) ? -1 : group * per_pass(g->job);
+  if (g->K > 0) {
+    memset(g->tp, 0, (size_t)prog->n_instr * (size_t)g->K);
+    memset(g->ep, 0, (size_t)prog->n_instr * 3u * (size_t)g->K);
+  }
+}
+
+/* The groups of kernel `pass`: [*g0, *g1). */
+static void kernel_groups(const dual_job *job, int pass, int *g0, int *g1) {
+  const int per = groups_per_kernel(job), all = groups_total(job);
+  *g0 = pass * per;
+  *g1 = *g0 + per < all ? *g0 + per : all;
+}
+
 /* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
  * stores go through the stager; the body is written first, since the staging rows it declares
  * are as long as the body's stores need. */
 static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
-  const int hvp = g->job->mode == DUAL_MODE_HVP;
-  g->K = pass_directions(g->job, pass);
-  g->k0 = hvp || first_order(g->job) ? -1 : pass * per_pass(g->job);
-  if (g->K > 0) {
-    memset(g->tp, 0, (size_t)prog->n_instr * (size_t)g->K);
-    memset(g->ep, 0, (size_t)prog->n_instr * 3u * (size_t)g->K);
-  }
+  int g0, g1;
+  kernel_groups(g->job, pass, &g0, &g1);
   dual_jit_stager_reset(&g->stage);
-  for (int s = 0; s < sweeps(g->job); ++s)
-    for (int64_t j = 0; j < prog->n_in; ++j) dual_jitr_emit_input_stores(g, s, store_grad(g), j, 1);
+  for (int gr = g0; gr < g1; ++gr) {
+    set_group(g, gr);
+    for (int s = 0; s < sweeps(g->job); ++s)
+      for (int64_t j = 0; j < prog->n_in; ++j) dual_jitr_emit_input_stores(g, s, store_grad(g), j, 1);
+  }
+  set_group(g, g0);
   const dual_strbuf head = g->out;
   memset(&g->out, 0, sizeof g->out);
   char *funcs = NULL; /* the segments' functions, written before the kernel */
@@ -425,11 +480,15 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   free(body), free(funcs);
 }
 
-/* The sweeps of pass `pass` for the thread's point. */
+/* The sweeps of pass `pass` for the thread's point.  A Hessian kernel computes the values and
+ * partials once, then for each of its groups of directions the tangents, d' and the adjoint
+ * sweeps (each group in its own scope, so its locals die at its end): the groups share the
+ * values instead of recomputing them per kernel, and the live set stays a group's. */
 static void emit_body(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
-  /* the point's loads first, so they are in flight together (each thread reads its own row:
-   * the latency, not the bandwidth, bounds these kernels; bench/NOTES.md) */
+  const int grouped = g->job->mode == DUAL_MODE_HESSIAN;
+  g->phase = grouped;
+  /* the point's loads first, so they are in flight together */
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
     const int op = DUAL_INSTR_OP(w);
@@ -449,7 +508,27 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
       dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
     else dual_jitr_emit_compute(g, w, t);
   }
-  for (int s = 0; s < sweeps(g->job); ++s) emit_adjoint(g, s, store_grad(g), first_load);
+  int g0 = 0, g1 = 1;
+  if (grouped) kernel_groups(g->job, pass, &g0, &g1);
+  for (int gr = g0; gr < g1; ++gr) {
+    if (grouped) {
+      set_group(g, gr);
+      g->phase = 2;
+      EMIT("    { /* directions %d .. %d */\n", g->k0, g->k0 + g->K - 1);
+      for (int64_t t = 0; t < prog->n_instr; ++t) {
+        const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+        const int op = DUAL_INSTR_OP(w);
+        const int prop = dual_op_table[op].prop;
+        if (prop == DUAL_PROP_OUT) continue;
+        if (prop == DUAL_PROP_LOAD)
+          dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
+        else dual_jitr_emit_compute(g, w, t);
+      }
+    }
+    for (int s = 0; s < sweeps(g->job); ++s) emit_adjoint(g, s, store_grad(g), first_load);
+    if (grouped) EMIT("    }\n");
+  }
+  g->phase = 0;
   dual_jit_stager_finish(&g->stage);
 }
 

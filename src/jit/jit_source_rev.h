@@ -1,8 +1,8 @@
 /*
  * jit_source_rev.h — the compiled tier's source generator for reverse mode (issue 17): from a
  * validated program and a job that runs in reverse mode (job->reverse) — a gradient, Jacobian or
- * VJP, or forward-over-reverse Hessians and HVPs — CUDA C for one kernel (second order: one per
- * pass of directions): straight-line code with a local per value, partial, adjoint and, in
+ * VJP, or forward-over-reverse Hessians and HVPs — CUDA C for one kernel (Hessians: one per
+ * job->groups groups of directions, by default one for all): straight-line code with a local per value, partial, adjoint and, in
  * forward-over-reverse, tangent and adjoint tangent, the same arithmetic as the reverse sweeps
  * of engine/interp_rev.h (DUAL_REV_FOR 0 or 1) in the same order, so results are bitwise those of
  * the CPU and the GPU interpreter in DUAL_AD_REVERSE.  Host code, independent of CUDA.
@@ -14,10 +14,12 @@
 
 #include "exec.h"
 
-/* Directions (Hessian columns) one kernel carries at once unless the job's width field names
- * another number (DUAL_KNOB_JIT_WIDTH); a Hessian of n inputs takes ceil(n / directions)
- * kernels, an HVP one.  hess on the H200 (bench/NOTES.md): 1.26e8 Hessians/s at B = 1e6 with 4,
- * 1.19e8 with 8, 9.9e7 with 16 (1.9 KB of spills), 9.3e7 with 2 (values recomputed 8 times). */
+/* Directions (Hessian columns) of a group unless the job's width field names another number
+ * (DUAL_KNOB_JIT_WIDTH): a Hessian of n inputs takes ceil(n / directions) groups, all in one
+ * kernel (or job->groups per kernel, DUAL_KNOB_JIT_GROUPS), which computes the values and
+ * partials once and then each group's tangents and adjoint sweeps; an HVP takes one kernel.
+ * hess on the H100 (bench/NOTES.md): 6.07e8 Hessians/s at B = 1e6 in one kernel of four groups
+ * of 4 (or eight of 2), 4.06e8 in four kernels of one group, 2.2e8 with groups of 8. */
 #define DUAL_JIT_REV_DIRECTIONS 4
 
 /* The most terms (dual_jit_rev_sums) a reverse-mode module may hold.  Its terms are

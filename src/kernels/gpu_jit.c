@@ -288,6 +288,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
     fj.width = !second ? 0
                : ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0 ? (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH]
                                                      : DUAL_JIT_REV_DIRECTIONS;
+    fj.groups = second ? (int)ctx->knobs[DUAL_KNOB_JIT_GROUPS] : 0;
     job = &fj;
   }
   const int64_t passes2 = rev ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
@@ -303,7 +304,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   /* the memory key's mode: the job's, and what else the generator bakes in (second order: the
    * layout, the blocking; reverse: the AD mode; sgrad: the sample loop and pathwise or score) */
   const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
-                                  rev << 13
+                                  rev << 13 | (rev ? job->groups : 0) << 16
                        : sgrad ? job->mode | 1 << 14 | (job->score != 0) << 15
                                : job->mode;
   const char *name_fmt = gen2 ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
