@@ -170,9 +170,9 @@ Test(jit_source, second_order_kernels_compile) {
   dual_context_destroy(&ctx);
 }
 
-/* Forward-over-reverse (jit/jit_source_rev.c): hess's Hessian in four passes of four directions
- * compiles with NVRTC; the same text at n = 32 (31 936 terms) is refused by its rule with the
- * reason. */
+/* Forward-over-reverse (jit/jit_source_rev.c): hess's Hessian, one kernel of four groups of four
+ * directions and four kernels of one group, compiles with NVRTC; the same text at n = 32
+ * (31 936 terms) is refused by its rule with the reason. */
 Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   need_nvrtc();
   dual_context *ctx = NULL;
@@ -184,27 +184,34 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = DUAL_MODE_HESSIAN, job.threads = 1, job.reverse = 1;
-  int npass = 0;
-  char why[256];
-  char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
-  cr_assert(src != NULL, "generator: %s", why);
-  cr_assert_eq(npass, 4);
-  cr_assert_eq(count(src, "extern \"C\" __global__"), 4);
-  /* the upper triangle, each entry staged once (its mirror from the same slot), and the
-   * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 — in each of the
-   * two copies of every pass: the kernel's plain one and the guarded function it calls when a
-   * stored entry came out NaN or infinite */
-  cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 2 * 136 && count(src, "dual_rule_") == 0);
-  cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 2 * 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 2 * 4);
-  for (int p = 0; p < 4; ++p) { /* defined, then called once, after its kernel's plain copy */
-    char name[64];
-    snprintf(name, sizeof name, "dual_jit2_guarded_p%d(", p);
-    cr_assert_eq(count(src, name), 2, "%s", name);
+  for (int groups = 0; groups <= 1; ++groups) { /* 0: all in one kernel */
+    job.groups = groups;
+    const int kernels = groups == 1 ? 4 : 1;
+    int npass = 0;
+    char why[256];
+    char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(npass, kernels);
+    cr_assert_eq(count(src, "extern \"C\" __global__"), kernels);
+    cr_assert_eq(count(src, "    { /* directions "), 2 * 4, "a scope per group, in both copies");
+    /* the upper triangle, each entry staged once (its mirror from the same slot), and the
+     * 16 x 16 Hessian flushed by 64 chunks of 4 elements, the gradient by 4 — in each of the two
+     * copies of every kernel: the plain one and the guarded function it calls when a stored
+     * entry came out NaN or infinite */
+    cr_assert(count(src, "DUAL_JIT2_STAGE_H(") == 2 * 136);
+    cr_assert(count(src, "dual_rule_") == 0);
+    cr_assert(count(src, "DUAL_JIT2_FLUSH_H(") == 2 * 64 && count(src, "DUAL_JIT2_FLUSH_D(") == 2 * 4);
+    for (int p = 0; p < kernels; ++p) { /* defined, then called once, after its kernel's plain copy */
+      char name[64];
+      snprintf(name, sizeof name, "dual_jit2_guarded_p%d(", p);
+      cr_assert_eq(count(src, name), 2, "%s", name);
+    }
+    cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TF\n"), kernels);
+    cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TM\n"), kernels);
+    assert_compiles(src);
+    free(src);
   }
-  cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TF\n"), 4);
-  cr_assert_eq(count(src, "#define DUAL_RTM DUAL_TM\n"), 4);
-  assert_compiles(src);
-  free(src);
+  job.groups = 0;
   dual_program_destroy(&prog);
   const char *text =
       "input x[32]\n"
@@ -215,8 +222,9 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
             dual_context_last_error(ctx));
   job.prog = prog;
   cr_assert(dual_jit_rev_sums(&job) > DUAL_JIT_MAX_REV_TERMS);
-  src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
-  cr_assert(src == NULL);
+  int npass = 0;
+  char why[256];
+  cr_assert(dual_jit_source_rev(&job, 0, &npass, why, sizeof why) == NULL);
   cr_assert(strstr(why, "forward-over-reverse") != NULL && strstr(why, "rule") != NULL, "%s", why);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);

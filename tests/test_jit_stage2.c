@@ -17,7 +17,7 @@
 #include "jit/jit_stage2.h"
 #include "random_program.h" /* rp_next */
 
-enum { M = 2, ND = 10, NH = 90, PUTS = 70 };
+enum { M = 2, ND = 10, NH = 150, PUTS = 110 };
 
 typedef struct put {
   int array;
@@ -136,6 +136,6 @@ Test(jit_stage2, every_element_leaves_once_from_its_own_slot) {
     free(text);
     dual_jit_stager_free(&st);
   }
-  /* 70 puts over 2 x (3 + 23) chunks in random order keep more chunks open than there are slots */
+  /* 110 puts over 2 x (3 + 38) chunks in random order keep more chunks open than there are slots */
   cr_assert_gt(full, 0, "no round ran the staging row full");
 }

@@ -43,40 +43,42 @@
     if (A.d != NULL) s2_[(k)] = g_;                                                              \
   }
 
-/* Store elements e0 .. e0 + 3 (those in `mask`, from slots k0 .. k3 of each point's row) of the
- * warp's 32 points, the elements `es` apart and the points `ps` apart from dst.  Points far
- * apart (ps != 1): four lanes per point, each store instruction writes the chunks of 8 points,
- * whole 32-byte sectors when the elements are adjacent; points adjacent (ps == 1, column-major
- * results): a lane per point, each store a line of 32 points. */
-static __noinline__ __device__ void dual_jit2_flush(double *dst, int64_t ps, int64_t es,
-                                                    int64_t count, int64_t base, int lane,
-                                                    const double *sw, int sp, int64_t e0,
-                                                    unsigned mask, int k0, int k1, int k2, int k3) {
-  const int64_t left = count - base;
-  const int n = left < 32 ? (int)left : 32; /* points of the tile that exist */
-  dst += e0 * es;
-  if (ps == 1) {
-    if (lane < n) {
-      const int k[4] = {k0, k1, k2, k3};
-      for (int i = 0; i < 4; ++i)
-        if ((mask >> i) & 1u) dst[base + lane + (int64_t)i * es] = sw[lane * sp + k[i]];
-    }
-    return;
+/* The flushes' lane map, set once per tile (after sw2_): lane 4 p + i writes element i of a
+ * chunk for the tile's points p, p + 8, p + 16 and p + 24 (fl_n_ of them exist).  Each store
+ * instruction then writes 4 elements of 8 points: whole 32-byte sectors both when a point's
+ * elements are adjacent (row-major results) and when the points are (column-major). */
+#define DUAL_JIT2_FLUSH_BEGIN                                                                    \
+  const int fl_i_ = lane_ & 3, fl_p_ = lane_ >> 2;                                               \
+  const int64_t fl_left_ = A.count - base_;                                                      \
+  const int fl_n_ = fl_left_ > fl_p_ ? (int)(((fl_left_ < 32 ? fl_left_ : 32) - fl_p_ + 7) >> 3) : 0; \
+  const double *const fl_s_ = sw2_ + fl_p_ * sp_;                                                \
+  const int64_t fl_pt_ = base_ + fl_p_;                                                          \
+  const unsigned fl_sh_ = 8u * (unsigned)fl_i_;                                                  \
+  (void)fl_n_, (void)fl_s_, (void)fl_pt_, (void)fl_sh_;
+
+/* Store elements e0 .. e0 + 3 (those in `mask`, from slots k0 .. k3 of each point's row) of
+ * output block `blk` (elements `es` apart, points `ps` apart) for the warp's points, inline: the
+ * slots and elements are the generator's constants, a lane picks its slot from the four packed
+ * in one word, and stores at most four values. */
+#define DUAL_JIT2_FLUSH_ROWS(blk, ps, es, e0, mask, k0, k1, k2, k3)                              \
+  if (((mask) >> fl_i_) & 1u) {                                                                  \
+    const unsigned ks_ = (unsigned)(k0) | (unsigned)(k1) << 8 | (unsigned)(k2) << 16 | (unsigned)(k3) << 24; \
+    const double *const s_ = fl_s_ + ((ks_ >> fl_sh_) & 0xffu);                                  \
+    double *const d_ = (blk) + ((int64_t)(e0) + fl_i_) * (es) + fl_pt_ * (ps);                   \
+    const int64_t r_ = 8 * (ps);                                                                 \
+    if (fl_n_ > 0) d_[0] = s_[0];                                                                \
+    if (fl_n_ > 1) d_[r_] = s_[8 * sp_];                                                         \
+    if (fl_n_ > 2) d_[2 * r_] = s_[16 * sp_];                                                    \
+    if (fl_n_ > 3) d_[3 * r_] = s_[24 * sp_];                                                    \
   }
-  const int i = lane & 3, k = i == 0 ? k0 : i == 1 ? k1 : i == 2 ? k2 : k3;
-  if (!((mask >> i) & 1u)) return;
-  for (int p = lane >> 2; p < n; p += 8) dst[(base + p) * ps + (int64_t)i * es] = sw[p * sp + k];
-}
 #define DUAL_JIT2_FLUSH_H(b, e0, mask, k0, k1, k2, k3)                                           \
   __syncwarp();                                                                                  \
-  dual_jit2_flush(A.h + (int64_t)(b) * A.h_rs, A.h_ps, A.h_es, A.count, base_, lane_,            \
-                  sw2_, sp_, (e0), (mask), (k0), (k1), (k2), (k3));                              \
+  DUAL_JIT2_FLUSH_ROWS(A.h + (int64_t)(b) * A.h_rs, A.h_ps, A.h_es, (e0), (mask), k0, k1, k2, k3) \
   __syncwarp();
 #define DUAL_JIT2_FLUSH_D(b, e0, mask, k0, k1, k2, k3)                                           \
   if (A.d != NULL) {                                                                             \
     __syncwarp();                                                                                \
-    dual_jit2_flush(A.d + (int64_t)(b) * A.d_rs, A.d_ps, A.d_cs, A.count, base_, lane_,          \
-                    sw2_, sp_, (e0), (mask), (k0), (k1), (k2), (k3));                            \
+    DUAL_JIT2_FLUSH_ROWS(A.d + (int64_t)(b) * A.d_rs, A.d_ps, A.d_cs, (e0), (mask), k0, k1, k2, k3) \
     __syncwarp();                                                                                \
   }
 

@@ -142,7 +142,7 @@ void dual_jitr_emit_segment_functions(genr *g, int pass, const int64_t *first_lo
     EMIT("\nstatic __noinline__ __device__ void dual_jit2_p%d_a%" PRId64 "(const dual_jit_args &A, "
          "const int64_t pt, int &st, const double *const ck_, double *const ad_, double *const gc_, "
          "double *const s2_, double *const sw2_, const int sp_, const int64_t base_, "
-         "const int lane_) {\n", pass, i);
+         "const int lane_) {\n  DUAL_JIT2_FLUSH_BEGIN\n", pass, i);
     emit_crossing_in(g, i, 0, 0);
     emit_segment_values(g, i, 0);
     for (int64_t t = t0; t < t1; ++t) { /* the adjoints of the segment's own values */

@@ -134,7 +134,7 @@ static void kernel_open(const dual_jit_stager *s, int pass, int min_blocks) {
                      "  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %d];\n  const int sp_ = %d;\n"
                      "  DUAL_JIT_TILE_BEGIN\n"
                      "    double *const sw2_ = stage2_[warp_], *const s2_ = sw2_ + lane_ * sp_;\n"
-                     "    (void)sw2_, (void)s2_;\n",
+                     "    (void)sw2_, (void)s2_;\n    DUAL_JIT2_FLUSH_BEGIN\n",
                      pass, row, row);
 }
 
@@ -149,7 +149,7 @@ void dual_jit_stager_kernel_fast(const dual_jit_stager *s, int pass, const char 
                      "\nstatic __device__ __noinline__ int dual_jit2_guarded_p%d(const dual_jit_args A, "
                      "int64_t base_, int lane_, int live_, int64_t pt, double *const sw2_, double *const s2_, "
                      "const int sp_) {\n  int st = 0;\n  (void)base_, (void)lane_, (void)live_, (void)sw2_, "
-                     "(void)s2_, (void)sp_;\n%s  return st;\n}\n",
+                     "(void)s2_, (void)sp_;\n  DUAL_JIT2_FLUSH_BEGIN\n%s  return st;\n}\n",
                      pass, body);
   dual_strbuf_printf(out, "#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
                           "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");

@@ -22,9 +22,10 @@
 enum { DUAL_JIT_STAGE_D = 0, DUAL_JIT_STAGE_H = 1 };
 
 /* Elements of a chunk, and the most slots of a thread's row (odd: a warp's rows then fall in
- * distinct shared-memory banks; 4 warps x 32 x 31 doubles = 31 KiB a block). */
+ * distinct shared-memory banks; 4 warps x 32 x 45 doubles = 45 KiB a block, under the 48 KiB
+ * of static shared memory a kernel may declare). */
 #define DUAL_JIT_CHUNK 4
-#define DUAL_JIT_STAGE_SLOTS 31
+#define DUAL_JIT_STAGE_SLOTS 45
 
 typedef struct dual_jit_chunk {
   uint8_t want, have;                 /* elements the pass stores, and those staged so far */
