@@ -6,7 +6,9 @@
  * taping forward sweep — value, partials d, the tangent along the direction and each LIN op's
  * d' = d2 . t — then per output the adjoint pair sweep (g, g') in reverse order.  A Hessian
  * kernel computes the values and partials once for all its groups, each group then its
- * tangents, d' and sweeps in a scope of its own.  Every
+ * tangents, d' and sweeps in a scope of its own.  In the sweeps an accumulator's first term is
+ * computed where its second term arrives or it is read (acc_add), not where the term arrives,
+ * which keeps, e.g., a log-sum-exp's first terms of every Hessian row out of the registers.  Every
  * definition gets its own locals (v<t> value, t<t>_<k> tangents, d<t>_<i> partials,
  * e<t>_<i>_<k> their derivatives; a<t> and b<t>_<k> the adjoint pair of value t, g<j>/h<j>_<k>
  * input j's), so the CUDA compiler allocates the registers, and the values and partials are
@@ -237,6 +239,99 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   EMIT("    }\n");
 }
 
+/* Accumulators of a sweep.  An accumulator starts at +0.0 and takes terms in the sweep's order;
+ * in a deferring sweep (g->defer) its first term is not computed where it arrives but kept as
+ * the expression (+0.0 + term) — its operands are final there and stay so — and computed where
+ * the accumulator is next read or takes its second term: the same operations on the same
+ * values, so the same bits, while the accumulator is not live in between.  This keeps, e.g., a
+ * log-sum-exp's 16 rows of first terms out of the registers until the rest of each row comes.
+ * An expression longer than DEFER_CAP characters is written to its variable at once. */
+#define DEFER_CAP 480
+
+static int64_t acc_def(const genr *g, int64_t t, int k) { return t * (g->K + 1) + 1 + k; }
+static int64_t acc_in(const genr *g, int64_t j, int k) {
+  return (g->prog->n_instr + j) * (g->K + 1) + 1 + k;
+}
+
+/* The variable of accumulator id (k = -1: a<t> / g<j>). */
+static void acc_name(const genr *g, int64_t id, char *buf, size_t cap) {
+  const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
+  const int in = who >= g->prog->n_instr;
+  const int64_t x = in ? who - g->prog->n_instr : who;
+  if (k < 0) snprintf(buf, cap, "%c%" PRId64, in ? 'g' : 'a', x);
+  else snprintf(buf, cap, "%c%" PRId64 "_%" PRId64, in ? 'h' : 'b', x, k);
+}
+
+/* Write accumulator id's deferred value to its variable. */
+static void acc_write(genr *g, int64_t id) {
+  if (g->pend == NULL || g->pend[id] == NULL) return;
+  char name[48];
+  acc_name(g, id, name, sizeof name);
+  EMIT("      %s = %s;\n", name, g->pend[id]);
+  free(g->pend[id]);
+  g->pend[id] = NULL;
+  g->set[id] = 1;
+}
+
+/* The expression that reads accumulator id (its variable, or its deferred value); the result
+ * lives until the next call. */
+static const char *acc_ref(genr *g, int64_t id) {
+  static char name[48];
+  if (g->pend != NULL && g->pend[id] != NULL) return g->pend[id];
+  acc_name(g, id, name, sizeof name);
+  return name;
+}
+
+/* acc_ref into buf. */
+static void acc_copy(genr *g, int64_t id, char *buf, size_t cap) { snprintf(buf, cap, "%s", acc_ref(g, id)); }
+
+/* Accumulator id op= term (op '+' or '-'). */
+static void acc_add(genr *g, int64_t id, char op, const char *term) {
+  char name[48];
+  acc_name(g, id, name, sizeof name);
+  if (g->pend == NULL) {
+    EMIT("      %s %c= %s;\n", name, op, term);
+    return;
+  }
+  if (g->pend[id] != NULL) { /* the second term: both now */
+    EMIT("      %s = %s %c (%s);\n", name, g->pend[id], op, term);
+    free(g->pend[id]);
+    g->pend[id] = NULL;
+    g->set[id] = 1;
+    return;
+  }
+  if (g->set[id]) {
+    EMIT("      %s %c= %s;\n", name, op, term);
+    return;
+  }
+  const size_t len = strlen(term) + 16;
+  char *e = (char *)malloc(len);
+  if (e == NULL) { /* no deferring without memory: the term now */
+    g->out.failed = 1;
+    return;
+  }
+  snprintf(e, len, "(0.0 %c (%s))", op, term);
+  g->pend[id] = e;
+  if (len > DEFER_CAP) acc_write(g, id);
+}
+
+/* Start a sweep's accumulators (all +0.0, none deferred); deferring only when asked. */
+static void acc_start(genr *g, int defer) {
+  const size_t total = (size_t)(g->prog->n_instr + g->prog->n_in) * (size_t)(g->K + 1);
+  g->pend = NULL, g->set = NULL;
+  if (!defer) return;
+  g->pend = (char **)calloc(total > 0 ? total : 1, sizeof(char *));
+  g->set = (uint8_t *)calloc(total > 0 ? total : 1, 1);
+  if (g->pend == NULL || g->set == NULL) free(g->pend), free(g->set), g->pend = NULL, g->set = NULL;
+}
+
+static void acc_end(genr *g) {
+  const size_t total = (size_t)(g->prog->n_instr + g->prog->n_in) * (size_t)(g->K + 1);
+  for (size_t i = 0; g->pend != NULL && i < total; ++i) free(g->pend[i]);
+  free(g->pend), free(g->set);
+  g->pend = NULL, g->set = NULL;
+}
+
 /* Direction k's g' of input j for output s as h entries (DUAL_FOR_ENTRIES: the upper triangle,
  * mirrored in the full layout), through the stager; with `expect`, only tell the stager they
  * will come. */
@@ -252,8 +347,8 @@ static void emit_lane_store(genr *g, int s, int64_t j, int k, int expect) {
     if (e1 >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e1);
     return;
   }
-  char name[48];
-  snprintf(name, sizeof name, "h%" PRId64 "_%d", j, k);
+  char name[DEFER_CAP + 64];
+  acc_copy(g, acc_in(g, j, k), name, sizeof name);
   dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_H, s, name, e0, e1);
 }
 
@@ -263,8 +358,8 @@ static void emit_lane_store(genr *g, int s, int64_t j, int k, int expect) {
 void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
   else if (store_grad) {
-    char name[48];
-    snprintf(name, sizeof name, "g%" PRId64, j);
+    char name[DEFER_CAP + 64];
+    acc_copy(g, acc_in(g, j, -1), name, sizeof name);
     dual_jit_stager_put(&g->stage, DUAL_JIT_STAGE_D, s, name, j, -1);
   }
   for (int k = 0; k < g->K; ++k)
@@ -307,9 +402,11 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
     for (int k = 0; k < K; ++k) EMIT(", h%" PRId64 "_%d = 0.0", j, k);
     EMIT(";\n");
   }
+  acc_start(g, K > 0 && g->cslot == NULL); /* forward-over-reverse defers first terms */
   dual_jitr_emit_sweep(g, s, store_grad, first_load, 0, prog->n_instr);
   for (int64_t j = 0; j < n; ++j)
     if (first_load[j] < 0) dual_jitr_emit_input_stores(g, s, store_grad, j, 0);
+  acc_end(g);
   EMIT("    }\n");
 }
 
@@ -323,18 +420,22 @@ static void lane_term(genr *g, int64_t t, int i, int64_t x, int k, int adj, cons
   g->bp[x * K + k] = 1;
   if (g->dry && g->lone[x] >= 0) g->last[g->lone[x] * K + k] = t;
   if (g->dry) return;
-  EMIT("      b%" PRId64 "_%d ", x, k);
+  char bt[DEFER_CAP + 64], at[DEFER_CAP + 64], term[3 * DEFER_CAP + 256];
+  acc_copy(g, acc_def(g, t, k), bt, sizeof bt);
+  acc_copy(g, acc_def(g, t, -1), at, sizeof at);
+  char op = '+';
   if (adj == DUAL_ADJ_LIN) {
-    EMIT("+=");
-    if (pb) EMIT(" DUAL_RTM(d%" PRId64 "_%d, b%" PRId64 "_%d)", t, i, t, k);
-    if (pb && pe) EMIT(" +");
-    if (pe) EMIT(" DUAL_RTT(e%" PRId64 "_%d_%d, a%" PRId64 ")", t, i, k, t);
+    char pbs[DEFER_CAP + 128] = "", pes[DEFER_CAP + 128] = "";
+    if (pb) snprintf(pbs, sizeof pbs, "DUAL_RTM(d%" PRId64 "_%d, %s)", t, i, bt);
+    if (pe) snprintf(pes, sizeof pes, "DUAL_RTT(e%" PRId64 "_%d_%d, %s)", t, i, k, at);
+    snprintf(term, sizeof term, "%s%s%s", pbs, pb && pe ? " + " : "", pes);
   } else if (adj == DUAL_ADJ_CHOOSE) {
-    EMIT("+= d%" PRId64 "_%d != 0.0 ? b%" PRId64 "_%d : 0.0", t, i, t, k);
+    snprintf(term, sizeof term, "d%" PRId64 "_%d != 0.0 ? %s : 0.0", t, i, bt);
   } else {
-    EMIT("%s= b%" PRId64 "_%d", sign, t, k);
+    op = sign[0];
+    snprintf(term, sizeof term, "%s", bt);
   }
-  EMIT(";\n");
+  acc_add(g, acc_def(g, x, k), op, term);
 }
 
 /* After instruction t's adjoint terms: each lane of an input loaded once whose last present term
@@ -348,7 +449,9 @@ static void early_stores(genr *g, int s, int64_t t, const int64_t *da, int arity
     for (int k = 0; k < K; ++k) {
       if (g->last[j * K + k] != t || g->early[j * K + k]) continue;
       g->early[j * K + k] = 1;
-      EMIT("      h%" PRId64 "_%d += b%" PRId64 "_%d;\n", j, k, x, k);
+      char bx[DEFER_CAP + 64];
+      acc_copy(g, acc_def(g, x, k), bx, sizeof bx);
+      acc_add(g, acc_in(g, j, k), '+', bx);
       emit_lane_store(g, s, j, k, 0);
     }
   }
@@ -371,19 +474,23 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
     if (adj == DUAL_ADJ_NONE) continue;
     if (adj == DUAL_ADJ_SEED) { /* the unit cotangent of output s, or a VJP's u */
       if (g->dry) continue;
-      if (dual_jitr_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP)
-        EMIT("      a%" PRId64 " += DUAL_JIT_LDU(%d);\n", da[0], reg[1]);
-      else if (dual_jitr_active(prog, reg[0]) && reg[1] == s) EMIT("      a%" PRId64 " += 1.0;\n", da[0]);
+      char u[48];
+      snprintf(u, sizeof u, "DUAL_JIT_LDU(%d)", reg[1]);
+      if (dual_jitr_active(prog, reg[0]) && g->job->mode == DUAL_MODE_VJP) acc_add(g, acc_def(g, da[0], -1), '+', u);
+      else if (dual_jitr_active(prog, reg[0]) && reg[1] == s) acc_add(g, acc_def(g, da[0], -1), '+', "1.0");
       continue;
     }
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
     if (adj == DUAL_ADJ_GRAD) {
       if (g->dry) continue;
-      EMIT("      g%d += a%" PRId64 ";", reg[0], t);
+      char r[DEFER_CAP + 64];
+      acc_copy(g, acc_def(g, t, -1), r, sizeof r);
+      acc_add(g, acc_in(g, reg[0], -1), '+', r);
       for (int k = 0; k < K; ++k)
-        if (g->bp[t * K + k] && !g->early[reg[0] * K + k]) /* (early: stored already) */
-          EMIT(" h%d_%d += b%" PRId64 "_%d;", reg[0], k, t, k);
-      EMIT("\n");
+        if (g->bp[t * K + k] && !g->early[reg[0] * K + k]) { /* (early: stored already) */
+          acc_copy(g, acc_def(g, t, k), r, sizeof r);
+          acc_add(g, acc_in(g, reg[0], k), '+', r);
+        }
       if (first_load[reg[0]] == t) dual_jitr_emit_input_stores(g, s, store_grad, reg[0], 0);
       continue;
     }
@@ -393,11 +500,12 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
       const int64_t x = da[i];
       const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
       if (!g->dry) {
-        if (adj == DUAL_ADJ_LIN)
-          EMIT("      a%" PRId64 " += DUAL_RTM(d%" PRId64 "_%d, a%" PRId64 ");\n", x, t, i, t);
-        else if (adj == DUAL_ADJ_CHOOSE)
-          EMIT("      a%" PRId64 " += d%" PRId64 "_%d != 0.0 ? a%" PRId64 " : 0.0;\n", x, t, i, t);
-        else EMIT("      a%" PRId64 " %s= a%" PRId64 ";\n", x, sign, t);
+        char at[DEFER_CAP + 64], term[DEFER_CAP + 128];
+        acc_copy(g, acc_def(g, t, -1), at, sizeof at);
+        if (adj == DUAL_ADJ_LIN) snprintf(term, sizeof term, "DUAL_RTM(d%" PRId64 "_%d, %s)", t, i, at);
+        else if (adj == DUAL_ADJ_CHOOSE) snprintf(term, sizeof term, "d%" PRId64 "_%d != 0.0 ? %s : 0.0", t, i, at);
+        else snprintf(term, sizeof term, "%s", at);
+        acc_add(g, acc_def(g, x, -1), adj == DUAL_ADJ_LIN || adj == DUAL_ADJ_CHOOSE ? '+' : sign[0], term);
       }
       for (int k = 0; k < K; ++k) lane_term(g, t, i, x, k, adj, sign);
     }
