@@ -26,7 +26,7 @@
 
 /* Max ulp error allowed per function: the max measured with this generator over 6 * 10^7
  * arguments per function (three seeds, FN_SAMPLES=20000000), rounded up. */
-#define EXP_MAX_ULP 0.55   /* measured 0.541 */
+#define EXP_MAX_ULP 0.52   /* measured 0.509 (the table-driven exp; 0.541 table-free) */
 #define EXP2_MAX_ULP 0.55  /* 0.544 */
 #define EXPM1_MAX_ULP 0.58 /* 0.574 */
 #define LOG_MAX_ULP 0.51   /* 0.502 */
