@@ -42,11 +42,10 @@ typedef struct genr {
   int64_t *lone, *last;
   uint8_t *early;
   int dry;
-  /* deferred first terms (forward-over-reverse sweeps, jit_source_rev.c's acc_*): per
-   * accumulator (a<t>, b<t>_<k>, then the inputs' g<j>, h<j>_<k>; K + 1 per definition or input)
-   * the expression of its value while it has one term and is not yet written (pend, NULL
-   * otherwise), and whether its variable holds its value (set) */
-  int defer;
+  /* deferred first terms (forward-over-reverse sweeps, jit_source_rev.c's acc_*; pend NULL in
+   * a sweep that does not defer): per accumulator (a<t>, b<t>_<k>, then the inputs' g<j>,
+   * h<j>_<k>; K + 1 per definition or input) the expression of its value while it has one term
+   * and is not yet written (pend, NULL otherwise), and whether its variable holds its value (set) */
   char **pend;
   uint8_t *set;
 } genr;

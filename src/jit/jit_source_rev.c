@@ -240,7 +240,7 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
 }
 
 /* Accumulators of a sweep.  An accumulator starts at +0.0 and takes terms in the sweep's order;
- * in a deferring sweep (g->defer) its first term is not computed where it arrives but kept as
+ * in a deferring sweep (g->pend set) its first term is not computed where it arrives but kept as
  * the expression (+0.0 + term) — its operands are final there and stay so — and computed where
  * the accumulator is next read or takes its second term: the same operations on the same
  * values, so the same bits, while the accumulator is not live in between.  This keeps, e.g., a
@@ -289,7 +289,7 @@ static void acc_copy(genr *g, int64_t id, char *buf, size_t cap) { snprintf(buf,
 static void acc_add(genr *g, int64_t id, char op, const char *term) {
   char name[48];
   acc_name(g, id, name, sizeof name);
-  if (g->pend == NULL) {
+  if (g->pend == NULL || g->set[id]) { /* not deferring, or written already */
     EMIT("      %s %c= %s;\n", name, op, term);
     return;
   }
@@ -300,13 +300,9 @@ static void acc_add(genr *g, int64_t id, char op, const char *term) {
     g->set[id] = 1;
     return;
   }
-  if (g->set[id]) {
-    EMIT("      %s %c= %s;\n", name, op, term);
-    return;
-  }
   const size_t len = strlen(term) + 16;
   char *e = (char *)malloc(len);
-  if (e == NULL) { /* no deferring without memory: the term now */
+  if (e == NULL) { /* out of memory: the generation fails (dual_strbuf_take gives NULL) */
     g->out.failed = 1;
     return;
   }
@@ -588,6 +584,27 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
   free(body), free(funcs);
 }
 
+/* The forward sweep in the current phase, after the point's loads: the values, partials and
+ * stored outputs (phases 0 and 1; the loads of inputs and parameters were written first), or a
+ * group's seeds, tangents and d' (phase 2). */
+static void emit_forward(genr *g, int pass) {
+  const dual_program *prog = g->prog;
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
+    const int op = DUAL_INSTR_OP(w);
+    const int prop = dual_op_table[op].prop;
+    if (prop == DUAL_PROP_OUT) {
+      if (g->phase != 2)
+        EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", %d)\n", DUAL_INSTR_B(w), g->opnd[3 * t], pass == 0);
+      continue;
+    }
+    if ((op == DUAL_OP_LDX || op == DUAL_OP_LDP) && g->phase != 2) continue; /* written first */
+    if (prop == DUAL_PROP_LOAD)
+      dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
+    else dual_jitr_emit_compute(g, w, t);
+  }
+}
+
 /* The sweeps of pass `pass` for the thread's point.  A Hessian kernel computes the values and
  * partials once, then for each of its groups of directions the tangents, d' and the adjoint
  * sweeps (each group in its own scope, so its locals die at its end): the groups share the
@@ -603,19 +620,7 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
     if (op == DUAL_OP_LDX || op == DUAL_OP_LDP)
       dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
   }
-  for (int64_t t = 0; t < prog->n_instr; ++t) {
-    const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
-    const int op = DUAL_INSTR_OP(w);
-    const int prop = dual_op_table[op].prop;
-    if (op == DUAL_OP_LDX || op == DUAL_OP_LDP) continue; /* above */
-    if (prop == DUAL_PROP_OUT) {
-      EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", %d)\n", DUAL_INSTR_B(w), g->opnd[3 * t], pass == 0);
-      continue;
-    }
-    if (prop == DUAL_PROP_LOAD)
-      dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
-    else dual_jitr_emit_compute(g, w, t);
-  }
+  emit_forward(g, pass);
   int g0 = 0, g1 = 1;
   if (grouped) kernel_groups(g->job, pass, &g0, &g1);
   for (int gr = g0; gr < g1; ++gr) {
@@ -623,15 +628,7 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
       set_group(g, gr);
       g->phase = 2;
       EMIT("    { /* directions %d .. %d */\n", g->k0, g->k0 + g->K - 1);
-      for (int64_t t = 0; t < prog->n_instr; ++t) {
-        const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
-        const int op = DUAL_INSTR_OP(w);
-        const int prop = dual_op_table[op].prop;
-        if (prop == DUAL_PROP_OUT) continue;
-        if (prop == DUAL_PROP_LOAD)
-          dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
-        else dual_jitr_emit_compute(g, w, t);
-      }
+      emit_forward(g, pass);
     }
     for (int s = 0; s < sweeps(g->job); ++s) emit_adjoint(g, s, store_grad(g), first_load);
     if (grouped) EMIT("    }\n");
