@@ -8,7 +8,8 @@
  * units of the combined standard error.
  *
  *   dualbatch_bench_sgrad --dir DIR [--device gpu|cpu] [--batches 1e3,1e4,1e5] [--samples 256]
- *                         [--reps 7] [--commit SHA]
+ *                         [--reps 7] [--commit SHA] [--ad auto|forward|reverse] [--program P.db]
+ * (--program: another program of 16 inputs and one output instead of sgrad.db, for studies)
  * Prints "ROW sgrad <B> dualbatch <device> <seconds per call> <points/s>" (median of the reps
  * after one warm-up call).
  */
@@ -59,7 +60,8 @@ static void make_batch(dual_batch *b, int64_t B, double *x, double *out, int dev
 
 int main(int argc, char **argv) {
   const char *dir = NULL, *commit = "unknown", *batches = "1e3,1e4,1e5";
-  int device = DUAL_DEVICE_GPU, reps = 7;
+  const char *path = DUAL_SOURCE_DIR "/bench/programs/sgrad.db";
+  int device = DUAL_DEVICE_GPU, reps = 7, ad = DUAL_AD_AUTO;
   int64_t S = 256;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -69,8 +71,11 @@ int main(int argc, char **argv) {
     else if (v && !strcmp(a, "--samples")) S = atoll(v), ++i;
     else if (v && !strcmp(a, "--reps")) reps = atoi(v), ++i;
     else if (v && !strcmp(a, "--commit")) commit = v, ++i;
+    else if (v && !strcmp(a, "--program")) path = v, ++i;
+    else if (v && !strcmp(a, "--ad"))
+      ad = !strcmp(v, "forward") ? DUAL_AD_FORWARD : !strcmp(v, "reverse") ? DUAL_AD_REVERSE : DUAL_AD_AUTO, ++i;
     else {
-      fprintf(stderr, "usage: %s --dir DIR [--device gpu|cpu] [--batches 1e3,1e4,1e5] [--samples S] [--reps R] [--commit SHA]\n", argv[0]);
+      fprintf(stderr, "usage: %s --dir DIR [--device gpu|cpu] [--batches 1e3,1e4,1e5] [--samples S] [--reps R] [--commit SHA] [--ad auto|forward|reverse] [--program P.db]\n", argv[0]);
       return 2;
     }
   }
@@ -80,9 +85,13 @@ int main(int argc, char **argv) {
   const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, device) != DUAL_SUCCESS) fail(ctx, "context");
+  if (dual_context_set_ad_mode(ctx, ad) != DUAL_SUCCESS) fail(ctx, "AD mode");
   dual_program *prog = NULL;
-  if (dual_program_compile_file(ctx, DUAL_SOURCE_DIR "/bench/programs/sgrad.db", &prog) != DUAL_SUCCESS)
-    fail(ctx, "compile");
+  if (dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS) fail(ctx, "compile");
+  if (dual_program_num_inputs(prog) != N || dual_program_num_outputs(prog) != 1) {
+    fprintf(stderr, "bench_sgrad: %s: needs %d inputs and one output\n", path, N);
+    return 2;
+  }
   double *x = bench_xmalloc(sizeof(double) * (size_t)Bmax * N);
   double *out = bench_xmalloc(sizeof(double) * (size_t)Bmax * (1 + 2 * N));
   bench_points_hess(Bmax, 2026, x);

@@ -228,7 +228,8 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             groups; 0 = all in one kernel (default), 1..64
  *                                                                 DUALBATCH_JIT_GROUPS=n
  *   DUAL_KNOB_JIT_MIN_BLOCKS  compiled tier: resident blocks asked of the compiler, -1 = the rule
- *                             (3 for one pass, 2 for several), 0 = the compiler's choice, 1..16
+ *                             (3 for one pass, 2 for several; dual_sgrad in reverse mode 4),
+ *                             0 = the compiler's choice, 1..16
  *                                                                 DUALBATCH_JIT_MINBLOCKS=n
  *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation,
  *                             and its registers and spills, on stderr
@@ -247,13 +248,17 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             2048 instructions in segments — fails with DUAL_ERR_COMPILE;
  *                             0 = they interpret, default)
  *                                                                 DUALBATCH_JIT_REVERSE=1
- *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad in forward mode too, under
- *                             DUAL_TIER_COMPILE (pathwise and score function, with or without
- *                             antithetic sampling; one kernel per pass of up to 16 inputs runs
- *                             each point's samples), bitwise equal to the interpreter
- *                             (experimental: not yet measured; reverse mode interprets; a kernel
- *                             that cannot be had fails with DUAL_ERR_COMPILE; 0 = it interprets,
- *                             default)                            DUALBATCH_JIT_SGRAD=1
+ *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad too, under DUAL_TIER_COMPILE
+ *                             (pathwise and score function, with or without antithetic
+ *                             sampling), bitwise equal to the interpreter in the context's AD
+ *                             mode: forward, one kernel per pass of up to 16 inputs running each
+ *                             point's sample blocks; reverse (DUAL_AD_REVERSE), a thread per
+ *                             sample and one adjoint sweep, for programs of up to 1000
+ *                             instructions whose sample row (outputs, gradients) holds up to 47
+ *                             doubles (experimental: on sgrad.db reverse mode ran 2.1x forward
+ *                             and 1.8x JAX at B = 1e5 on the H100; a kernel that cannot be had
+ *                             fails with DUAL_ERR_COMPILE; 0 = it interprets, default)
+ *                                                                 DUALBATCH_JIT_SGRAD=1
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,

@@ -723,7 +723,8 @@ Test(jit_host_rev, segmented_reverse_mode_with_reloaded_inputs) {
 
 /* dual_sgrad of prog on B points (x row-major, p; draws keyed from point0, S samples, `flags`
  * DUAL_SGRAD_*) by the CPU engine in forward mode and by the generated sgrad kernels of `width`
- * lanes per pass (an item per point and sample block, the blocks then folded in order as
+ * lanes per pass — or, with width 0, by the CPU engine in reverse mode and the reverse-mode
+ * sgrad kernel of jit_source_rev.c — (an item per point and sample block, the blocks then folded in order as
  * kernels/sgrad_combine.cu folds them), gradients and errors row-major or, with a negative
  * width, column-major (point index fastest): every E f, gradient mean, standard error and status
  * word must be the same bits.  Returns how many points had a flag. */
@@ -741,7 +742,8 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   }
   dual_context *cpu = NULL;
   cr_assert(dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
-  cr_assert(dual_context_set_ad_mode(cpu, DUAL_AD_FORWARD) == DUAL_SUCCESS);
+  const int reverse = width == 0, ad = reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
+  cr_assert(dual_context_set_ad_mode(cpu, ad) == DUAL_SUCCESS);
   dual_batch b;
   memset(&b, 0, sizeof b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
@@ -749,15 +751,25 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   b.h = se[0], b.h_ps = b.d_ps, b.h_es = b.d_cs, b.status = st[0];
   b.samples = S, b.seed = 0x5eedULL + (uint64_t)S, b.sgrad_flags = flags, b.point0 = point0;
   cr_assert(dual_run(cpu, prog, DUAL_MODE_SGRAD, &b) == DUAL_SUCCESS, "CPU: %s", dual_context_last_error(cpu));
-  cr_assert(dual_context_last_ad_mode(cpu) == DUAL_AD_FORWARD);
+  cr_assert(dual_context_last_ad_mode(cpu) == ad);
   dual_program *sp = NULL;
   if (score) cr_assert(dual_sgrad_score_program(cpu, prog, &sp) == DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
   const dual_program *kp = score ? sp : prog;
-  const int npass = n == 0 ? 1 : (int)((n + width - 1) / width);
+  int npass = reverse || n == 0 ? 1 : (int)((n + width - 1) / width);
   char why[256];
-  char *src = dual_jit_source_sgrad(kp, score, width, npass, 0, why, sizeof why);
+  char *src = NULL;
+  if (reverse) {
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = kp, job.b = &b, job.mode = score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT;
+    job.threads = 1, job.reverse = 1, job.samples = S, job.score = score;
+    src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
+    cr_assert(src == NULL || npass == 1, "%d reverse-mode sgrad kernels", npass);
+  } else {
+    src = dual_jit_source_sgrad(kp, score, width, npass, 0, why, sizeof why);
+  }
   cr_assert(src != NULL, "generator: %s", why);
-  module mod = load_source(src, DUAL_JIT_KERNEL_NAME, npass);
+  module mod = load_source(src, reverse ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME, npass);
   dual_jit_args a;
   memset(&a, 0, sizeof a);
   a.x = x, a.x_ps = n, a.x_es = 1, a.p = p, a.p_ps = np, a.p_es = 1;
@@ -825,6 +837,12 @@ Test(jit_host_sgrad, pathwise_antithetic_and_score) {
   flagged += compare_sgrad(pw, 0, -2, B, 6, 0, x, p); /* column-major results, two passes */
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 2, B, 16, 3, x, p);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 1, B, 8, 0, x, p);
+  /* reverse mode: the sample's gradient by one adjoint sweep (two for the score's rows) */
+  flagged += compare_sgrad(pw, 0, 0, B, 16, 0, x, p);
+  flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 0, B, 12, 1000, x, p);
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 0, B, 16, 3, x, p);
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC, 0, B, 8, 0, x, p);
+  flagged += compare_sgrad(pw, 0, 0, B, 21, 5, x, p); /* blocks of 8, 8 and 5 */
   cr_assert_gt(flagged, 0, "no point was flagged");
   free(x), free(p);
   dual_program_destroy(&pw), dual_program_destroy(&sf);
@@ -853,6 +871,8 @@ Test(jit_host_sgrad, several_passes) {
   flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 16, B, 8, 0, x, p);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 16, B, 8, 0, x, NULL);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, -8, B, 4, 0, x, NULL); /* 3 passes, column-major */
+  flagged += compare_sgrad(pw, 0, 0, B, 8, 0, x, p); /* reverse mode */
+  flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 0, B, 4, 0, x, NULL);
   cr_assert_gt(flagged, 0, "no point was flagged");
   free(x), free(p);
   dual_program_destroy(&pw), dual_program_destroy(&sf);

@@ -15,8 +15,9 @@
  * Uniforms take 53 bits (hi's 32 and lo's top 21) to the midpoint of their cell, strictly inside
  * (0, 1); a pair of normals is Box–Muller on the block's two such uniforms — draw 2j the cosine
  * branch, 2j + 1 the sine one, two independent N(0, 1) from one block, one log and one square
- * root (the compiled tier computes each pair once) — with the library's own log and sincos
- * (fn.h) and IEEE sqrt, so every engine rounds identically.  Valid C11 and CUDA.  Tests:
+ * root (the compiled tier computes each pair once) — with the library's own log (fn.h), IEEE sqrt
+ * and a sine and cosine of 2 pi u2 of their own (dual_draw_sincos2pi), so every engine rounds
+ * identically.  Valid C11 and CUDA.  Tests:
  * tests/test_random.c (Random123 known answers, moments, KS, stream independence).
  */
 #ifndef DUAL_RANDOM_H
@@ -79,16 +80,40 @@ DUAL_INLINE double dual_draw_uniform(uint64_t seed, int64_t point, int64_t sampl
   return dual_bits_to_unit(b[0], b[1]);
 }
 
+/* sin(2 pi u) and cos(2 pi u) of the uniform u = (x + 1/2) 2^-52 (x < 2^52, as
+ * dual_bits_to_unit): u = j/8 + d exactly (j the nearest eighth, |d| <= 1/16), a = 2 pi d, the
+ * Taylor polynomials of sin a and cos a to a^13 and a^14 (truncation below 2e-18 for
+ * |a| <= pi/8), then a turn by j eighths: a few ulp, in plain double arithmetic so that every
+ * engine rounds alike.  The draws need reproducible bits and normals exact to far below their
+ * sampling error, not a correctly rounded sine: the library's dual_sincos (double-double, any
+ * argument, 0.54 ulp) took 440 SASS instructions of a pair's 760 on sm_90. */
+DUAL_INLINE void dual_draw_sincos2pi(uint64_t x, double *sn, double *cs) {
+  const uint64_t j = (x + ((uint64_t)1 << 48)) >> 49; /* 0 .. 8 */
+  const double d = ((double)(int64_t)(x - (j << 49)) + 0.5) * 0x1p-52;
+  const double a = d * 0x1.921fb54442d18p+2, a2 = a * a;
+  const double s = a + a * a2 * (-0x1.5555555555555p-3 + a2 * (0x1.1111111111111p-7 +
+                   a2 * (-0x1.a01a01a01a01ap-13 + a2 * (0x1.71de3a556c734p-19 +
+                   a2 * (-0x1.ae64567f544e4p-26 + a2 * 0x1.6124613a86d09p-33)))));
+  const double c = 1.0 + a2 * (-0.5 + a2 * (0x1.5555555555555p-5 + a2 * (-0x1.6c16c16c16c17p-10 +
+                   a2 * (0x1.a01a01a01a01ap-16 + a2 * (-0x1.27e4fb7789f5cp-22 +
+                   a2 * (0x1.1eed8eff8d898p-29 + a2 * -0x1.93974a8c07c9dp-37))))));
+  const int odd = (int)(j & 1u), q = (int)((j >> 1) & 3u);
+  const double h = 0x1.6a09e667f3bcdp-1; /* sqrt(1/2): an odd eighth turns by pi/4 first */
+  const double c1 = odd ? (c - s) * h : c, s1 = odd ? (c + s) * h : s;
+  *cs = q == 0 ? c1 : q == 1 ? -s1 : q == 2 ? -c1 : s1; /* then q quarter turns */
+  *sn = q == 0 ? s1 : q == 1 ? c1 : q == 2 ? -s1 : -c1;
+}
+
 /* The standard normal draws 2 pair (z[0], Box–Muller's cosine branch) and 2 pair + 1 (z[1], its
  * sine branch), always finite (u1 > 0, |z| < 8.7). */
 DUAL_INLINE void dual_draw_normal_pair(uint64_t seed, int64_t point, int64_t sample, int32_t pair,
                                        double z[2]) {
   uint32_t b[4];
   dual_draw_block(seed, point, sample, DUAL_DRAW_NORMAL_BLOCK(pair), b);
-  const double u1 = dual_bits_to_unit(b[0], b[1]), u2 = dual_bits_to_unit(b[2], b[3]);
+  const double u1 = dual_bits_to_unit(b[0], b[1]);
   const double r = sqrt(-2.0 * dual_log(u1));
   double sn, cs;
-  dual_sincos(6.283185307179586 * u2, &sn, &cs);
+  dual_draw_sincos2pi((uint64_t)b[2] << 20 | b[3] >> 12, &sn, &cs);
   z[0] = r * cs, z[1] = r * sn;
 }
 

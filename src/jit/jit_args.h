@@ -18,7 +18,8 @@ typedef struct dual_jit_args {
   int32_t *status; /* the first pass stores, later passes OR their flags in */
   uint64_t seed;   /* random draws: draw k of point pt is keyed (seed, point0 + pt, 0, k) */
   int64_t point0;
-  int32_t antithetic, pad_;
+  int32_t antithetic;
+  int32_t sg_lanes; /* dual_sgrad: threads per item of the kernel (sizes the grid; 0: one) */
   const double *u; /* VJP cotangents (reverse mode, jit/jit_source_rev.c) */
   int64_t u_ps, u_es;
   /* dual_sgrad's kernels (dual_jit_source_sgrad): each point's samples 0 .. samples - 1 (draws
@@ -26,7 +27,8 @@ typedef struct dual_jit_args {
    * points x sg_parts items, item i being block i % sg_parts of point i / sg_parts; it stores
    * the block's mean and m2 of entry e (0: f, 1 + j: gradient entry j) at
    * sg_part[(i * sg_entries + e) * 2 + 0, 1] and its flags at status[i], and a combining kernel
-   * (kernels/sgrad_combine.cu) folds the blocks in order */
+   * (kernels/sgrad_combine.cu) folds the blocks in order; the reverse-mode kernels run a
+   * thread per sample of the block (jit_kernel.h: DUAL_JIT_SAMPLES_BEGIN) */
   int64_t samples;
   int64_t sg_parts, sg_entries;
   double *sg_part;

@@ -234,4 +234,90 @@ static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, c
 /* After the stores: the tile's point is the item again (its flags at A.status[item]). */
 #define DUAL_JIT_SGRAD_CLOSE }
 
+/* dual_sgrad's sample-lane kernels (jit_source_rev.c): a lane per sample.  A warp's tile takes
+ * 32 / L items (L, the samples of a block: DUAL_SGRAD_BLOCK units of W samples, W = 2 with
+ * antithetic sampling, whose sample counts are even), lane q L + s running sample s of item q's
+ * block; the body leaves the sample's row in the lane's row s2_ of the warp's stage2_ (KP
+ * doubles: M values, then M rows of N gradient entries), and DUAL_JIT_SAMPLES_END folds each
+ * item's rows entry by entry in sample order and stores the blocks' means, m2 and flags.
+ * Nothing is carried from sample to sample, so a thread holds only one sample's sweep.  A
+ * point's last block may hold fewer samples: its spare lanes run the last one again and fold
+ * nothing (every lane runs the body, so its warp-wide vote for the guarded rerun holds). */
+#define DUAL_JIT_SAMPLES_BEGIN                                                                   \
+  const int lane_ = (int)(threadIdx.x & 31u), warp_ = (int)(threadIdx.x >> 5);                  \
+  const int64_t warps_ = (int64_t)(blockDim.x >> 5);                                             \
+  const int len_ = DUAL_SGRAD_BLOCK * (A.antithetic ? 2 : 1), per_ = 32 / len_;                  \
+  const int sl_ = lane_ % len_, qs_ = lane_ / len_;                                              \
+  const int64_t last_ = A.samples - (A.sg_parts - 1) * len_; /* the last block's samples */     \
+  for (int64_t ibase_ = ((int64_t)blockIdx.x * warps_ + warp_) * per_; ibase_ < A.count;        \
+       ibase_ += (int64_t)gridDim.x * warps_ * per_) {                                           \
+    const int64_t item_ = ibase_ + qs_;                                                          \
+    const int ilive_ = item_ < A.count;                                                          \
+    const int64_t it_ = ilive_ ? item_ : A.count - 1;                                            \
+    const int64_t pt = it_ / A.sg_parts, blk_ = it_ - pt * A.sg_parts;                          \
+    const int64_t nb_ = blk_ + 1 < A.sg_parts ? len_ : last_;                                    \
+    const int on_ = ilive_ && sl_ < nb_;                                                         \
+    const int64_t sample_ = blk_ * len_ + (sl_ < nb_ ? sl_ : nb_ - 1);                           \
+    int st = 0;
+/* R1, R2: the tasks (item, entry) per lane, ceil(per_ (1 + N) / 32), for W = 1 and 2. */
+#define DUAL_JIT_SAMPLES_END(KP, M, N, SCORE, R1, R2)                                            \
+    sst2_[warp_][lane_] = on_ ? st : 0;                                                          \
+    __syncwarp();                                                                                \
+    if (A.antithetic)                                                                            \
+      dual_jit_fold_blocks<2, R2>(A, stage2_[warp_], sst2_[warp_], lane_, ibase_, last_, KP, M, N, SCORE); \
+    else dual_jit_fold_blocks<1, R1>(A, stage2_[warp_], sst2_[warp_], lane_, ibase_, last_, KP, M, N, SCORE); \
+    __syncwarp();                                                                                \
+  }
+
+/* The fold of a warp's tile: lane l takes the tasks l, l + 32, ... (R of them; task t is entry
+ * t % (1 + N) of the tile's item t / (1 + N)) and runs them side by side through the block's
+ * samples in order, each unit into its task's mean and m2 by dual_sgrad_block_add — the
+ * arithmetic of dual_sgrad_block_entry (an antithetic pair's mean 0.5 (first + second), unit r
+ * of the block the (r + 1)-th), so the bits are the loop's of DUAL_JIT_SGRAD_BEGIN — with the
+ * samples unrolled, so that each divisor r + 1 is a constant (the powers of two multiply) and
+ * the R chains overlap.  The tasks of entry 0 also OR the samples' flags (sst). */
+template <int W, int R>
+static __forceinline__ __device__ void dual_jit_fold_blocks(const dual_jit_args &A, const double *sw,
+                                                            const int *sst, int lane, int64_t ibase,
+                                                            int64_t last, int kp, int m, int n,
+                                                            int score) {
+  const int len = DUAL_SGRAD_BLOCK * W, per = 32 / len, E = 1 + n;
+  double bm[R], b2[R], pend[R];
+  int64_t qi[R];
+  int q[R], e[R], qn[R], on[R], o[R];
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    const int t = lane + 32 * k;
+    q[k] = t / E, e[k] = t - q[k] * E;
+    qi[k] = ibase + q[k];
+    on[k] = t < per * E && qi[k] < A.count;
+    const int64_t qb = on[k] ? qi[k] % A.sg_parts : 0;
+    qn[k] = qb + 1 < A.sg_parts ? len : (int)last;
+    bm[k] = 0.0, b2[k] = 0.0, pend[k] = 0.0, o[k] = 0;
+  }
+#pragma unroll
+  for (int s = 0; s < len; ++s) {
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      if (!on[k] || s >= qn[k]) continue;
+      const double *r = sw + (q[k] * len + s) * kp;
+      double u = e[k] == 0 ? r[0] : dual_sgrad_entry(r[0], r[m + e[k] - 1], score ? r[m + n + e[k] - 1] : 0.0, score);
+      o[k] |= sst[q[k] * len + s];
+      if (W == 2 && !(s & 1)) {
+        pend[k] = u;
+        continue;
+      }
+      if (W == 2) u = 0.5 * (pend[k] + u);
+      dual_sgrad_block_add(u, s / W, &bm[k], &b2[k]);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    if (!on[k]) continue;
+    double *q2 = A.sg_part + (qi[k] * A.sg_entries + e[k]) * 2;
+    q2[0] = bm[k], q2[1] = b2[k];
+    if (e[k] == 0 && A.status != NULL) A.status[qi[k]] = o[k];
+  }
+}
+
 #endif /* DUAL_JIT_KERNEL_H */

@@ -43,6 +43,19 @@
     if (A.d != NULL) s2_[(k)] = g_;                                                              \
   }
 
+/* dual_sgrad's reverse-mode kernels (jit_source_rev.c): a sample's output value b and its
+ * gradient entries go to slots of the thread's row s2_ (the fold reads them back after the
+ * sample), the value flagged exactly, each entry noted. */
+#define DUAL_JIT2_SGRAD_VALUE(b, v)                                                              \
+  st |= DUAL_PT_FLAGS(v);                                                                        \
+  s2_[(b)] = (v);
+#define DUAL_JIT2_SGRAD_PUT(k, value)                                                            \
+  {                                                                                              \
+    const double g_ = (value);                                                                   \
+    DUAL_JIT2_NOTE(g_)                                                                           \
+    s2_[(k)] = g_;                                                                               \
+  }
+
 /* The flushes' lane map, set once per tile (after sw2_): lane 4 p + i writes element i of a
  * chunk for the tile's points p, p + 8, p + 16 and p + 24 (fl_n_ of them exist).  Each store
  * instruction then writes 4 elements of 8 points: whole 32-byte sectors both when a point's

@@ -48,6 +48,13 @@ typedef struct genr {
    * and is not yet written (pend, NULL otherwise), and whether its variable holds its value (set) */
   char **pend;
   uint8_t *set;
+  /* dual_sgrad's kernels (job->samples > 0): the body inside the sample loop, the sample's
+   * values and gradient entries into the thread's row s2_ (m values, then m rows of n entries)
+   * instead of the stager, folded after each sample (jit_source.h: dual_jit_emit_sgrad_fold) */
+  int sgrad;
+  /* normal draws computed in pairs (dual/random.h; NULL: one at a time, as in segments): pair
+   * j's z<j>_ declared in the body so far */
+  uint8_t *pairs;
 } genr;
 
 

@@ -129,8 +129,16 @@ void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
     dual_strbuf_double(&g->out, g->prog->consts[a]);
     EMIT(";\n");
     break;
-  default: /* RNORM, RUNIF: sample 0, as the interpreters */
-    EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(%d, %u);\n", t, op == DUAL_OP_RNORM, a);
+  case DUAL_OP_RNORM: /* both normals of its pair at its first draw: the same bits (dual/random.h) */
+    if (g->pairs != NULL && !g->pairs[a >> 1]) {
+      g->pairs[a >> 1] = 1;
+      EMIT("    double z%u_[2];\n    DUAL_JIT_NORMALS(%u, z%u_);\n", a >> 1, a >> 1, a >> 1);
+    }
+    if (g->pairs != NULL) EMIT("    const double v%" PRId64 " = z%u_[%u];\n", t, a >> 1, a & 1u);
+    else EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(1, %u);\n", t, a);
+    break;
+  default: /* RUNIF; draws are keyed by sample 0, or dual_sgrad's sample (DUAL_JIT_SAMPLE) */
+    EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(0, %u);\n", t, a);
     break;
   }
 }
@@ -352,6 +360,12 @@ static void emit_lane_store(genr *g, int s, int64_t j, int k, int expect) {
  * along direction 0 or v) and each direction's g' not stored early; with `expect`, only tell the
  * stager they will come. */
 void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect) {
+  if (g->sgrad) { /* the sample's row: entry j of output s's gradient */
+    char name[DEFER_CAP + 64];
+    acc_copy(g, acc_in(g, j, -1), name, sizeof name);
+    if (!expect) EMIT("    DUAL_JIT2_SGRAD_PUT(%" PRId64 ", %s)\n", g->prog->n_out + s * g->prog->n_in + j, name);
+    return;
+  }
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
   else if (store_grad) {
     char name[DEFER_CAP + 64];
@@ -518,7 +532,8 @@ static int lanes_max(const dual_job *job) {
 }
 
 static void free_presence(genr *g) {
-  free(g->tp), free(g->ep), free(g->bp), free(g->early), free(g->lone), free(g->last);
+  free(g->tp), free(g->ep), free(g->bp), free(g->early), free(g->lone), free(g->last), free(g->pairs);
+  g->pairs = NULL;
 }
 
 /* Whether the pass stores the gradient (Jacobian row) of each sweep: reverse mode always; the
@@ -544,6 +559,39 @@ static void kernel_groups(const dual_job *job, int pass, int *g0, int *g1) {
   const int per = groups_per_kernel(job), all = groups_total(job);
   *g0 = pass * per;
   *g1 = *g0 + per < all ? *g0 + per : all;
+}
+
+/* The doubles of a dual_sgrad sample's row: m values, then m rows of n gradient entries (odd:
+ * a warp's rows fall in distinct shared-memory banks). */
+static int64_t sgrad_row(const dual_program *prog) {
+  return (prog->n_out + (int64_t)prog->n_out * prog->n_in) | 1;
+}
+
+/* dual_sgrad's kernel around `body` (one sample's sweeps, which leave its row in s2_): a lane
+ * per sample of a point's sample block (jit_kernel.h's DUAL_JIT_SAMPLES_BEGIN/END, which fold
+ * the warp's rows into each block's means and m2), the fast copy of the body and, when a lane's
+ * entry came out NaN or infinite, the warp's rerun through the guarded copy (as
+ * dual_jit_stager_kernel_fast's). */
+static void emit_sgrad_kernel(genr *g, int pass, const char *body) {
+  const dual_program *prog = g->prog;
+  const int64_t kp = sgrad_row(prog);
+  EMIT("\nstatic __device__ __noinline__ int dual_jit2_guarded_p%d(const dual_jit_args A, int64_t pt, "
+       "int64_t sample_, double *const s2_) {\n  int st = 0;\n%s  return st;\n}\n", pass, body);
+  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TF\n"
+       "#define DUAL_RTT DUAL_TT_PLAIN\n#define DUAL_JIT2_NOTE(x) nf_ = fma((x), 0.0, nf_);\n");
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS");
+  if (g->min_blocks > 0) EMIT(", %d", g->min_blocks);
+  EMIT(") " DUAL_JIT2_KERNEL_NAME "(const dual_jit_args A) {\n"
+       "  __shared__ double stage2_[DUAL_JIT_WARPS][32 * %" PRId64 "];\n"
+       "  __shared__ int sst2_[DUAL_JIT_WARPS][32];\n"
+       "  DUAL_JIT_SAMPLES_BEGIN\n    double *const s2_ = stage2_[warp_] + lane_ * %" PRId64 ";\n"
+       "    double nf_ = 0.0;\n    (void)nf_;\n%s"
+       "    if (__any_sync(0xffffffffu, nf_ != 0.0)) st = dual_jit2_guarded_p%d(A, pt, sample_, s2_);\n"
+       "  DUAL_JIT_SAMPLES_END(%" PRId64 ", %d, %d, %d, %d, %d)\n}\n",
+       pass, kp, kp, body, pass, kp, prog->n_out, prog->n_in, g->job->score != 0,
+       (4 * (1 + prog->n_in) + 31) / 32, (2 * (1 + prog->n_in) + 31) / 32);
+  EMIT("#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_JIT2_NOTE\n#define DUAL_RTM DUAL_TM\n"
+       "#define DUAL_RTT DUAL_TT\n#define DUAL_JIT2_NOTE(x) st |= DUAL_PT_FLAGS(x);\n");
 }
 
 /* The kernel of pass `pass`: the warp-tiled loop of jit_kernel.h around the sweeps, whose
@@ -579,7 +627,8 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     return;
   }
   if (funcs != NULL) EMIT("%s", funcs);
-  if (g->cslot != NULL) dual_jit_stager_kernel(&g->stage, pass, body);
+  if (g->sgrad) emit_sgrad_kernel(g, pass, body);
+  else if (g->cslot != NULL) dual_jit_stager_kernel(&g->stage, pass, body);
   else dual_jit_stager_kernel_fast(&g->stage, pass, body, g->min_blocks);
   free(body), free(funcs);
 }
@@ -594,7 +643,8 @@ static void emit_forward(genr *g, int pass) {
     const int op = DUAL_INSTR_OP(w);
     const int prop = dual_op_table[op].prop;
     if (prop == DUAL_PROP_OUT) {
-      if (g->phase != 2)
+      if (g->phase != 2 && g->sgrad) EMIT("    DUAL_JIT2_SGRAD_VALUE(%d, v%" PRId64 ")\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
+      else if (g->phase != 2)
         EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", %d)\n", DUAL_INSTR_B(w), g->opnd[3 * t], pass == 0);
       continue;
     }
@@ -613,6 +663,7 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
   const dual_program *prog = g->prog;
   const int grouped = g->job->mode == DUAL_MODE_HESSIAN;
   g->phase = grouped;
+  if (g->pairs != NULL) memset(g->pairs, 0, (size_t)dual_program_num_draws(prog) / 2 + 1);
   /* the point's loads first, so they are in flight together */
   for (int64_t t = 0; t < prog->n_instr; ++t) {
     const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
@@ -645,6 +696,22 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
     return NULL;
   }
   const dual_program *prog = job->prog;
+  const int sgrad = job->samples > 0;
+  if (sgrad) { /* pathwise: a gradient of one output; score: the score program's two-row Jacobian */
+    const int want = job->score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT, m = job->score ? 2 : 1;
+    if (job->mode != want || prog->n_out != m) {
+      snprintf(why, (size_t)why_cap, "dual_sgrad's %s kernels need mode %d and %d outputs (mode %d, %d outputs)",
+               job->score ? "score-function" : "pathwise", want, m, job->mode, prog->n_out);
+      return NULL;
+    }
+    if (prog->n_instr > DUAL_JIT_MAX_REV_INSTR || sgrad_row(prog) * 8 * 128 > 48 * 1024) {
+      snprintf(why, (size_t)why_cap,
+               "dual_sgrad's reverse-mode kernels hold at most %d instructions and a sample row of "
+               "%d doubles (this program: %" PRId64 " instructions, a row of %" PRId64 ")",
+               DUAL_JIT_MAX_REV_INSTR, 48 * 1024 / (8 * 128), prog->n_instr, sgrad_row(prog));
+      return NULL;
+    }
+  }
   const int segmented = first_order(job) && sweeps(job) == 1 && prog->n_instr > DUAL_JIT_MAX_REV_INSTR;
   const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
   if (first_order(job) && prog->n_instr > most) {
@@ -664,7 +731,14 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   }
   genr g0, *g = &g0;
   memset(g, 0, sizeof *g);
-  g->prog = prog, g->job = job, g->min_blocks = min_blocks;
+  g->prog = prog, g->job = job, g->min_blocks = min_blocks, g->sgrad = sgrad;
+  if (!segmented) { /* normal draws in pairs (segments keep one at a time: pairs would cross them) */
+    g->pairs = (uint8_t *)malloc((size_t)dual_program_num_draws(prog) / 2 + 1);
+    if (g->pairs == NULL) {
+      snprintf(why, (size_t)why_cap, "out of memory generating reverse-mode source");
+      return NULL;
+    }
+  }
   g->opnd = (int64_t *)malloc(sizeof(int64_t) * 3 * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
   int64_t *def = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_regs > 0 ? prog->n_regs : 1));
   int64_t *first_load = (int64_t *)malloc(sizeof(int64_t) * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
@@ -712,9 +786,11 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
   if (planned) {
     EMIT("// dualbatch compiled tier, %s: %" PRId64 " instructions, mode %d, %d passes%s\n"
-         "%s#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
-         prog->n_instr, job->mode, passes, segmented ? ", segmented" : "",
-         segmented ? "#define DUAL_FN_OUTLINE 1 /* elementary functions called (dual/fn_bits.h) */\n" : "");
+         "%s%s#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
+         prog->n_instr, job->mode, passes,
+         segmented ? ", segmented" : !sgrad ? "" : job->score ? ", dual_sgrad (score function)" : ", dual_sgrad (pathwise)",
+         segmented ? "#define DUAL_FN_OUTLINE 1 /* elementary functions called (dual/fn_bits.h) */\n" : "",
+         sgrad ? "#define DUAL_JIT_SAMPLE sample_ /* the draws' sample: the sample loop's */\n" : "");
     for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
   }
   free(g->opnd), free(first_load);

@@ -273,11 +273,11 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int second = dual_mode_is_second_order(job->mode);
   const int rev = job->reverse; /* reverse mode or forward-over-reverse (jit/jit_source_rev.c) */
   const int gen2 = second || rev; /* kernels of jit_source2.c or jit_source_rev.c */
-  /* dual_sgrad in forward mode, for now only when asked for (DUAL_TIER_COMPILE and the
-   * experimental knob DUAL_KNOB_JIT_SGRAD): the sample loop's kernels (dual_jit_source_sgrad),
-   * unmeasured yet against the interpreter's; its reverse sweeps interpret */
+  /* dual_sgrad, for now only when asked for (DUAL_TIER_COMPILE and the experimental knob
+   * DUAL_KNOB_JIT_SGRAD): the sample loop's kernels, forward mode (dual_jit_source_sgrad) or
+   * reverse mode (dual_jit_source_rev) */
   const int sgrad = job->samples > 0;
-  if (sgrad && (rev || ctx->tier != DUAL_TIER_COMPILE || !ctx->knobs[DUAL_KNOB_JIT_SGRAD])) return DUAL_SUCCESS;
+  if (sgrad && (ctx->tier != DUAL_TIER_COMPILE || !ctx->knobs[DUAL_KNOB_JIT_SGRAD])) return DUAL_SUCCESS;
   if (ctx->tier == DUAL_TIER_INTERPRET) return DUAL_SUCCESS;
   /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
    * width (forward-over-reverse: per pass of directions; reverse mode: one kernel), the
@@ -298,15 +298,18 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
    * take registers too; reverse-mode kernels hold their sweep's values); nested second order:
    * the compiler's */
   const int knob_blocks = (int)ctx->knobs[DUAL_KNOB_JIT_MIN_BLOCKS];
-  const int min_blocks = rev                                   ? (knob_blocks > 0 ? knob_blocks : 0)
+  /* (dual_sgrad in reverse mode: a thread holds one sample's sweep, and 4 blocks of 128 ran
+   * sgrad.db 5% faster than the compiler's 2 on the H100, its draw-free part 37%: bench/NOTES.md) */
+  const int min_blocks = rev && sgrad && knob_blocks < 0       ? 4
+                         : rev                                 ? (knob_blocks > 0 ? knob_blocks : 0)
                          : gen2 || (sgrad && knob_blocks < 0) ? 0
                                                                : jit_min_blocks(ctx, width, npass);
   /* the memory key's mode: the job's, and what else the generator bakes in (second order: the
    * layout, the blocking; reverse: the AD mode; sgrad: the sample loop and pathwise or score) */
+  const int sg_bits = sgrad << 14 | (sgrad && job->score != 0) << 15;
   const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
-                                  rev << 13 | (rev ? job->groups : 0) << 16
-                       : sgrad ? job->mode | 1 << 14 | (job->score != 0) << 15
-                               : job->mode;
+                                  rev << 13 | (rev ? job->groups : 0) << 16 | sg_bits
+                              : job->mode | sg_bits;
   const char *name_fmt = gen2 ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
   if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
     return decline(ctx, dual_strdup_printf(
@@ -412,9 +415,10 @@ int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, cons
    * 64 or 32 threads instead, so that it spreads over every multiprocessor.  Every pass gets the
    * grid of the pass with the fewest resident blocks: a grid per pass (4 blocks of hess's lighter
    * passes instead of 3) ran 8% slower on the H100 (bench/NOTES.md). */
+  const int64_t work = ja->count * (ja->sg_lanes > 1 ? ja->sg_lanes : 1); /* threads' worth */
   int threads = JIT_THREADS;
-  while (threads > 32 && (ja->count + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
-  int64_t blocks = (ja->count + threads - 1) / threads;
+  while (threads > 32 && (work + threads - 1) / threads < 2 * (int64_t)g->sm_count) threads /= 2;
+  int64_t blocks = (work + threads - 1) / threads;
   const int64_t resident = (int64_t)g->sm_count * m->blocks_per_sm * (JIT_THREADS / threads);
   if (blocks > resident) blocks = resident;
   dual_jit_args a = *ja;

@@ -22,6 +22,13 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
 int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *a,
                         void *stream);
 
+/* Run a first-order job or dual_sgrad's (forward or reverse mode) with its compiled module:
+ * one launch per chunk; dual_sgrad's items leave their sample blocks' partials, folded after
+ * each launch by kernels/sgrad_combine.cu (device-memory batches only: gpu_sgrad.c stages host
+ * ones) (gpu_run.c). */
+int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                          const dual_jit_module *m);
+
 /* Run a second-order job (nested forward or forward-over-reverse) with its compiled module:
  * device-memory batches in place, host-memory ones through the staging path (gpu_run2.c). */
 int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job *job,

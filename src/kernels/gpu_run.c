@@ -163,6 +163,7 @@ typedef struct launch_setup {
   int64_t sg_parts;    /* compiled dual_sgrad: sample blocks per point (the scratch holds the
                           blocks' partial results and flags of sg_chunk points) */
   int64_t sg_chunk;
+  int32_t sg_lanes;    /* compiled dual_sgrad: threads per item (reverse mode: one per sample) */
 } launch_setup;
 
 /* Compiled dual_sgrad (device arrays): by chunks of sg_chunk points, the items (point, sample
@@ -179,7 +180,7 @@ static int launch_sgrad(dual_context *ctx, struct dual_gpu *g, const launch_setu
     ja.count = c * P, ja.point0 = base->point0 + p0;
     ja.x = base->x ? base->x + p0 * base->x_ps : NULL;
     ja.p = base->p ? base->p + p0 * base->p_ps : NULL;
-    ja.sg_parts = P, ja.sg_entries = E, ja.sg_part = scratch;
+    ja.sg_parts = P, ja.sg_entries = E, ja.sg_part = scratch, ja.sg_lanes = ls->sg_lanes;
     ja.status = (int32_t *)(scratch + c * P * E * 2);
     dual_gpu_sgrad_split sp;
     memset(&sp, 0, sizeof sp);
@@ -334,8 +335,8 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job, 
 /* The compiled tier: the module's kernels cover every pass, so one launch per chunk; no plan
  * and no register files.  dual_sgrad's kernels run a sample block of a point per thread and the
  * blocks are combined after them (launch_sgrad; gpu_sgrad.c hands over device batches only). */
-static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
-                        const dual_jit_module *m) {
+int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                          const dual_jit_module *m) {
   if (job->samples > 0 && job->b->memory != DUAL_MEMORY_DEVICE)
     return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU sgrad: a host batch reached the compiled launch "
                      "unstaged (kernels/gpu_sgrad.c stages it)");
@@ -347,6 +348,7 @@ static int run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (job->samples > 0) { /* the blocks' partials of a chunk of points (launch_sgrad) */
     const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
     ls.sg_parts = units > 0 ? dual_sgrad_blocks(units) : 1;
+    ls.sg_lanes = job->reverse ? DUAL_SGRAD_BLOCK * (job->antithetic ? 2 : 1) : 1;
     const size_t per_point = (size_t)ls.sg_parts * ((size_t)(1 + job->prog->n_in) * 2 * sizeof(double) + sizeof(int32_t));
     ls.sg_chunk = (int64_t)(SGRAD_SCRATCH / per_point);
     if (ls.sg_chunk < 1) ls.sg_chunk = 1;
@@ -370,7 +372,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   st = dual_gpu_jit_select(ctx, g, job, &jit);
   if (st != DUAL_SUCCESS) return st;
   if (jit != NULL) {
-    st = run_compiled(ctx, g, job, jit);
+    st = dual_gpu_run_compiled(ctx, g, job, jit);
     if (st == DUAL_SUCCESS) {
       ctx->last_tier = DUAL_TIER_COMPILE;
       return st;

@@ -164,12 +164,14 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   /* The compiled kernels (jit/jit_source_rev.c), under experimental gates: forward-over-reverse
    * with compiled nested second order (DUAL_KNOB_JIT_SECOND, gpu_run2.c), gradients, Jacobians
-   * and VJPs with DUAL_KNOB_JIT_REVERSE; dual_sgrad's reverse sweeps interpret. */
-  const int gate = for_ ? DUAL_KNOB_JIT_SECOND : DUAL_KNOB_JIT_REVERSE;
-  if (ctx->tier == DUAL_TIER_COMPILE && job->samples == 0 && ctx->knobs[gate]) {
+   * and VJPs with DUAL_KNOB_JIT_REVERSE, dual_sgrad with DUAL_KNOB_JIT_SGRAD (gpu_run.c's launch
+   * of the sample blocks and their fold). */
+  const int gate = job->samples > 0 ? DUAL_KNOB_JIT_SGRAD : for_ ? DUAL_KNOB_JIT_SECOND : DUAL_KNOB_JIT_REVERSE;
+  if (ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[gate]) {
     const dual_jit_module *jit = NULL;
     st = dual_gpu_jit_select(ctx, g, job, &jit);
-    if (st == DUAL_SUCCESS && jit != NULL) st = dual_gpu_run_compiled2(ctx, g, job, jit);
+    if (st == DUAL_SUCCESS && jit != NULL)
+      st = job->samples > 0 ? dual_gpu_run_compiled(ctx, g, job, jit) : dual_gpu_run_compiled2(ctx, g, job, jit);
     if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
     if (st != DUAL_SUCCESS || jit != NULL) return st;
   }
