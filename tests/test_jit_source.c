@@ -335,7 +335,8 @@ Test(jit_source, the_lane_sum_rule_refuses_dense_programs) {
 /* dual_sgrad's kernels (jit_source.c, dual_jit_source_sgrad): a pathwise module of one pass and a
  * score-function module of two passes (20 inputs) compile with NVRTC; each kernel runs the
  * sample loop and folds its columns, the first one E f too, and the draws take the loop's
- * sample.  A sample row over the stage (score, 32 lanes) and a pathwise program of two outputs
+ * sample; so do their reverse-mode kernels (jit_source_rev.c).  A sample row over the stage
+ * (forward: score, 32 lanes; reverse: score, 30 inputs) and a pathwise program of two outputs
  * are refused with the reason. */
 Test(jit_source, sgrad_kernels_compile) {
   need_nvrtc();
@@ -368,6 +369,42 @@ Test(jit_source, sgrad_kernels_compile) {
     cr_assert_eq(count(src, "DUAL_JIT_FLUSH"), 0, "no row of a sample leaves the stage");
     assert_compiles(src);
     free(src);
+  }
+  /* reverse mode (jit_source_rev.c): one kernel, a thread per sample, the warp's fold; the
+   * score program's rows of 20 inputs (2 + 40 doubles) fit, 30 inputs' (62) do not */
+  for (int i = 0; i < 2; ++i) {
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = cases[i].prog, job.b = &b, job.threads = 1, job.reverse = 1, job.samples = 64;
+    job.score = cases[i].score, job.mode = cases[i].score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT;
+    int npass = 0;
+    char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(npass, 1);
+    cr_assert_eq(count(src, "DUAL_JIT_SAMPLES_BEGIN"), 1);
+    cr_assert_eq(count(src, "DUAL_JIT2_SGRAD_PUT("), 2 * job.prog->n_out * job.prog->n_in,
+                 "each gradient entry of each output, in the fast and the guarded copy");
+    cr_assert_eq(count(src, "#define DUAL_JIT_SAMPLE sample_"), 1);
+    assert_compiles(src);
+    free(src);
+  }
+  {
+    dual_program *sf30 = NULL, *score30 = NULL;
+    cr_assert(dual_program_compile(ctx, "input x[30]\noutput f = sum(i in 0..30, "
+                                        "(normal(x[i], 0.5) > 0) * x[i])\n", "sf30", &sf30) == 0);
+    cr_assert(dual_sgrad_score_program(ctx, sf30, &score30) == DUAL_SUCCESS);
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = score30, job.b = &b, job.threads = 1, job.reverse = 1, job.samples = 64, job.score = 1;
+    job.mode = DUAL_MODE_JACOBIAN;
+    int npass = 0;
+    cr_assert_null(dual_jit_source_rev(&job, 0, &npass, why, sizeof why));
+    cr_assert(strstr(why, "sample row") != NULL, "reason: %s", why);
+    dual_program_destroy(&sf30), dual_program_destroy(&score30);
   }
   cr_assert_null(dual_jit_source_sgrad(score, 1, 32, 1, 0, why, sizeof why));
   cr_assert(strstr(why, "staging limit") != NULL, "reason: %s", why);
