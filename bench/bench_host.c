@@ -65,6 +65,26 @@ int bench_parse_batches(const char *list, double *out, int cap, int64_t *largest
   return n;
 }
 
+void bench_args_init(bench_args *a) {
+  a->dir = NULL, a->commit = "unknown", a->batches = "1e3,1e4,1e5";
+  a->reps = 7;
+}
+
+int bench_args_take(bench_args *a, const char *opt, const char *val) {
+  if (val == NULL) return 0;
+  if (!strcmp(opt, "--dir")) a->dir = val;
+  else if (!strcmp(opt, "--batches")) a->batches = val;
+  else if (!strcmp(opt, "--reps")) a->reps = atoi(val);
+  else if (!strcmp(opt, "--commit")) a->commit = val;
+  else return 0;
+  return 1;
+}
+
+int bench_args_batches(bench_args *a, double *bs, int cap, int64_t *largest) {
+  if (a->reps < 1 || a->reps > BENCH_MAX_REPS) a->reps = 7;
+  return bench_parse_batches(a->batches, bs, cap, largest);
+}
+
 /* First line of a shell command's output (trailing newline removed); "" when it fails. */
 void bench_command_line(const char *cmd, char *buf, size_t cap) {
   buf[0] = '\0';

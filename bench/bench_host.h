@@ -26,6 +26,24 @@ void bench_write_file(const char *dir, const char *name, const void *data, size_
  * the largest in *largest. */
 int bench_parse_batches(const char *list, double *out, int cap, int64_t *largest);
 
+/* The options the GPU harnesses share (bench_hvp.c, bench_sgrad.c): --dir DIR (points and
+ * reference results for the peers), --batches LIST, --reps R, --commit SHA. */
+typedef struct bench_args {
+  const char *dir, *commit, *batches;
+  int reps;
+} bench_args;
+
+/* No dir, commit "unknown", batches 1e3,1e4,1e5, 7 reps. */
+void bench_args_init(bench_args *a);
+
+/* Takes option `opt` with value `val` (NULL: none left) when it is one of the shared ones:
+ * returns 1 (the caller skips the value), else 0. */
+int bench_args_take(bench_args *a, const char *opt, const char *val);
+
+/* The reps clamped (1 .. BENCH_MAX_REPS, else 7) and the batch sizes into bs (at most cap):
+ * their count, and the largest in *largest. */
+int bench_args_batches(bench_args *a, double *bs, int cap, int64_t *largest);
+
 /* First line of a shell command's output (trailing newline removed); "" when it fails. */
 void bench_command_line(const char *cmd, char *buf, size_t cap);
 /* "AMD EPYC (family 26, model 2)" from /proc/cpuinfo. */

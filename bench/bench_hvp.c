@@ -40,23 +40,21 @@ static double *device_copy(const double *h, size_t count) {
 }
 
 int main(int argc, char **argv) {
-  const char *dir = NULL, *commit = "unknown", *batches = "1e3,1e4,1e5";
-  int reps = 7;
+  bench_args o;
+  bench_args_init(&o);
   for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (v && !strcmp(a, "--dir")) dir = v, ++i;
-    else if (v && !strcmp(a, "--batches")) batches = v, ++i;
-    else if (v && !strcmp(a, "--reps")) reps = atoi(v), ++i;
-    else if (v && !strcmp(a, "--commit")) commit = v, ++i;
-    else {
-      fprintf(stderr, "usage: %s --dir DIR [--batches 1e3,1e4,1e5] [--reps R] [--commit SHA]\n", argv[0]);
-      return 2;
+    if (bench_args_take(&o, argv[i], i + 1 < argc ? argv[i + 1] : NULL)) {
+      ++i;
+      continue;
     }
+    fprintf(stderr, "usage: %s --dir DIR [--batches 1e3,1e4,1e5] [--reps R] [--commit SHA]\n", argv[0]);
+    return 2;
   }
-  if (reps < 1 || reps > BENCH_MAX_REPS) reps = 7;
   double bs[16];
   int64_t Bmax = 0;
-  const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
+  const int nb = bench_args_batches(&o, bs, 16, &Bmax);
+  const char *dir = o.dir, *commit = o.commit;
+  const int reps = o.reps;
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS) fail(ctx, "context");
   dual_program *prog = NULL;

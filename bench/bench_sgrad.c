@@ -59,18 +59,16 @@ static void make_batch(dual_batch *b, int64_t B, double *x, double *out, int dev
 }
 
 int main(int argc, char **argv) {
-  const char *dir = NULL, *commit = "unknown", *batches = "1e3,1e4,1e5";
+  bench_args o;
+  bench_args_init(&o);
   const char *path = DUAL_SOURCE_DIR "/bench/programs/sgrad.db";
-  int device = DUAL_DEVICE_GPU, reps = 7, ad = DUAL_AD_AUTO;
+  int device = DUAL_DEVICE_GPU, ad = DUAL_AD_AUTO;
   int64_t S = 256;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (v && !strcmp(a, "--dir")) dir = v, ++i;
+    if (bench_args_take(&o, a, v)) ++i;
     else if (v && !strcmp(a, "--device")) device = strcmp(v, "cpu") ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU, ++i;
-    else if (v && !strcmp(a, "--batches")) batches = v, ++i;
     else if (v && !strcmp(a, "--samples")) S = atoll(v), ++i;
-    else if (v && !strcmp(a, "--reps")) reps = atoi(v), ++i;
-    else if (v && !strcmp(a, "--commit")) commit = v, ++i;
     else if (v && !strcmp(a, "--program")) path = v, ++i;
     else if (v && !strcmp(a, "--ad"))
       ad = !strcmp(v, "forward") ? DUAL_AD_FORWARD : !strcmp(v, "reverse") ? DUAL_AD_REVERSE : DUAL_AD_AUTO, ++i;
@@ -79,10 +77,11 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  if (reps < 1 || reps > BENCH_MAX_REPS) reps = 7;
   double bs[16];
   int64_t Bmax = 0;
-  const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
+  const int nb = bench_args_batches(&o, bs, 16, &Bmax);
+  const char *dir = o.dir, *commit = o.commit;
+  const int reps = o.reps;
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, device) != DUAL_SUCCESS) fail(ctx, "context");
   if (dual_context_set_ad_mode(ctx, ad) != DUAL_SUCCESS) fail(ctx, "AD mode");

@@ -23,6 +23,9 @@
  * entries leave through the stager (jit_stage2.h): staged per warp as soon as they are final,
  * written by chunks of adjacent elements for 32 points at once.  Reverse mode (first order) is
  * the same without directions: one kernel of every output's sweep (a VJP's one sweep).
+ * dual_sgrad's reverse-mode kernel (job->samples > 0) runs that kernel's sweeps for one sample
+ * per thread, leaves the sample's value and gradient in the thread's row of shared memory
+ * instead of the stager, and lets the warp fold its samples (emit_sgrad_kernel, jit_kernel.h).
  */
 #include "jit/jit_source_rev.h"
 
@@ -708,7 +711,7 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
       snprintf(why, (size_t)why_cap,
                "dual_sgrad's reverse-mode kernels hold at most %d instructions and a sample row of "
                "%d doubles (this program: %" PRId64 " instructions, a row of %" PRId64 ")",
-               DUAL_JIT_MAX_REV_INSTR, 48 * 1024 / (8 * 128), prog->n_instr, sgrad_row(prog));
+               DUAL_JIT_MAX_REV_INSTR, 48 * 1024 / (8 * 128) - 1, prog->n_instr, sgrad_row(prog));
       return NULL;
     }
   }

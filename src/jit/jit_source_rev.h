@@ -58,7 +58,11 @@ int64_t dual_jit_rev_sums(const dual_job *job);
 
 /* The source of every pass's kernel of `job` (mode DUAL_MODE_GRADIENT, _JACOBIAN, _VJP, _HESSIAN
  * or _HVP), named as the second-order kernels are (DUAL_JIT2_KERNEL_NAME, jit_source2.h) and
- * taking a dual_jit_args; *npass receives their number.  One thread per point, warps tiled;
+ * taking a dual_jit_args; *npass receives their number.  With job->samples > 0, dual_sgrad's
+ * one kernel (pathwise: DUAL_MODE_GRADIENT of one output; job->score: DUAL_MODE_JACOBIAN of the
+ * score program's two outputs): a thread per sample of each item's sample block (jit_args.h's
+ * sg_* fields, jit_kernel.h's DUAL_JIT_SAMPLES_BEGIN), for programs of at most
+ * DUAL_JIT_MAX_REV_INSTR instructions whose sample row (m + m n doubles) is at most 47.  One thread per point, warps tiled;
  * min_blocks > 0 asks the compiler for that many resident blocks per multiprocessor (segmented
  * modules: ignored).  Returns a heap string, or NULL with a reason in why (another mode, over
  * the size rule, out of memory). */
