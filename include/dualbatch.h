@@ -516,8 +516,8 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
  *   se[b*ldse + j]  the standard error of g_j: the sample standard deviation of the per-sample
  *                   gradients over sqrt(units), units = samples (pairs with antithetic sampling).
  * Means and variances are accumulated inside the kernels, nothing of size samples x B stored:
- * Welford's update over blocks of 8 units in order, the blocks combined in order by Chan's
- * formula — so small batches spread a point's sample blocks over GPU threads with the same bits
+ * within blocks of 8 units by a fixed pairwise tree (units 2i and 2i + 1, then pairs of
+ * pairs, ... by Chan's formula), the blocks combined in order by Chan's formula — so small batches spread a point's sample blocks over GPU threads with the same bits
  * as one thread running them all.  f, g or se may be NULL (not wanted).
  *
  * flags (OR them):

@@ -82,6 +82,26 @@ Test(random, bits_to_unit_end_points) {
   cr_expect_eq(1.0 - dual_bits_to_unit(0, 0), top);
 }
 
+/* The conversions done by bits (dual_small_int_to_double; dual_bits_to_unit) against C's own
+ * integer-to-double conversion, over the ranges the draws use and beyond. */
+Test(random, conversions_by_bits_match_c) {
+  uint64_t r = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    const int64_t v = (int64_t)(r >> 13) - ((int64_t)1 << 50); /* |v| < 2^51 */
+    const int64_t small = (int64_t)(r >> 57) - 64;
+    cr_assert_eq(dual_small_int_to_double(v), (double)v, "v = %lld", (long long)v);
+    cr_assert_eq(dual_small_int_to_double(small), (double)small);
+    const uint32_t hi = (uint32_t)(r >> 32), lo = (uint32_t)r;
+    const uint64_t x = (uint64_t)hi << 20 | lo >> 12;
+    cr_assert_eq(dual_bits_to_unit(hi, lo), ((double)x + 0.5) * 0x1p-52);
+  }
+  cr_assert_eq(dual_small_int_to_double(0), 0.0);
+  cr_assert(!signbit(dual_small_int_to_double(0)), "0 converts to +0");
+  cr_assert_eq(dual_small_int_to_double(((int64_t)1 << 51) - 1), 0x1p51 - 1.0);
+  cr_assert_eq(dual_small_int_to_double(-((int64_t)1 << 51) + 1), -0x1p51 + 1.0);
+}
+
 /* Box–Muller wiring, in long double libm: normal draws 2j and 2j + 1 are the cosine and sine
  * branches of block 2^31 + j (dual/random.h); a uniform draw takes its own block's bits. */
 Test(random, normal_matches_box_muller) {

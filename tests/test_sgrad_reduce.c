@@ -1,6 +1,7 @@
 /*
  * test_sgrad_reduce.c — dual_sgrad's reduction (engine/sgrad_reduce.h) on its own: folding N
- * values sample by sample (Welford within blocks of DUAL_SGRAD_BLOCK, Chan's formula across)
+ * values sample by sample (a pairwise tree within blocks of DUAL_SGRAD_BLOCK, Chan's formula
+ * across)
  * gives the mean and the sum of squared deviations of a long-double two-pass computation to a
  * few ulps, plain and antithetic, for N around the block boundaries; and the split path — each
  * block folded on its own, then the blocks combined in order, as the compiled tier's small
@@ -91,4 +92,52 @@ Test(sgrad_reduce, chan_formula_by_hand) {
   cr_assert(fabs(mean - 8.6) <= 2e-15, "mean %.17g", mean);
   cr_assert(fabs(m2 - (1504.0 - 10.0 * 8.6 * 8.6)) <= 1e-12, "m2 %.17g", m2);
   cr_assert(fabs(dual_sgrad_se(m2, 10) - sqrt((1504.0 - 739.6) / 90.0)) <= 1e-14);
+}
+
+/* Chan's formula written out for this test: node b (nb units) after node a (na units). */
+static void chan(double na, double nb, double *ma, double *qa, double mb, double qb) {
+  const double d = mb - *ma;
+  *ma = *ma + d * (nb / (na + nb));
+  *qa = *qa + qb + d * d * (na * nb / (na + nb));
+}
+
+/* The block's definition (dualbatch.h, dual_sgrad): a full block of 8 units is the tree
+ * ((u0 u1)(u2 u3))((u4 u5)(u6 u7)); a block of k < 8 units (the point's last) keeps the nodes of
+ * k's binary digits, merged left to right.  Written out here node by node, for the first block
+ * of 8 units and for points of 7, 6, 5 and 3 units, it must give the fold's bits. */
+Test(sgrad_reduce, blocks_are_the_pairwise_tree) {
+  uint64_t rng = 99;
+  for (int trial = 0; trial < 200; ++trial) {
+    double u[8];
+    for (int i = 0; i < 8; ++i) u[i] = 1e2 * (trial % 3) + rp_uniform(&rng, -3.0, 3.0);
+    double pm[4], pq[4], qm[2], qq[2];
+    for (int i = 0; i < 4; ++i) pm[i] = u[2 * i], pq[i] = 0.0, chan(1, 1, &pm[i], &pq[i], u[2 * i + 1], 0.0);
+    for (int i = 0; i < 2; ++i)
+      qm[i] = pm[2 * i], qq[i] = pq[2 * i], chan(2, 2, &qm[i], &qq[i], pm[2 * i + 1], pq[2 * i + 1]);
+    double em = qm[0], eq = qq[0];
+    chan(4, 4, &em, &eq, qm[1], qq[1]);
+    double mean, m2;
+    fold_all(u, 8, 0, &mean, &m2);
+    cr_assert(memcmp(&mean, &em, 8) == 0 && memcmp(&m2, &eq, 8) == 0, "8 units: %.17g %.17g vs %.17g %.17g",
+              mean, m2, em, eq);
+    /* 7 units: (u0..u3) then (u4 u5) then u6 */
+    double sm = qm[0], sq = qq[0];
+    chan(4, 2, &sm, &sq, pm[2], pq[2]);
+    chan(6, 1, &sm, &sq, u[6], 0.0);
+    fold_all(u, 7, 0, &mean, &m2);
+    cr_assert(memcmp(&mean, &sm, 8) == 0 && memcmp(&m2, &sq, 8) == 0, "7 units");
+    /* 6 units: (u0..u3) then (u4 u5); 5: (u0..u3) then u4; 3: (u0 u1) then u2 */
+    sm = qm[0], sq = qq[0];
+    chan(4, 2, &sm, &sq, pm[2], pq[2]);
+    fold_all(u, 6, 0, &mean, &m2);
+    cr_assert(memcmp(&mean, &sm, 8) == 0 && memcmp(&m2, &sq, 8) == 0, "6 units");
+    sm = qm[0], sq = qq[0];
+    chan(4, 1, &sm, &sq, u[4], 0.0);
+    fold_all(u, 5, 0, &mean, &m2);
+    cr_assert(memcmp(&mean, &sm, 8) == 0 && memcmp(&m2, &sq, 8) == 0, "5 units");
+    sm = pm[0], sq = pq[0];
+    chan(2, 1, &sm, &sq, u[2], 0.0);
+    fold_all(u, 3, 0, &mean, &m2);
+    cr_assert(memcmp(&mean, &sm, 8) == 0 && memcmp(&m2, &sq, 8) == 0, "3 units");
+  }
 }

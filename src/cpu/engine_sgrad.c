@@ -2,8 +2,8 @@
  * engine_sgrad.c — dual_sgrad on the CPU.  The batch is taken in chunks of points; for each
  * sample in order, the chunk runs through the ordinary engine (forward or reverse, OpenMP over
  * blocks) with the job's draws keyed to that sample, into a chunk-sized sample row per point,
- * which is folded at once into the point's running means (engine/sgrad_reduce.h: Welford
- * within blocks of DUAL_SGRAD_BLOCK units, Chan's formula across them).  Memory is a
+ * which is folded at once into the point's running means (engine/sgrad_reduce.h: a pairwise
+ * tree within blocks of DUAL_SGRAD_BLOCK units, Chan's formula across them).  Memory is a
  * few rows per point of the chunk, whatever the number of samples; each point's arithmetic is
  * independent of the chunk and the threads, so the estimate is bitwise reproducible and equal to
  * the GPU's.

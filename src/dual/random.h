@@ -70,7 +70,14 @@ DUAL_INLINE void dual_draw_bits(uint64_t seed, int64_t point, int64_t sample, in
  * the same set (antithetic sampling mirrors u so). */
 DUAL_INLINE double dual_bits_to_unit(uint32_t hi, uint32_t lo) {
   const uint64_t x = (uint64_t)hi << 20 | lo >> 12;
-  return ((double)x + 0.5) * 0x1p-52;
+  /* (1 + x 2^-52) - 1 + 2^-53, each step exact: ((double)x + 0.5) 2^-52 without a conversion */
+  return (dual_from_bits(0x3ff0000000000000ull | x) - 1.0) + 0x1p-53;
+}
+
+/* (double)v for |v| < 2^51, exactly, by the bits of 1.5 2^52 + v (whose ulp is 1): an integer
+ * add and a subtraction instead of a conversion (a quarter of the FP64 rate on sm_90). */
+DUAL_INLINE double dual_small_int_to_double(int64_t v) {
+  return dual_from_bits(0x4338000000000000ull + (uint64_t)v) - 0x1.8p52;
 }
 
 /* A uniform draw strictly inside (0, 1). */
@@ -89,7 +96,7 @@ DUAL_INLINE double dual_draw_uniform(uint64_t seed, int64_t point, int64_t sampl
  * argument, 0.54 ulp) took 440 SASS instructions of a pair's 760 on sm_90. */
 DUAL_INLINE void dual_draw_sincos2pi(uint64_t x, double *sn, double *cs) {
   const uint64_t j = (x + ((uint64_t)1 << 48)) >> 49; /* 0 .. 8 */
-  const double d = ((double)(int64_t)(x - (j << 49)) + 0.5) * 0x1p-52;
+  const double d = (dual_small_int_to_double((int64_t)(x - (j << 49))) + 0.5) * 0x1p-52;
   const double a = d * 0x1.921fb54442d18p+2, a2 = a * a;
   const double s = a + a * a2 * (-0x1.5555555555555p-3 + a2 * (0x1.1111111111111p-7 +
                    a2 * (-0x1.a01a01a01a01ap-13 + a2 * (0x1.71de3a556c734p-19 +
@@ -128,9 +135,9 @@ static const double dual_draw_logc_host[8] = {DUAL_DRAW_LOGC_VALUES};
 DUAL_INLINE double dual_draw_log_unit(double u) {
   const uint64_t b = dual_bits(u);
   const int j = (int)(b >> 49) & 7, big = j == 7;
-  const double k = (double)((int)(b >> 52) - 1023 + big);
+  const double k = dual_small_int_to_double((int64_t)(b >> 52) - 1023 + big);
   const double m = dual_from_bits((b & 0x000fffffffffffffull) | ((uint64_t)(1023 - big) << 52));
-  const double c = big ? 1.0 : 1.0 + (double)(2 * j + 1) * 0.0625;
+  const double c = dual_from_bits(0x3ff0000000000000ull | (big ? 0u : (uint64_t)(2 * j + 1) << 48));
   const double s = (m - c) / (m + c), z = s * s, s2 = 2.0 * s;
   const double t = s2 + s2 * z * (0x1.5555555555555p-2 + z * (0x1.999999999999ap-3 +
                    z * (0x1.2492492492492p-3 + z * (0x1.c71c71c71c71cp-4 + z * 0x1.745d1745d1746p-4))));

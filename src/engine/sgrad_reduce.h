@@ -3,7 +3,8 @@
  * (cpu/engine_sgrad.c), the GPU interpreter (kernels/sgrad_loop.h) and the compiled tier's
  * generated kernels (jit/jit_source.c) so all produce the same bits.  After each sample the
  * point's results — its sample row — are folded into running means and sums of squared
- * deviations (Welford's update, in sample order); nothing of size samples x points is kept.
+ * deviations (a pairwise tree within blocks of 8, Chan's formula across blocks); nothing of size
+ * samples x points is kept.
  *
  * A sample row holds the program's m outputs, then its m gradient rows of n entries
  * (row[m + i*n + j] = d out_i / d x_j), consecutive entries `es` doubles apart.  Pathwise
@@ -12,11 +13,14 @@
  * (DUAL_SGRAD_FIELDS doubles per entry) cover 1 + n entries, f first.  With
  * antithetic sampling a unit is the mean of samples 2j and 2j + 1 (the first waits in pend).
  *
- * The units fold in blocks of DUAL_SGRAD_BLOCK: Welford's update within a block, then the
- * block's (mean, m2) is combined into the running totals by Chan's formula, blocks in order.
- * So a point's samples can be spread over threads block by block (the compiled tier does: each
- * thread folds one block, and dual_sgrad_combine folds the blocks in order afterwards) with the
- * same bits as one thread running them all.  Valid C11 and CUDA.
+ * The units fold in blocks of DUAL_SGRAD_BLOCK = 8: within a block by a fixed binary tree
+ * (units 2i and 2i + 1 into a node of two, nodes of two into four, of four into eight, each by
+ * Chan's formula, whose weights for equal halves, 1/2 and n/2, are exact: no division and a
+ * dependence depth of three instead of Welford's eight), then the block's (mean, m2) is combined
+ * into the running totals by Chan's formula, blocks in order.  So a point's samples can be
+ * spread over threads block by block (the compiled tier does: each thread folds one block, and
+ * dual_sgrad_combine folds the blocks in order afterwards) with the same bits as one thread
+ * running them all.  Valid C11 and CUDA.
  */
 #ifndef DUAL_ENGINE_SGRAD_REDUCE_H
 #define DUAL_ENGINE_SGRAD_REDUCE_H
@@ -42,17 +46,12 @@ DUAL_INLINE int64_t dual_sgrad_blocks(int64_t units) {
   return (units + DUAL_SGRAD_BLOCK - 1) / DUAL_SGRAD_BLOCK;
 }
 
-/* Unit r (0, 1, 2, ... within its block) of value u into the block's (*bmean, *bm2): Welford. */
-DUAL_INLINE void dual_sgrad_block_add(double u, int64_t r, double *bmean, double *bm2) {
-  if (r == 0) {
-    *bmean = u;
-    *bm2 = 0.0;
-  } else {
-    const double d = u - *bmean;
-    const double mu = *bmean + d / (double)(r + 1);
-    *bmean = mu;
-    *bm2 = *bm2 + d * (u - mu);
-  }
+/* Node b (nb units; mean mb, m2 qb) merged into node a (na units, *ma, *qa), the units just
+ * before b's: Chan's formula.  With na == nb both weights are exact (1/2 and na/2). */
+DUAL_INLINE void dual_sgrad_merge(double na, double nb, double *ma, double *qa, double mb, double qb) {
+  const double n = na + nb, d = mb - *ma;
+  *ma = *ma + d * (nb / n);
+  *qa = *qa + qb + d * d * (na * nb / n);
 }
 
 /* Block k (0, 1, 2, ...; the blocks before it full) of nb units with (bmean, bm2) into the
@@ -64,10 +63,7 @@ DUAL_INLINE void dual_sgrad_combine(int64_t k, int64_t nb, double bmean, double 
     *m2 = bm2;
     return;
   }
-  const double na = (double)(k * DUAL_SGRAD_BLOCK), nbd = (double)nb, n = na + nbd;
-  const double d = bmean - *mean;
-  *mean = *mean + d * (nbd / n);
-  *m2 = *m2 + bm2 + d * d * (na * nbd / n);
+  dual_sgrad_merge((double)(k * DUAL_SGRAD_BLOCK), (double)nb, mean, m2, bmean, bm2);
 }
 
 /* Entry e of point pt from its blocks' partials in the split layout (jit/jit_args.h: block k's
@@ -83,11 +79,53 @@ DUAL_INLINE void dual_sgrad_combine_blocks(const double *part, int64_t parts, in
   }
 }
 
-/* A point's accumulators of one entry are five doubles `fs` apart (DUAL_SGRAD_FIELDS): the
- * antithetic first member, the open block's mean and m2, and the running mean and m2 of the
+/* A point's accumulators of one entry are DUAL_SGRAD_FIELDS doubles `fs` apart: the antithetic
+ * first member; the open block's tree nodes (a lone unit L0, a node of two L1M / L1Q, and a node
+ * of four, BMEAN / BM2, where the block's mean and m2 end up); the running mean and m2 of the
  * closed blocks. */
-enum { DUAL_SGRAD_PEND = 0, DUAL_SGRAD_BMEAN, DUAL_SGRAD_BM2, DUAL_SGRAD_MEAN, DUAL_SGRAD_M2,
-       DUAL_SGRAD_FIELDS };
+enum { DUAL_SGRAD_PEND = 0, DUAL_SGRAD_L0, DUAL_SGRAD_L1M, DUAL_SGRAD_L1Q, DUAL_SGRAD_BMEAN,
+       DUAL_SGRAD_BM2, DUAL_SGRAD_MEAN, DUAL_SGRAD_M2, DUAL_SGRAD_FIELDS };
+
+/* Unit r (0 .. DUAL_SGRAD_BLOCK - 1 within its block) of value u into the block's open nodes
+ * (a[f * fs], f = DUAL_SGRAD_L0 .. DUAL_SGRAD_BM2): the unit is a node of one; while r's low
+ * bits say a node of its size waits to its left, the two merge (equal halves).  After unit 7,
+ * or after the block's last unit (`last`: the point's units end inside the block), the block's
+ * mean and m2 are at BMEAN and BM2; a shorter block's open nodes merge left to right, the
+ * largest first (unequal halves: weights by division). */
+DUAL_INLINE void dual_sgrad_block_add(double u, int64_t r, int last, double *a, int64_t fs) {
+  double m = u, q = 0.0, size = 1.0;
+  if (r & 1) {
+    double lm = a[DUAL_SGRAD_L0 * fs], lq = 0.0;
+    dual_sgrad_merge(1.0, 1.0, &lm, &lq, m, q);
+    m = lm, q = lq, size = 2.0;
+    if (r & 2) {
+      lm = a[DUAL_SGRAD_L1M * fs], lq = a[DUAL_SGRAD_L1Q * fs];
+      dual_sgrad_merge(2.0, 2.0, &lm, &lq, m, q);
+      m = lm, q = lq, size = 4.0;
+      if (r & 4) {
+        lm = a[DUAL_SGRAD_BMEAN * fs], lq = a[DUAL_SGRAD_BM2 * fs];
+        dual_sgrad_merge(4.0, 4.0, &lm, &lq, m, q);
+        m = lm, q = lq, size = 8.0;
+      }
+    }
+  }
+  if (!last && size < 8.0) { /* the node waits for its right neighbour */
+    if (size == 1.0) a[DUAL_SGRAD_L0 * fs] = m;
+    else if (size == 2.0) a[DUAL_SGRAD_L1M * fs] = m, a[DUAL_SGRAD_L1Q * fs] = q;
+    else a[DUAL_SGRAD_BMEAN * fs] = m, a[DUAL_SGRAD_BM2 * fs] = q;
+    return;
+  }
+  const int64_t k = r + 1; /* units in the block: the open nodes are k's set bits */
+  double am = m, aq = q, an = 0.0;
+  if ((k & 4) && size < 4.0) am = a[DUAL_SGRAD_BMEAN * fs], aq = a[DUAL_SGRAD_BM2 * fs], an = 4.0;
+  if ((k & 2) && size < 2.0) {
+    if (an == 0.0) am = a[DUAL_SGRAD_L1M * fs], aq = a[DUAL_SGRAD_L1Q * fs];
+    else dual_sgrad_merge(an, 2.0, &am, &aq, a[DUAL_SGRAD_L1M * fs], a[DUAL_SGRAD_L1Q * fs]);
+    an += 2.0;
+  }
+  if (an > 0.0) dual_sgrad_merge(an, size, &am, &aq, m, q);
+  a[DUAL_SGRAD_BMEAN * fs] = am, a[DUAL_SGRAD_BM2 * fs] = aq;
+}
 
 /* The block part of the fold: one entry's value u of sample `sample` into the open block's
  * accumulators a[f * fs] (an antithetic pair's first member waits in pend).  Returns the unit's
@@ -103,7 +141,7 @@ DUAL_INLINE int64_t dual_sgrad_block_entry(double u, int64_t sample, int64_t uni
   if (antithetic) u = 0.5 * (a[DUAL_SGRAD_PEND * fs] + u);
   if (unit >= units) return 0; /* (no such unit) */
   const int64_t r = unit % DUAL_SGRAD_BLOCK;
-  dual_sgrad_block_add(u, r, &a[DUAL_SGRAD_BMEAN * fs], &a[DUAL_SGRAD_BM2 * fs]);
+  dual_sgrad_block_add(u, r, unit + 1 == units, a, fs);
   return r + 1;
 }
 

@@ -271,18 +271,18 @@ static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, c
 
 /* The fold of a warp's tile: lane l takes the tasks l, l + 32, ... (R of them; task t is entry
  * t % (1 + N) of the tile's item t / (1 + N)) and runs them side by side through the block's
- * samples in order, each unit into its task's mean and m2 by dual_sgrad_block_add — the
+ * samples in order, each unit into its task's tree nodes by dual_sgrad_block_add — the
  * arithmetic of dual_sgrad_block_entry (an antithetic pair's mean 0.5 (first + second), unit r
  * of the block the (r + 1)-th), so the bits are the loop's of DUAL_JIT_SGRAD_BEGIN — with the
- * samples unrolled, so that each divisor r + 1 is a constant (the powers of two multiply) and
- * the R chains overlap.  The tasks of entry 0 also OR the samples' flags (sst). */
+ * samples unrolled, so that the nodes live in registers, the equal-halves weights are constants
+ * and the R trees overlap.  The tasks of entry 0 also OR the samples' flags (sst). */
 template <int W, int R>
 static __forceinline__ __device__ void dual_jit_fold_blocks(const dual_jit_args &A, const double *sw,
                                                             const int *sst, int lane, int64_t ibase,
                                                             int64_t last, int kp, int m, int n,
                                                             int score) {
   const int len = DUAL_SGRAD_BLOCK * W, per = 32 / len, E = 1 + n;
-  double bm[R], b2[R], pend[R];
+  double nd[DUAL_SGRAD_FIELDS * R], pend[R]; /* task k's tree nodes: nd[f * R + k] */
   int64_t qi[R];
   int q[R], e[R], qn[R], on[R], o[R];
 #pragma unroll
@@ -293,7 +293,7 @@ static __forceinline__ __device__ void dual_jit_fold_blocks(const dual_jit_args 
     on[k] = t < per * E && qi[k] < A.count;
     const int64_t qb = on[k] ? qi[k] % A.sg_parts : 0;
     qn[k] = qb + 1 < A.sg_parts ? len : (int)last;
-    bm[k] = 0.0, b2[k] = 0.0, pend[k] = 0.0, o[k] = 0;
+    pend[k] = 0.0, o[k] = 0;
   }
 #pragma unroll
   for (int s = 0; s < len; ++s) {
@@ -308,14 +308,14 @@ static __forceinline__ __device__ void dual_jit_fold_blocks(const dual_jit_args 
         continue;
       }
       if (W == 2) u = 0.5 * (pend[k] + u);
-      dual_sgrad_block_add(u, s / W, &bm[k], &b2[k]);
+      dual_sgrad_block_add(u, s / W, s + 1 == qn[k], nd + k, R);
     }
   }
 #pragma unroll
   for (int k = 0; k < R; ++k) {
     if (!on[k]) continue;
     double *q2 = A.sg_part + (qi[k] * A.sg_entries + e[k]) * 2;
-    q2[0] = bm[k], q2[1] = b2[k];
+    q2[0] = nd[DUAL_SGRAD_BMEAN * R + k], q2[1] = nd[DUAL_SGRAD_BM2 * R + k];
     if (e[k] == 0 && A.status != NULL) A.status[qi[k]] = o[k];
   }
 }

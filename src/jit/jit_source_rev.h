@@ -46,7 +46,9 @@
  * adjoint), so the code doubles: the grad family on the 2-core host compiled in 24 s at 1201
  * instructions and 71 s at 3073 (segments of 128 took as long), so grad itself (6145) would
  * take about 2.5 minutes and interprets. */
+#ifndef DUAL_JIT_MAX_REV_SEGMENTED /* (a study build may raise it: bench/NOTES.md) */
 #define DUAL_JIT_MAX_REV_SEGMENTED 2048
+#endif
 
 /* The number of kernels (passes) of a reverse-mode job (1 for first order). */
 int dual_jit_rev_passes(const dual_job *job);

@@ -11,6 +11,7 @@
 #include "engine/pass2.h"
 #include "engine/plan.h"
 #include "engine/plan2.h"
+#include "engine/sgrad_reduce.h" /* DUAL_SGRAD_FIELDS */
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,7 +34,8 @@ typedef struct dual_gpu_sgrad {
 } dual_gpu_sgrad;
 
 /* Spare storage rows per thread that dual_sgrad needs for n inputs and m outputs. */
-#define DUAL_GPU_SGRAD_ROWS(n, m) ((int64_t)(m) + (int64_t)(m) * (n) + 5 * (1 + (int64_t)(n)))
+#define DUAL_GPU_SGRAD_ROWS(n, m) \
+  ((int64_t)(m) + (int64_t)(m) * (n) + DUAL_SGRAD_FIELDS * (1 + (int64_t)(n)))
 
 /* dual_sgrad split over sample blocks (the compiled tier, small batches; jit/jit_args.h): item
  * i = pt * parts + k left block k's mean and m2 of entry e at part[(i * entries + e) * 2 + 0, 1]
