@@ -872,6 +872,8 @@ Test(jit_host_sgrad, several_passes) {
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 16, B, 8, 0, x, NULL);
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, -8, B, 4, 0, x, NULL); /* 3 passes, column-major */
   flagged += compare_sgrad(pw, 0, 0, B, 8, 0, x, p); /* reverse mode */
+  flagged += compare_sgrad(pw, 0, 0, B, 13, 0, x, p); /* a full block, then 5 units */
+  flagged += compare_sgrad(pw, DUAL_SGRAD_ANTITHETIC, 0, B, 20, 0, x, p); /* 8 pairs, then 2 */
   flagged += compare_sgrad(sf, DUAL_SGRAD_SCORE, 0, B, 4, 0, x, NULL);
   cr_assert_gt(flagged, 0, "no point was flagged");
   free(x), free(p);

@@ -104,7 +104,8 @@ static void chan(double na, double nb, double *ma, double *qa, double mb, double
 /* The block's definition (dualbatch.h, dual_sgrad): a full block of 8 units is the tree
  * ((u0 u1)(u2 u3))((u4 u5)(u6 u7)); a block of k < 8 units (the point's last) keeps the nodes of
  * k's binary digits, merged left to right.  Written out here node by node, for the first block
- * of 8 units and for points of 7, 6, 5 and 3 units, it must give the fold's bits. */
+ * of 8 units and for points of 7, 6, 5 and 3 units, it must give the fold's bits (and the full
+ * block's dual_sgrad_block8 too). */
 Test(sgrad_reduce, blocks_are_the_pairwise_tree) {
   uint64_t rng = 99;
   for (int trial = 0; trial < 200; ++trial) {
@@ -120,6 +121,8 @@ Test(sgrad_reduce, blocks_are_the_pairwise_tree) {
     fold_all(u, 8, 0, &mean, &m2);
     cr_assert(memcmp(&mean, &em, 8) == 0 && memcmp(&m2, &eq, 8) == 0, "8 units: %.17g %.17g vs %.17g %.17g",
               mean, m2, em, eq);
+    dual_sgrad_block8(u, &mean, &m2); /* the whole block at once (the compiled tier's fold) */
+    cr_assert(memcmp(&mean, &em, 8) == 0 && memcmp(&m2, &eq, 8) == 0, "block8: %.17g %.17g", mean, m2);
     /* 7 units: (u0..u3) then (u4 u5) then u6 */
     double sm = qm[0], sq = qq[0];
     chan(4, 2, &sm, &sq, pm[2], pq[2]);

@@ -127,6 +127,21 @@ DUAL_INLINE void dual_sgrad_block_add(double u, int64_t r, int last, double *a, 
   a[DUAL_SGRAD_BMEAN * fs] = am, a[DUAL_SGRAD_BM2 * fs] = aq;
 }
 
+/* A full block's units u[0 .. 7] folded at once: the merges of dual_sgrad_block_add, in its
+ * order, so the same bits (the compiled tier's reverse-mode fold, jit/jit_kernel.h). */
+DUAL_INLINE void dual_sgrad_block8(const double u[DUAL_SGRAD_BLOCK], double *mean, double *m2) {
+  double pm[4], pq[4];
+  for (int i = 0; i < 4; ++i) {
+    pm[i] = u[2 * i], pq[i] = 0.0;
+    dual_sgrad_merge(1.0, 1.0, &pm[i], &pq[i], u[2 * i + 1], 0.0);
+  }
+  dual_sgrad_merge(2.0, 2.0, &pm[0], &pq[0], pm[1], pq[1]);
+  dual_sgrad_merge(2.0, 2.0, &pm[2], &pq[2], pm[3], pq[3]);
+  dual_sgrad_merge(4.0, 4.0, &pm[0], &pq[0], pm[2], pq[2]);
+  *mean = pm[0], *m2 = pq[0];
+}
+
+
 /* The block part of the fold: one entry's value u of sample `sample` into the open block's
  * accumulators a[f * fs] (an antithetic pair's first member waits in pend).  Returns the unit's
  * place in its block plus one, or 0 when the sample completed no unit.  The compiled tier's

@@ -270,53 +270,50 @@ static __noinline__ __device__ void dual_jit_flush_row(const dual_jit_args &A, c
   }
 
 /* The fold of a warp's tile: lane l takes the tasks l, l + 32, ... (R of them; task t is entry
- * t % (1 + N) of the tile's item t / (1 + N)) and runs them side by side through the block's
- * samples in order, each unit into its task's tree nodes by dual_sgrad_block_add — the
- * arithmetic of dual_sgrad_block_entry (an antithetic pair's mean 0.5 (first + second), unit r
- * of the block the (r + 1)-th), so the bits are the loop's of DUAL_JIT_SGRAD_BEGIN — with the
- * samples unrolled, so that the nodes live in registers, the equal-halves weights are constants
- * and the R trees overlap.  The tasks of entry 0 also OR the samples' flags (sst). */
+ * t % (1 + N) of the tile's item t / (1 + N)), reads its block's units from the samples' rows in
+ * order — an antithetic pair's unit 0.5 (first + second), as dual_sgrad_block_entry — and folds
+ * them: a full block by dual_sgrad_block8 (the tree at once), a point's shorter last block unit by
+ * unit through dual_sgrad_block_add; both are the loop's arithmetic of DUAL_JIT_SGRAD_BEGIN, so
+ * the bits are the same.  The samples are unrolled, so the units and nodes live in registers.
+ * The tasks of entry 0 also OR the samples' flags (sst). */
 template <int W, int R>
 static __forceinline__ __device__ void dual_jit_fold_blocks(const dual_jit_args &A, const double *sw,
                                                             const int *sst, int lane, int64_t ibase,
                                                             int64_t last, int kp, int m, int n,
                                                             int score) {
   const int len = DUAL_SGRAD_BLOCK * W, per = 32 / len, E = 1 + n;
-  double nd[DUAL_SGRAD_FIELDS * R], pend[R]; /* task k's tree nodes: nd[f * R + k] */
-  int64_t qi[R];
-  int q[R], e[R], qn[R], on[R], o[R];
 #pragma unroll
   for (int k = 0; k < R; ++k) {
-    const int t = lane + 32 * k;
-    q[k] = t / E, e[k] = t - q[k] * E;
-    qi[k] = ibase + q[k];
-    on[k] = t < per * E && qi[k] < A.count;
-    const int64_t qb = on[k] ? qi[k] % A.sg_parts : 0;
-    qn[k] = qb + 1 < A.sg_parts ? len : (int)last;
-    pend[k] = 0.0, o[k] = 0;
-  }
+    const int t = lane + 32 * k, q = t / E, e = t - q * E;
+    const int64_t qi = ibase + q;
+    if (t >= per * E || qi >= A.count) continue;
+    const int qn = qi % A.sg_parts + 1 < A.sg_parts ? len : (int)last; /* the block's samples */
+    double uu[DUAL_SGRAD_BLOCK], pend = 0.0;
+    int o = 0;
 #pragma unroll
-  for (int s = 0; s < len; ++s) {
-#pragma unroll
-    for (int k = 0; k < R; ++k) {
-      if (!on[k] || s >= qn[k]) continue;
-      const double *r = sw + (q[k] * len + s) * kp;
-      double u = e[k] == 0 ? r[0] : dual_sgrad_entry(r[0], r[m + e[k] - 1], score ? r[m + n + e[k] - 1] : 0.0, score);
-      o[k] |= sst[q[k] * len + s];
+    for (int s = 0; s < len; ++s) {
+      if (s >= qn) break;
+      const double *r = sw + (q * len + s) * kp;
+      double u = e == 0 ? r[0] : dual_sgrad_entry(r[0], r[m + e - 1], score ? r[m + n + e - 1] : 0.0, score);
+      o |= sst[q * len + s];
       if (W == 2 && !(s & 1)) {
-        pend[k] = u;
+        pend = u;
         continue;
       }
-      if (W == 2) u = 0.5 * (pend[k] + u);
-      dual_sgrad_block_add(u, s / W, s + 1 == qn[k], nd + k, R);
+      uu[s / W] = W == 2 ? 0.5 * (pend + u) : u;
     }
-  }
+    double nd[DUAL_SGRAD_FIELDS] = {0.0};
+    if (qn == len) {
+      dual_sgrad_block8(uu, &nd[DUAL_SGRAD_BMEAN], &nd[DUAL_SGRAD_BM2]);
+    } else {
+      const int units = qn / W;
 #pragma unroll
-  for (int k = 0; k < R; ++k) {
-    if (!on[k]) continue;
-    double *q2 = A.sg_part + (qi[k] * A.sg_entries + e[k]) * 2;
-    q2[0] = nd[DUAL_SGRAD_BMEAN * R + k], q2[1] = nd[DUAL_SGRAD_BM2 * R + k];
-    if (e[k] == 0 && A.status != NULL) A.status[qi[k]] = o[k];
+      for (int r = 0; r < DUAL_SGRAD_BLOCK; ++r)
+        if (r < units) dual_sgrad_block_add(uu[r], r, r + 1 == units, nd, 1);
+    }
+    double *q2 = A.sg_part + (qi * A.sg_entries + e) * 2;
+    q2[0] = nd[DUAL_SGRAD_BMEAN], q2[1] = nd[DUAL_SGRAD_BM2];
+    if (e == 0 && A.status != NULL) A.status[qi] = o;
   }
 }
 
