@@ -675,6 +675,51 @@ Test(jit_host_rev, segmented_reverse_mode) {
   dual_context_destroy(&ctx);
 }
 
+/* Long programs made of runs take the looped kernel (jit/jit_rev_loops.c; its header comment
+ * names it): grad itself (n = 1024, 6145 instructions: two loops and 11 straight instructions),
+ * with a NaN, an infinity and zeros among the inputs; a long sum of products of parameters,
+ * draws and divisions (runs whose bodies read parameters, draws and values from before the run);
+ * and a running product, whose carried value the backward loop would need (not an input), so it
+ * takes segments.  Gradients bitwise against the CPU engine in reverse mode. */
+Test(jit_host_rev, looped_reverse_mode) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  const char *texts[] = {
+      "input x[1024]\n"
+      "let ring = sum(i in 0..1023, sin(x[i]) * x[i + 1]) + sin(x[1023]) * x[0]\n"
+      "let norm = log1p(sum(i in 0..1024, square(x[i])))\n"
+      "output f = ring + norm\n",
+      "input x[300]\nparam w[300]\nlet c = exp(x[0])\n"
+      "output f = sum(i in 0..300, w[i] * normal(x[i], 0.3) / (1.5 + cos(x[i]) * c))\n",
+      "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n"};
+  const int looped[] = {1, 1, 0};
+  uint64_t rng = 6063;
+  const int64_t B = 40;
+  for (int c = 0; c < 3; ++c) {
+    dual_program *prog = NULL;
+    cr_assert(dual_program_compile(ctx, texts[c], "looped", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
+    int np = 0;
+    char why[256];
+    char *src = dual_jit_source_rev(&job, 0, &np, why, sizeof why);
+    cr_assert(src != NULL, "generator: %s", why);
+    cr_assert_eq(strstr(src, ", looped\n") != NULL, looped[c], "program %d: looped %d", c, looped[c]);
+    if (looped[c]) cr_assert_lt(strlen(src), 40000, "program %d: %zu bytes of source", c, strlen(src));
+    free(src);
+    double *x = random_array(&rng, B * prog->n_in, -1.5, 1.5), *p = random_array(&rng, B * (prog->n_par + 1), 0.5, 2.0);
+    x[3] = NAN, x[prog->n_in + 5] = INFINITY, x[2 * prog->n_in] = 0.0, x[2 * prog->n_in + 1] = -0.0;
+    compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, prog->n_par ? p : NULL, NULL, 0);
+    free(x), free(p);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&ctx);
+}
+
 /* Bytecode the language never emits but dual_program_load accepts: the inputs loaded again
  * every five instructions, so in a segmented kernel each input's gradient is carried from
  * segment to segment (1203 instructions):

@@ -43,6 +43,15 @@
     if (A.d != NULL) s2_[(k)] = g_;                                                              \
   }
 
+/* A looped reverse-mode kernel's gradient entry j of output b, stored directly (jit_rev_loops.c:
+ * its indices are the loops'), noted as a staged one. */
+#define DUAL_JIT2_PUT_D(b, j, value)                                                             \
+  if (A.d != NULL) {                                                                             \
+    const double g_ = (value);                                                                   \
+    DUAL_JIT2_NOTE(g_)                                                                           \
+    if (live_) A.d[(int64_t)(b) * A.d_rs + pt * A.d_ps + (int64_t)(j) * A.d_cs] = g_;            \
+  }
+
 /* dual_sgrad's reverse-mode kernels (jit_source_rev.c): a sample's output value b and its
  * gradient entries go to slots of the thread's row s2_ (the fold reads them back after the
  * sample), the value flagged exactly, each entry noted. */

@@ -55,6 +55,9 @@ typedef struct genr {
   /* normal draws computed in pairs (dual/random.h; NULL: one at a time, as in segments): pair
    * j's z<j>_ declared in the body so far */
   uint8_t *pairs;
+  /* looped kernels (jit_rev_loops.c): gradient entries stored directly (DUAL_JIT2_PUT_D), and
+   * every input's load accumulating its adjoint in gx_[input] */
+  int direct;
 } genr;
 
 
@@ -80,5 +83,11 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
 int dual_jitr_plan_segments(genr *g, const int64_t *first_load);
 void dual_jitr_emit_segment_functions(genr *g, int pass, const int64_t *first_load);
 void dual_jitr_emit_segmented_body(genr *g, int pass, const int64_t *first_load);
+
+/* Looped first-order modules (jit_rev_loops.c): whether the job's program takes one (a gradient
+ * of one output, mostly periodic runs, each input loaded once, every value a run needs backward
+ * computable again), and its kernel. */
+int dual_jitr_looped(genr *g);
+void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load);
 
 #endif /* DUAL_JIT_REV_GEN_H */

@@ -269,7 +269,10 @@ static void acc_name(const genr *g, int64_t id, char *buf, size_t cap) {
   const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
   const int in = who >= g->prog->n_instr;
   const int64_t x = in ? who - g->prog->n_instr : who;
-  if (k < 0) snprintf(buf, cap, "%c%" PRId64, in ? 'g' : 'a', x);
+  const uint32_t *w = g->prog->code + (in ? 0 : x) * DUAL_INSTR_WORDS;
+  if (g->direct && !in && k < 0 && DUAL_INSTR_OP(w) == DUAL_OP_LDX) /* a looped module's loads */
+    snprintf(buf, cap, "gx_[%d]", DUAL_INSTR_A(w));
+  else if (k < 0) snprintf(buf, cap, "%c%" PRId64, in ? 'g' : 'a', x);
   else snprintf(buf, cap, "%c%" PRId64 "_%" PRId64, in ? 'h' : 'b', x, k);
 }
 
@@ -367,6 +370,12 @@ void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int 
     char name[DEFER_CAP + 64];
     acc_copy(g, acc_in(g, j, -1), name, sizeof name);
     if (!expect) EMIT("    DUAL_JIT2_SGRAD_PUT(%" PRId64 ", %s)\n", g->prog->n_out + s * g->prog->n_in + j, name);
+    return;
+  }
+  if (g->direct) { /* a looped module: straight to d */
+    char name[DEFER_CAP + 64];
+    acc_copy(g, acc_in(g, j, -1), name, sizeof name);
+    if (!expect && store_grad) EMIT("    DUAL_JIT2_PUT_D(%d, %" PRId64 ", %s)\n", s, j, name);
     return;
   }
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
@@ -715,17 +724,11 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
       return NULL;
     }
   }
-  const int segmented = first_order(job) && sweeps(job) == 1 && prog->n_instr > DUAL_JIT_MAX_REV_INSTR;
-  const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
-  if (first_order(job) && prog->n_instr > most) {
-    snprintf(why, (size_t)why_cap,
-             "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
-             "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
-             segmented ? " in segments" : " for several sweeps");
-    return NULL;
-  }
+  /* a long first-order program of one sweep: a looped kernel when it is made of runs
+   * (jit_rev_loops.c, decided below), else segments */
+  const int longp = first_order(job) && sweeps(job) == 1 && prog->n_instr > DUAL_JIT_MAX_REV_INSTR;
   const int64_t sums = dual_jit_rev_sums(job);
-  if (sums > DUAL_JIT_MAX_REV_TERMS && !segmented) {
+  if (sums > DUAL_JIT_MAX_REV_TERMS && !longp) {
     snprintf(why, (size_t)why_cap,
              "its %s kernels would hold %" PRId64 " tangent and adjoint terms, "
              "over the compiled tier's rule of %d (the compile would take minutes)",
@@ -735,7 +738,7 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   genr g0, *g = &g0;
   memset(g, 0, sizeof *g);
   g->prog = prog, g->job = job, g->min_blocks = min_blocks, g->sgrad = sgrad;
-  if (!segmented) { /* normal draws in pairs (segments keep one at a time: pairs would cross them) */
+  if (!longp) { /* normal draws in pairs (segments keep one at a time: pairs would cross them) */
     g->pairs = (uint8_t *)malloc((size_t)dual_program_num_draws(prog) / 2 + 1);
     if (g->pairs == NULL) {
       snprintf(why, (size_t)why_cap, "out of memory generating reverse-mode source");
@@ -785,16 +788,29 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
     if (t0 == t) g->lone[t] = j; /* the first load: the input's, unless another comes */
     else g->lone[t0] = -1;
   }
+  const int looped = longp && dual_jitr_looped(g), segmented = longp && !looped;
+  const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
+  if (first_order(job) && !looped && prog->n_instr > most) {
+    free(g->opnd), free(first_load), free(g->mark), free_presence(g);
+    dual_jit_stager_free(&g->stage);
+    snprintf(why, (size_t)why_cap,
+             "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
+             "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
+             segmented ? " in segments" : " for several sweeps");
+    return NULL;
+  }
   const int passes = dual_jit_rev_passes(job);
   const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
   if (planned) {
     EMIT("// dualbatch compiled tier, %s: %" PRId64 " instructions, mode %d, %d passes%s\n"
          "%s%s#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
          prog->n_instr, job->mode, passes,
-         segmented ? ", segmented" : !sgrad ? "" : job->score ? ", dual_sgrad (score function)" : ", dual_sgrad (pathwise)",
+         segmented ? ", segmented" : looped ? ", looped" : !sgrad ? "" : job->score ? ", dual_sgrad (score function)" : ", dual_sgrad (pathwise)",
          segmented ? "#define DUAL_FN_OUTLINE 1 /* elementary functions called (dual/fn_bits.h) */\n" : "",
          sgrad ? "#define DUAL_JIT_SAMPLE sample_ /* the draws' sample: the sample loop's */\n" : "");
-    for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
+    if (looped) dual_jitr_emit_looped_kernel(g, first_load);
+    else
+      for (int p = 0; p < passes; ++p) emit_pass(g, p, first_load);
   }
   free(g->opnd), free(first_load);
   free(g->cslot), free(g->aslot), free(g->gslot), free(g->mark);

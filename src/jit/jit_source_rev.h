@@ -36,12 +36,14 @@
  * DUAL_JIT_REV_SEGMENT instructions, each a forward and an adjoint __noinline__ function: the
  * forward functions checkpoint the values later segments read, each adjoint function computes
  * its segment's values again from them and carries the adjoints of values and inputs that cross
- * a cut, in the sweep's order, so the bits stay the interpreters'.  Larger Jacobians of several
- * outputs interpret. */
+ * a cut, in the sweep's order, so the bits stay the interpreters'.  A long gradient of one
+ * output made mostly of periodic runs (the language's unrolled loops: jit_runs.h) instead gets a
+ * looped kernel (jit_rev_loops.c), whatever its length: grad's compiles in seconds.  Larger
+ * Jacobians of several outputs interpret. */
 #define DUAL_JIT_MAX_REV_INSTR 1000
 #define DUAL_JIT_REV_SEGMENT 256
 
-/* The most instructions of a segmented module.  Segments make NVRTC's time grow with the
+/* The most instructions of a segmented module (a looped one has no such rule).  Segments make NVRTC's time grow with the
  * program, but each segment's values are computed twice (forward, then again before its
  * adjoint), so the code doubles: the grad family on the 2-core host compiled in 24 s at 1201
  * instructions and 71 s at 3073 (segments of 128 took as long), so grad itself (6145) would

@@ -1,0 +1,370 @@
+/*
+ * jit_rev_loops.c — the reverse-mode kernel of a long program made mostly of periodic runs
+ * (jit_runs.h: loops the language unrolled), for a gradient of one output: each run is written as
+ * a loop again, so the kernel's code and NVRTC's time stay small whatever the trip count.
+ *
+ * Forward, the straight-line pieces are jit_source_rev.c's, and a run is a loop over its
+ * iterations whose carried operands live in variables from one iteration to the next; after the
+ * loop, the run's values read later get their names (an input loaded again, or the last
+ * iteration's value).  Backward, the straight pieces are jit_source_rev.c's sweep and a run is a
+ * loop from its last iteration to its first: the values whose partials the adjoints need are
+ * computed again (an operand carried from the iteration before must then be an input, loaded
+ * again), then each position's adjoint takes its terms and hands them on, positions in reverse
+ * order — to the same iteration's positions, through a carried accumulator to the iteration
+ * before, to the definitions before the run, or to an input's.  Every adjoint of an input's load
+ * is its slot of gx_ (the kernel's array of one per input), so terms from any piece, loop or
+ * not, meet in one accumulator; each input is loaded once.  Every accumulator takes its terms in
+ * the interpreters' order with the interpreters' products (DUAL_RTM: the guarded ones), so the
+ * bits are theirs.  Gradient entries are stored as they become final (DUAL_JIT2_PUT_D).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytecode.h"
+#include "dual/ops.h"
+#include "dualbatch.h"
+#include "jit/jit_rev_gen.h"
+#include "jit/jit_runs.h"
+#include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
+#include "jit/jit_source_rev.h"
+
+#define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
+
+static const uint32_t *words(const dual_program *prog, int64_t t) {
+  return prog->code + t * DUAL_INSTR_WORDS;
+}
+
+typedef struct loops {
+  dual_jit_run *runs;
+  int64_t nruns;
+  int64_t *run_of; /* [n_instr] the run holding instruction t, -1: straight-line */
+  uint8_t *later;  /* [n_instr] read by an instruction outside its run (it needs a name) */
+  uint8_t *comp;   /* per run, [period]: computed again backward (run r at comp + r * max P) */
+  int64_t maxp;
+} loops;
+
+static void loops_free(loops *L) {
+  dual_jit_runs_free(L->runs, L->nruns);
+  free(L->run_of), free(L->later), free(L->comp);
+  memset(L, 0, sizeof *L);
+}
+
+/* Position j of run r: its instruction in iteration k. */
+static int64_t at(const dual_jit_run *run, int64_t k, int64_t j) { return run->t0 + k * run->period + j; }
+
+/* Whether the looped kernel takes prog (a gradient of one output): runs over half of it, each
+ * input loaded once, every value a run needs backward computable again.  Fills L. */
+static int plan(const genr *g, loops *L) {
+  const dual_program *prog = g->prog;
+  memset(L, 0, sizeof *L);
+  if (dual_jit_find_runs(prog, DUAL_JIT_RUN_MAX_PERIOD, DUAL_JIT_RUN_MIN_COUNT, &L->runs, &L->nruns) != DUAL_SUCCESS)
+    return 0;
+  const size_t n = (size_t)prog->n_instr;
+  int64_t covered = 0;
+  for (int64_t r = 0; r < L->nruns; ++r) {
+    covered += L->runs[r].period * L->runs[r].count;
+    if (L->runs[r].period > L->maxp) L->maxp = L->runs[r].period;
+  }
+  L->run_of = (int64_t *)malloc(sizeof(int64_t) * (n + 1));
+  L->later = (uint8_t *)calloc(n + 1, 1);
+  L->comp = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
+  uint8_t *loaded = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
+  int ok = 2 * covered >= prog->n_instr && L->run_of && L->later && L->comp && loaded;
+  for (size_t t = 0; ok && t < n; ++t) L->run_of[t] = -1;
+  for (int64_t r = 0; ok && r < L->nruns; ++r)
+    for (int64_t t = L->runs[r].t0; t < at(&L->runs[r], L->runs[r].count, 0); ++t) L->run_of[t] = r;
+  for (int64_t t = 0; ok && t < prog->n_instr; ++t) {
+    const uint32_t *w = words(prog, t);
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) { /* each input loaded once */
+      ok = !loaded[DUAL_INSTR_A(w)];
+      loaded[DUAL_INSTR_A(w)] = 1;
+    }
+    for (int i = 0; ok && i < 3; ++i) { /* read by name: not as a run's input loaded again */
+      const int64_t d = g->opnd[3 * t + i], ru = L->run_of[t];
+      if (d < 0 || L->run_of[d] < 0 || L->run_of[d] == ru) continue;
+      const dual_jit_run *run = ru >= 0 ? &L->runs[ru] : NULL;
+      if (run == NULL || run->kind[3 * ((t - run->t0) % run->period) + i] != DUAL_RUN_LOAD) L->later[d] = 1;
+    }
+  }
+  for (int64_t r = 0; ok && r < L->nruns; ++r) { /* what the backward loop computes again */
+    const dual_jit_run *run = &L->runs[r];
+    uint8_t *comp = L->comp + r * L->maxp;
+    for (int64_t j = run->period - 1; ok && j >= 0; --j) {
+      const uint32_t *w = words(prog, at(run, 1, j));
+      const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
+      if (dual_jitr_active(prog, DUAL_INSTR_DST(w)) && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE))
+        comp[j] = 1;
+      if (!comp[j]) continue;
+      for (int i = 0; ok && i < 3; ++i) {
+        const int64_t x = 3 * j + i;
+        if (run->kind[x] == DUAL_RUN_SAME) comp[j + run->off[x]] = 1;
+        if (run->kind[x] == DUAL_RUN_CARRY) /* the iteration before's value: an input loaded again */
+          ok = DUAL_INSTR_OP(words(prog, at(run, 1, j) + run->off[x])) == DUAL_OP_LDX;
+      }
+    }
+    for (int64_t t = run->t0; ok && t < at(run, run->count - 1, 0); ++t) /* (jit_runs.h's promise) */
+      ok = !L->later[t] || DUAL_INSTR_OP(words(prog, t)) == DUAL_OP_LDX;
+  }
+  free(loaded);
+  if (!ok) loops_free(L);
+  return ok;
+}
+
+/* The accumulator of definition d outside the loop being written: an input's load takes its gx_
+ * slot, any other definition its a<d>. */
+static void acc_of(const genr *g, int64_t d, char *buf, size_t cap) {
+  const uint32_t *w = words(g->prog, d);
+  if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) snprintf(buf, cap, "gx_[%d]", DUAL_INSTR_A(w));
+  else snprintf(buf, cap, "a%" PRId64, d);
+}
+
+/* The index of load position j of run r in iteration `k` (an expression). */
+static void load_index(const dual_jit_run *run, const dual_program *prog, int64_t j, const char *k, char *buf, size_t cap) {
+  snprintf(buf, cap, "%d + (%s) * %" PRId64, DUAL_INSTR_A(words(prog, run->t0 + j)), k, run->astep[j]);
+}
+
+/* The value operand i of position j of run r (back: in the backward loop). */
+static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, char *buf, size_t cap) {
+  const int64_t x = 3 * j + i;
+  char idx[96];
+  switch (run->kind[x]) {
+  case DUAL_RUN_SAME: snprintf(buf, cap, "w%" PRId64, j + run->off[x]); break;
+  case DUAL_RUN_CARRY:
+    if (!back) snprintf(buf, cap, "c%" PRId64 "_%" PRId64, r, x);
+    else {
+      load_index(run, g->prog, j + run->off[x] + run->period, "k_ - 1", idx, sizeof idx);
+      snprintf(buf, cap, "(k_ > 0 ? DUAL_JIT_LDX(%s) : v%" PRId64 ")", idx, run->init[x]);
+    }
+    break;
+  case DUAL_RUN_FIXED: snprintf(buf, cap, "v%" PRId64, run->off[x]); break;
+  case DUAL_RUN_LOAD:
+    snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + k_ * %" PRId64 ")", run->off[x], run->step[x]);
+    break;
+  default: snprintf(buf, cap, "0.0"); break;
+  }
+}
+
+/* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>. */
+static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back) {
+  const dual_program *prog = g->prog;
+  const uint32_t *w = words(prog, at(run, 1, j));
+  const int op = DUAL_INSTR_OP(w);
+  const dual_op_info *info = &dual_op_table[op];
+  char idx[96];
+  load_index(run, prog, j, "k_", idx, sizeof idx);
+  switch (op) {
+  case DUAL_OP_LDX: EMIT("      const double w%" PRId64 " = DUAL_JIT_LDX(%s);\n", j, idx); return;
+  case DUAL_OP_LDP: EMIT("      const double w%" PRId64 " = DUAL_JIT_LDP(%s);\n", j, idx); return;
+  case DUAL_OP_LDK:
+    EMIT("      const double w%" PRId64 " = ", j);
+    dual_strbuf_double(&g->out, prog->consts[DUAL_INSTR_A(w)]);
+    EMIT(";\n");
+    return;
+  case DUAL_OP_RNORM: EMIT("      const double w%" PRId64 " = DUAL_JIT_DRAW(1, %s);\n", j, idx); return;
+  case DUAL_OP_RUNIF: EMIT("      const double w%" PRId64 " = DUAL_JIT_DRAW(0, %s);\n", j, idx); return;
+  default: break;
+  }
+  char v[3][160];
+  for (int i = 0; i < 3; ++i) {
+    if (i < info->arity) operand(g, run, r, j, i, back, v[i], sizeof v[i]);
+    else snprintf(v[i], sizeof v[i], "0.0");
+  }
+  const int taped = back && dual_jitr_active(prog, DUAL_INSTR_DST(w)) &&
+                    (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
+  EMIT("      double w%" PRId64 ";\n", j);
+  for (int i = 0; taped && i < info->arity; ++i) EMIT("      double q%" PRId64 "_%d;\n", j, i);
+  EMIT("      {\n        double d_[3];\n        DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, w%" PRId64 ", d_, st)\n",
+       info->name, (unsigned)info->flags, v[0], v[1], v[2], j);
+  for (int i = 0; taped && i < info->arity; ++i) EMIT("        q%" PRId64 "_%d = d_[%d];\n", j, i, i);
+  EMIT("      }\n");
+}
+
+/* The forward loop of run r, then the names of its values read later. */
+static void emit_forward_run(genr *g, const loops *L, int64_t r) {
+  const dual_program *prog = g->prog;
+  const dual_jit_run *run = &L->runs[r];
+  const int64_t P = run->period;
+  EMIT("    /* run %" PRId64 ": %" PRId64 " iterations of %" PRId64 " instructions from %" PRId64 " */\n",
+       r, run->count, P, run->t0);
+  for (int64_t x = 0; x < 3 * P; ++x)
+    if (run->kind[x] == DUAL_RUN_CARRY) EMIT("    double c%" PRId64 "_%" PRId64 " = v%" PRId64 ";\n", r, x, run->init[x]);
+  for (int64_t j = 0; j < P; ++j)
+    if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
+      EMIT("    double e%" PRId64 "_%" PRId64 " = 0.0;\n", r, j);
+  EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
+  for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0);
+  for (int64_t x = 0; x < 3 * P; ++x) /* the carried operands for the next iteration */
+    if (run->kind[x] == DUAL_RUN_CARRY)
+      EMIT("      c%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, x, x / 3 + run->off[x] + P);
+  for (int64_t j = 0; j < P; ++j)
+    if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
+      EMIT("      e%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, j, j);
+  EMIT("    }\n");
+  for (int64_t t = run->t0; t < at(run, run->count, 0); ++t) {
+    if (!L->later[t]) continue;
+    const uint32_t *w = words(prog, t);
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%d);\n", t, DUAL_INSTR_A(w));
+    else EMIT("    const double v%" PRId64 " = e%" PRId64 "_%" PRId64 ";\n", t, r, (t - run->t0) % P);
+  }
+}
+
+/* Position j's adjoint on entering iteration k (an expression): its input's gx_ slot for a
+ * load; for the last iteration's value read later, its a<t>; else +0.0. */
+static void incoming(const genr *g, const loops *L, const dual_jit_run *run, int64_t j, const char *k,
+                     int last, char *buf, size_t cap) {
+  const dual_program *prog = g->prog;
+  char idx[96];
+  if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX) {
+    load_index(run, prog, j, k, idx, sizeof idx);
+    snprintf(buf, cap, "gx_[%s]", idx);
+  } else if (L->later[at(run, run->count - 1, j)]) {
+    if (last) snprintf(buf, cap, "a%" PRId64, at(run, run->count - 1, j));
+    else snprintf(buf, cap, "(%s == %" PRId64 " ? a%" PRId64 " : 0.0)", k, run->count - 1, at(run, run->count - 1, j));
+  } else {
+    snprintf(buf, cap, "0.0");
+  }
+}
+
+/* The backward loop of run r. */
+static void emit_backward_run(genr *g, const loops *L, int64_t r) {
+  const dual_program *prog = g->prog;
+  const dual_jit_run *run = &L->runs[r];
+  const int64_t P = run->period;
+  const uint8_t *comp = L->comp + r * L->maxp;
+  uint8_t *carried = (uint8_t *)calloc((size_t)P, 1); /* positions the next iteration reads */
+  if (carried == NULL) {
+    g->out.failed = 1;
+    return;
+  }
+  for (int64_t x = 0; x < 3 * P; ++x)
+    if (run->kind[x] == DUAL_RUN_CARRY) carried[x / 3 + run->off[x] + P] = 1;
+  char buf[256], idx[96];
+  EMIT("    { /* run %" PRId64 ", backward */\n", r);
+  for (int64_t j = 0; j < P; ++j)
+    if (carried[j]) {
+      if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX)
+        snprintf(buf, sizeof buf, "gx_[%" PRId64 "]",
+                 (int64_t)DUAL_INSTR_A(words(prog, run->t0 + j)) + (run->count - 1) * run->astep[j]);
+      else incoming(g, L, run, j, "k_", 1, buf, sizeof buf);
+      EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
+    }
+  EMIT("    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
+  for (int64_t j = 0; j < P; ++j)
+    if (comp[j]) emit_position(g, run, r, j, 1);
+  for (int64_t j = 0; j < P; ++j) {
+    if (!dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, at(run, 1, j))))) continue;
+    if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64, r, j);
+    else incoming(g, L, run, j, "k_", 0, buf, sizeof buf);
+    EMIT("      double aw%" PRId64 " = %s;\n", j, buf);
+  }
+  for (int64_t j = 0; j < P; ++j)
+    if (carried[j]) {
+      incoming(g, L, run, j, "k_ - 1", 0, buf, sizeof buf);
+      EMIT("      ca%" PRId64 "_%" PRId64 " = k_ > 0 ? %s : 0.0;\n", r, j, buf);
+    }
+  for (int64_t j = P - 1; j >= 0; --j) {
+    const uint32_t *w = words(prog, at(run, 1, j));
+    const int op = DUAL_INSTR_OP(w);
+    const dual_op_info *info = &dual_op_table[op];
+    const int adj = info->adj;
+    if (adj == DUAL_ADJ_NONE || !dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
+    if (adj == DUAL_ADJ_GRAD) { /* an input's load: its gradient entry is final */
+      load_index(run, prog, j, "k_", idx, sizeof idx);
+      EMIT("      DUAL_JIT2_PUT_D(0, %s, 0.0 + aw%" PRId64 ")\n", idx, j);
+      continue;
+    }
+    const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
+    for (int i = op == DUAL_OP_SELECT; i < info->arity; ++i) {
+      if (!dual_jitr_active(prog, reg[i])) continue;
+      const int64_t x = 3 * j + i;
+      char term[160], dst[160];
+      const char sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? '+' : '-';
+      const char opc = adj == DUAL_ADJ_LIN || adj == DUAL_ADJ_CHOOSE ? '+' : sign;
+      if (adj == DUAL_ADJ_LIN) snprintf(term, sizeof term, "DUAL_RTM(q%" PRId64 "_%d, aw%" PRId64 ")", j, i, j);
+      else if (adj == DUAL_ADJ_CHOOSE) snprintf(term, sizeof term, "q%" PRId64 "_%d != 0.0 ? aw%" PRId64 " : 0.0", j, i, j);
+      else snprintf(term, sizeof term, "aw%" PRId64, j);
+      switch (run->kind[x]) {
+      case DUAL_RUN_SAME: EMIT("      aw%" PRId64 " %c= %s;\n", j + run->off[x], opc, term); break;
+      case DUAL_RUN_CARRY:
+        acc_of(g, run->init[x], dst, sizeof dst);
+        EMIT("      if (k_ > 0) ca%" PRId64 "_%" PRId64 " %c= %s;\n      else %s %c= %s;\n", r,
+             j + run->off[x] + P, opc, term, dst, opc, term);
+        break;
+      case DUAL_RUN_FIXED:
+        acc_of(g, run->off[x], dst, sizeof dst);
+        EMIT("      %s %c= %s;\n", dst, opc, term);
+        break;
+      case DUAL_RUN_LOAD:
+        EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] %c= %s;\n", run->off[x], run->step[x], opc, term);
+        break;
+      default: break;
+      }
+    }
+  }
+  EMIT("    }\n    }\n");
+  free(carried);
+}
+
+int dual_jitr_looped(genr *g) {
+  loops L;
+  if (g->job->mode != DUAL_MODE_GRADIENT || g->prog->n_out != 1 || g->sgrad || g->K != 0) return 0;
+  return plan(g, &L) ? (loops_free(&L), 1) : 0;
+}
+
+void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load) {
+  const dual_program *prog = g->prog;
+  loops L;
+  if (!plan(g, &L)) {
+    g->out.failed = 1;
+    return;
+  }
+  g->direct = 1;
+  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
+       "(const dual_jit_args A) {\n  DUAL_JIT_TILE_BEGIN\n", 0);
+  /* forward: the straight pieces and the loops, in program order */
+  for (int64_t t = 0; t < prog->n_instr;) {
+    const int64_t r = L.run_of[t];
+    if (r >= 0) {
+      emit_forward_run(g, &L, r);
+      t = at(&L.runs[r], L.runs[r].count, 0);
+      continue;
+    }
+    const uint32_t *w = words(prog, t);
+    const int op = DUAL_INSTR_OP(w), prop = dual_op_table[op].prop;
+    if (prop == DUAL_PROP_OUT) EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", 1)\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
+    else if (prop == DUAL_PROP_LOAD) dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
+    else dual_jitr_emit_compute(g, w, t);
+    ++t;
+  }
+  /* backward: the accumulators (inputs' loads in gx_), then the pieces from the last */
+  EMIT("    double gx_[%d];\n    for (int i_ = 0; i_ < %d; ++i_) gx_[i_] = 0.0;\n", prog->n_in > 0 ? prog->n_in : 1,
+       prog->n_in);
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = words(prog, t);
+    const int op = DUAL_INSTR_OP(w);
+    if (dual_op_table[op].prop == DUAL_PROP_OUT || op == DUAL_OP_LDX || !dual_jitr_active(prog, DUAL_INSTR_DST(w)))
+      continue;
+    if (L.run_of[t] < 0 || L.later[t]) EMIT("    double a%" PRId64 " = 0.0;\n", t);
+  }
+  for (int64_t j = 0; j < prog->n_in; ++j)
+    if (first_load[j] >= 0 && L.run_of[first_load[j]] < 0) EMIT("    double g%" PRId64 " = 0.0;\n", j);
+  for (int64_t t = prog->n_instr; t > 0;) {
+    const int64_t r = L.run_of[t - 1];
+    if (r >= 0) {
+      emit_backward_run(g, &L, r);
+      t = L.runs[r].t0;
+      continue;
+    }
+    int64_t t0 = t - 1;
+    while (t0 > 0 && L.run_of[t0 - 1] < 0) --t0;
+    dual_jitr_emit_sweep(g, 0, 1, first_load, t0, t);
+    t = t0;
+  }
+  for (int64_t j = 0; j < prog->n_in; ++j)
+    if (first_load[j] < 0) EMIT("    DUAL_JIT2_PUT_D(0, %" PRId64 ", 0.0)\n", j);
+  EMIT("  DUAL_JIT_TILE_END(1, -1)\n}\n");
+  g->direct = 0;
+  loops_free(&L);
+}
