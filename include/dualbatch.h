@@ -242,11 +242,12 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             interpret, default)                 DUALBATCH_JIT_SECOND=1
  *   DUAL_KNOB_JIT_REVERSE     compiled tier: 1 = reverse-mode gradients, Jacobians and VJPs too
  *                             (DUAL_AD_REVERSE, or AUTO choosing reverse), under
- *                             DUAL_TIER_COMPILE; gradients and VJPs of over 1000 instructions
- *                             in segments (experimental: bitwise equal to the interpreter, not
- *                             yet measured on a GPU; a program over the compile-time rules —
- *                             2048 instructions in segments — fails with DUAL_ERR_COMPILE;
- *                             0 = they interpret, default)
+ *                             DUAL_TIER_COMPILE; gradients of over 1000 instructions made of
+ *                             the language's unrolled loops as loops again, other gradients and
+ *                             VJPs of over 1000 in segments (experimental: bitwise equal to the
+ *                             interpreter, not yet timed on a GPU; a program over the
+ *                             compile-time rules — 2048 instructions in segments — fails with
+ *                             DUAL_ERR_COMPILE; 0 = they interpret, default)
  *                                                                 DUALBATCH_JIT_REVERSE=1
  *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad too, under DUAL_TIER_COMPILE
  *                             (pathwise and score function, with or without antithetic
