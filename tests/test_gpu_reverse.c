@@ -203,9 +203,10 @@ Test(gpu_reverse, checkpointed_segments_equal_the_cpu) {
 }
 
 /* The compiled tier's reverse-mode kernels (DUAL_KNOB_JIT_REVERSE under DUAL_TIER_COMPILE):
- * Jacobians by rows and VJPs of ba and of random programs, hess's gradient, and a gradient and
- * VJP of 1201 instructions in segments (jit/jit_rev_segments.c), each bitwise equal to the CPU
- * (and so to the interpreter), with host arrays; the call must have run compiled. */
+ * Jacobians by rows and VJPs of ba and of random programs, hess's gradient, the gradient and
+ * VJP of grad's family at n = 200 and of grad itself as loops (jit/jit_rev_loops.c), and a
+ * running product of 1601 instructions in segments (jit/jit_rev_segments.c), each bitwise equal
+ * to the CPU (and so to the interpreter), with host arrays; the call must have run compiled. */
 Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
   need_gpu();
   dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
@@ -216,12 +217,16 @@ Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
       "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
       "output f = ring + log1p(sum(i in 0..200, square(x[i])))\n";
   int64_t diff = 0, entries = 0;
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < 8; ++k) {
     uint64_t s = 0x7e1ULL + (uint64_t)k;
     dual_program *prog = NULL;
     if (k == 0) prog = bench_program(cpu, "ba");
     else if (k == 1) prog = bench_program(cpu, "hess");
     else if (k == 2) cr_assert_eq(dual_program_compile(cpu, ring200, "ring200", &prog), DUAL_SUCCESS);
+    else if (k == 3) prog = bench_program(cpu, "grad");
+    else if (k == 4)
+      cr_assert_eq(dual_program_compile(cpu, "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
+                                        "prod400", &prog), DUAL_SUCCESS);
     else prog = rp_random_program(cpu, &s, 40, 1 + rp_pick(&s, 12), 2, 1 + rp_pick(&s, 3));
     cr_assert(prog != NULL, "%s", dual_context_last_error(cpu));
     const int64_t B = 5000, n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);

@@ -641,25 +641,23 @@ Test(jit_host_rev, reverse_mode_gradients_jacobians_vjps) {
   dual_context_destroy(&ctx);
 }
 
-/* Programs over DUAL_JIT_MAX_REV_INSTR take the segmented kernel (jit_source_rev.h): grad's
- * family at n = 200 (1201 instructions, five segments: inputs loaded in two segments, adjoints
- * carried across every cut), its VJP, and a chain of 500 random ops over two running values
- * and seven inputs read all along; bitwise against the CPU engine in reverse mode. */
+/* Programs over DUAL_JIT_MAX_REV_INSTR that no loop takes (jit_rev_loops.c) get the segmented
+ * kernel (jit_source_rev.h): a running product of 400 terms (its carried value is needed
+ * backward; 1601 instructions, seven segments: adjoints carried across every cut), its VJP, and
+ * a chain of 500 random ops over two running values and seven inputs read all along; bitwise
+ * against the CPU engine in reverse mode. */
 Test(jit_host_rev, segmented_reverse_mode) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
-  const char *text =
-      "input x[200]\n"
-      "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
-      "let norm = log1p(sum(i in 0..200, square(x[i])))\n"
-      "output f = ring + norm\n";
+  const char *text = "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n";
   dual_program *prog = NULL;
-  cr_assert(dual_program_compile(ctx, text, "ring200", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+  cr_assert(dual_program_compile(ctx, text, "prod400", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert(prog->n_instr > DUAL_JIT_MAX_REV_INSTR && prog->n_instr <= DUAL_JIT_MAX_REV_SEGMENTED,
+            "%lld instructions", (long long)prog->n_instr);
   uint64_t rng = 6061;
   const int64_t B = 40;
-  double *x = random_array(&rng, B * 200, -1.5, 1.5), *u = random_array(&rng, B, -1.0, 1.0);
-  x[3] = NAN, x[250] = 0.0;
+  double *x = random_array(&rng, B * 400, -1.5, 1.5), *u = random_array(&rng, B, -1.0, 1.0);
+  x[3] = NAN, x[450] = 0.0;
   compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
   compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 1);
   free(x), free(u);
@@ -677,7 +675,7 @@ Test(jit_host_rev, segmented_reverse_mode) {
 
 /* Long programs made of runs take the looped kernel (jit/jit_rev_loops.c; its header comment
  * names it): grad itself (n = 1024, 6145 instructions: two loops and 11 straight instructions),
- * with a NaN, an infinity and zeros among the inputs; a long sum of products of parameters,
+ * with a NaN, an infinity and zeros among the inputs, also its VJP and column-major results; a long sum of products of parameters,
  * draws and divisions (runs whose bodies read parameters, draws and values from before the run);
  * and a running product, whose carried value the backward loop would need (not an input), so it
  * takes segments.  Gradients bitwise against the CPU engine in reverse mode. */
@@ -714,6 +712,13 @@ Test(jit_host_rev, looped_reverse_mode) {
     double *x = random_array(&rng, B * prog->n_in, -1.5, 1.5), *p = random_array(&rng, B * (prog->n_par + 1), 0.5, 2.0);
     x[3] = NAN, x[prog->n_in + 5] = INFINITY, x[2 * prog->n_in] = 0.0, x[2 * prog->n_in + 1] = -0.0;
     compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, prog->n_par ? p : NULL, NULL, 0);
+    if (c == 0) { /* its VJP (cotangents with a zero and a NaN) and its column-major gradient */
+      double *u = random_array(&rng, B, -2.0, 2.0);
+      u[1] = 0.0, u[2] = NAN;
+      compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 0);
+      compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 1);
+      free(u);
+    }
     free(x), free(p);
     dual_program_destroy(&prog);
   }

@@ -232,9 +232,9 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
 
 /* Reverse mode (jit/jit_source_rev.c without directions): ba's Jacobian by rows, its VJP and
  * hess's gradient compile with NVRTC as one kernel each; grad (n = 1024, 6145 instructions) as a
- * looped kernel (jit_rev_loops.c: its two runs a loop forward and one backward each); the VJP of
- * grad's family at n = 200 (1201 instructions) in segments; a two-output Jacobian over the
- * instruction rule is refused with the reason. */
+ * looped kernel (jit_rev_loops.c: its two runs a loop forward and one backward each); a running
+ * product of 1601 instructions in segments; a two-output Jacobian over the instruction rule is
+ * refused with the reason. */
 Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   need_nvrtc();
   dual_context *ctx = NULL;
@@ -278,24 +278,23 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   assert_compiles(gsrc);
   free(gsrc);
   dual_program_destroy(&grad);
-  /* the VJP of grad's family at n = 200 (1201 instructions): five segments of at most 256
-   * instructions, a forward and an adjoint function each, compiled by NVRTC */
-  const char *ring =
-      "input x[200]\n"
-      "let ring = sum(i in 0..199, sin(x[i]) * x[i + 1]) + sin(x[199]) * x[0]\n"
-      "output f = ring + log1p(sum(i in 0..200, square(x[i])))\n";
-  dual_program *r200 = NULL;
-  cr_assert(dual_program_compile(ctx, ring, "ring200", &r200) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  job.prog = r200, job.mode = DUAL_MODE_VJP;
+  /* a running product of 400 terms (1601 instructions; no loop: its carried value is needed
+   * backward): seven segments of at most 256 instructions, a forward and an adjoint function
+   * each, compiled by NVRTC */
+  dual_program *p400 = NULL;
+  cr_assert(dual_program_compile(ctx, "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
+                                 "prod400", &p400) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(p400->n_instr, 1601);
+  job.prog = p400, job.mode = DUAL_MODE_GRADIENT;
   char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);
   cr_assert(strstr(src, "segmented") != NULL);
-  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_f"), 5);
-  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_a"), 5);
-  cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("), 200);
+  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_f"), 7);
+  cr_assert_eq(count(src, "__noinline__ __device__ void dual_jit2_p0_a"), 7);
+  cr_assert_eq(count(src, "DUAL_JIT2_STAGE_D("), 400);
   assert_compiles(src);
   free(src);
-  dual_program_destroy(&r200);
+  dual_program_destroy(&p400);
   /* a Jacobian of two outputs over the instruction rule is refused with the reason */
   const char *text =
       "input x[200]\n"

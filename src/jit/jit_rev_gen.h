@@ -85,7 +85,7 @@ void dual_jitr_emit_segment_functions(genr *g, int pass, const int64_t *first_lo
 void dual_jitr_emit_segmented_body(genr *g, int pass, const int64_t *first_load);
 
 /* Looped first-order modules (jit_rev_loops.c): whether the job's program takes one (a gradient
- * of one output, mostly periodic runs, each input loaded once, every value a run needs backward
+ * or Jacobian of one output or a VJP, mostly periodic runs, each input loaded once, every value a run needs backward
  * computable again), and its kernel. */
 int dual_jitr_looped(genr *g);
 void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load);

@@ -1,7 +1,8 @@
 /*
  * jit_rev_loops.c — the reverse-mode kernel of a long program made mostly of periodic runs
- * (jit_runs.h: loops the language unrolled), for a gradient of one output: each run is written as
- * a loop again, so the kernel's code and NVRTC's time stay small whatever the trip count.
+ * (jit_runs.h: loops the language unrolled), for a gradient or Jacobian of one output or a VJP
+ * (one sweep, one row of results): each run is written as a loop again, so the kernel's code and
+ * NVRTC's time stay small whatever the trip count.
  *
  * Forward, the straight-line pieces are jit_source_rev.c's, and a run is a loop over its
  * iterations whose carried operands live in variables from one iteration to the next; after the
@@ -309,7 +310,9 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
 
 int dual_jitr_looped(genr *g) {
   loops L;
-  if (g->job->mode != DUAL_MODE_GRADIENT || g->prog->n_out != 1 || g->sgrad || g->K != 0) return 0;
+  const int mode = g->job->mode;
+  const int one_row = mode == DUAL_MODE_VJP || ((mode == DUAL_MODE_GRADIENT || mode == DUAL_MODE_JACOBIAN) && g->prog->n_out == 1);
+  if (!one_row || g->sgrad || g->K != 0) return 0;
   return plan(g, &L) ? (loops_free(&L), 1) : 0;
 }
 

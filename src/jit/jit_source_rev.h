@@ -37,7 +37,7 @@
  * forward functions checkpoint the values later segments read, each adjoint function computes
  * its segment's values again from them and carries the adjoints of values and inputs that cross
  * a cut, in the sweep's order, so the bits stay the interpreters'.  A long gradient of one
- * output made mostly of periodic runs (the language's unrolled loops: jit_runs.h) instead gets a
+ * output or VJP made mostly of periodic runs (the language's unrolled loops: jit_runs.h) instead gets a
  * looped kernel (jit_rev_loops.c), whatever its length: grad's compiles in seconds.  Larger
  * Jacobians of several outputs interpret. */
 #define DUAL_JIT_MAX_REV_INSTR 1000
