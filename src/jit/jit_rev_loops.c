@@ -55,8 +55,9 @@ static void loops_free(loops *L) {
 /* Position j of run r: its instruction in iteration k. */
 static int64_t at(const dual_jit_run *run, int64_t k, int64_t j) { return run->t0 + k * run->period + j; }
 
-/* Whether the looped kernel takes prog (a gradient of one output): runs over half of it, each
- * input loaded once, every value a run needs backward computable again.  Fills L. */
+/* Whether the looped kernel takes prog: runs over half of it and at most DUAL_JIT_MAX_REV_INSTR
+ * straight instructions, each input loaded once, every value a run needs backward computable
+ * again.  Fills L. */
 static int plan(const genr *g, loops *L) {
   const dual_program *prog = g->prog;
   memset(L, 0, sizeof *L);
@@ -72,7 +73,9 @@ static int plan(const genr *g, loops *L) {
   L->later = (uint8_t *)calloc(n + 1, 1);
   L->comp = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
   uint8_t *loaded = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
-  int ok = 2 * covered >= prog->n_instr && L->run_of && L->later && L->comp && loaded;
+  /* the straight pieces are one kernel's straight-line code: jit_source_rev.h's rule for it */
+  int ok = 2 * covered >= prog->n_instr && prog->n_instr - covered <= DUAL_JIT_MAX_REV_INSTR &&
+           L->run_of && L->later && L->comp && loaded;
   for (size_t t = 0; ok && t < n; ++t) L->run_of[t] = -1;
   for (int64_t r = 0; ok && r < L->nruns; ++r)
     for (int64_t t = L->runs[r].t0; t < at(&L->runs[r], L->runs[r].count, 0); ++t) L->run_of[t] = r;
