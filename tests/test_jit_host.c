@@ -725,6 +725,77 @@ Test(jit_host_rev, looped_reverse_mode) {
   dual_context_destroy(&ctx);
 }
 
+/* Random programs of loops for the looped kernel: a few sums (and sometimes a product, which
+ * takes segments) over N inputs of bodies drawn from a list — neighbours, values from before the
+ * loop, a parameter, comparisons, select, max, the elementary functions — tied together by
+ * straight-line code; gradients and VJPs bitwise against the CPU engine in reverse mode. */
+static char *random_loop_program(uint64_t *rng, int n) {
+  static const char *bodies[] = {
+      "sin(x[i]) * x[i + 1]", "exp(0.1 * x[i]) / (1.5 + square(x[i + 1]))", "tanh(x[i] - c0) * w[0]",
+      "sqrt(1 + square(x[i])) * c0", "x[i] * x[i + 1] - cos(x[i + 1])", "abs(x[i] - 0.3) * x[i]",
+      "max(x[i], x[i + 1]) * 2", "(x[i] > 0) * x[i + 1]", "select(x[i] > x[i + 1], x[i], sin(x[i + 1]))",
+      "atan2(x[i], 1 + square(x[i + 1]))", "pow(1.2 + sigmoid(x[i]), c1)", "hypot(x[i], c0) - x[i]",
+      "log1p(square(x[i] * c1))", "softplus(x[i] - x[i + 1]) * w[1]", "fma(x[i], c0, x[i + 1]) * x[i]"};
+  const int nb = (int)(sizeof bodies / sizeof bodies[0]);
+  char *text = malloc(8192);
+  int len = snprintf(text, 8192, "input x[%d]\nparam w[2]\nlet c0 = 0.5 + square(sin(x[0]))\n"
+                                 "let c1 = 1.0 + 0.1 * cos(x[1] * x[0])\n", n);
+  const int loops = 2 + (int)(rp_next(rng) % 3);
+  for (int k = 0; k < loops; ++k) {
+    const int prod = rp_next(rng) % 5 == 0;
+    const char *b1 = bodies[rp_next(rng) % (uint64_t)nb], *b2 = bodies[rp_next(rng) % (uint64_t)nb];
+    if (prod)
+      len += snprintf(text + len, (size_t)(8192 - len), "let s%d = prod(i in 0..%d, 1 + 0.001 * (%s))\n", k, n - 1, b1);
+    else
+      len += snprintf(text + len, (size_t)(8192 - len), "let s%d = sum(i in 0..%d, %s + %s * %s)\n", k, n - 1, b1,
+                      k ? "s0" : "c1", b2);
+  }
+  len += snprintf(text + len, (size_t)(8192 - len), "output f = s0");
+  for (int k = 1; k < loops; ++k) len += snprintf(text + len, (size_t)(8192 - len), " + 0.5 * s%d", k);
+  snprintf(text + len, (size_t)(8192 - len), " + c0 * x[%d]\n", n - 1);
+  return text;
+}
+
+Test(jit_host_rev, looped_random_programs) {
+  dual_context *ctx = NULL;
+  cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
+  uint64_t rng = 9090;
+  const int64_t B = 33;
+  int looped = 0;
+  for (int c = 0; c < 12; ++c) {
+    const int n = 150 + (int)(rp_next(&rng) % 200);
+    char *text = random_loop_program(&rng, n);
+    dual_program *prog = NULL;
+    cr_assert(dual_program_compile(ctx, text, "loops", &prog) == DUAL_SUCCESS, "%s\n%s", dual_context_last_error(ctx), text);
+    free(text);
+    cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+    dual_batch b;
+    memset(&b, 0, sizeof b);
+    dual_job job;
+    memset(&job, 0, sizeof job);
+    job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
+    int np = 0;
+    char why[256];
+    char *src = dual_jit_source_rev(&job, 0, &np, why, sizeof why);
+    if (src == NULL) { /* no loop takes it and it is over the segments' rule */
+      cr_assert(prog->n_instr > DUAL_JIT_MAX_REV_SEGMENTED && strstr(why, "rule") != NULL, "%s", why);
+      dual_program_destroy(&prog);
+      continue;
+    }
+    looped += strstr(src, ", looped\n") != NULL;
+    free(src);
+    double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * 2, 0.5, 2.0);
+    double *u = random_array(&rng, B, -1.0, 1.0);
+    x[5] = NAN, x[n + 2] = 0.0, x[2 * n + 7] = -0.0;
+    compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, p, NULL, 0);
+    compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, p, u, 0);
+    free(x), free(p), free(u);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_geq(looped, 6, "only %d of the programs were looped", looped);
+  dual_context_destroy(&ctx);
+}
+
 /* Bytecode the language never emits but dual_program_load accepts: the inputs loaded again
  * every five instructions, so in a segmented kernel each input's gradient is carried from
  * segment to segment (1203 instructions):
