@@ -205,7 +205,7 @@ Test(gpu_reverse, checkpointed_segments_equal_the_cpu) {
 /* The compiled tier's reverse-mode kernels (DUAL_KNOB_JIT_REVERSE under DUAL_TIER_COMPILE):
  * Jacobians by rows and VJPs of ba and of random programs, hess's gradient, the gradient and
  * VJP of grad's family at n = 200 and of grad itself as loops (jit/jit_rev_loops.c), and a
- * running product of 1601 instructions in segments (jit/jit_rev_segments.c), each bitwise equal
+ * running product of 1602 instructions in segments (jit/jit_rev_segments.c), each bitwise equal
  * to the CPU (and so to the interpreter), with host arrays; the call must have run compiled. */
 Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
   need_gpu();

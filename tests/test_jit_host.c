@@ -643,7 +643,7 @@ Test(jit_host_rev, reverse_mode_gradients_jacobians_vjps) {
 
 /* Programs over DUAL_JIT_MAX_REV_INSTR that no loop takes (jit_rev_loops.c) get the segmented
  * kernel (jit_source_rev.h): a running product of 400 terms (its carried value is needed
- * backward; 1601 instructions, seven segments: adjoints carried across every cut), its VJP, and
+ * backward; 1602 instructions, seven segments: adjoints carried across every cut), its VJP, and
  * a chain of 500 random ops over two running values and seven inputs read all along; bitwise
  * against the CPU engine in reverse mode. */
 Test(jit_host_rev, segmented_reverse_mode) {
@@ -677,8 +677,9 @@ Test(jit_host_rev, segmented_reverse_mode) {
  * names it): grad itself (n = 1024, 6145 instructions: two loops and 11 straight instructions),
  * with a NaN, an infinity and zeros among the inputs, also its VJP and column-major results; a long sum of products of parameters,
  * draws and divisions (runs whose bodies read parameters, draws and values from before the run);
- * and a running product, whose carried value the backward loop would need (not an input), so it
- * takes segments.  Gradients bitwise against the CPU engine in reverse mode. */
+ * a running product, whose carried value the backward loop would need (not an input), so it
+ * takes segments; and a sum whose iterations share a square with their neighbour, which the
+ * backward loop computes again for the iteration before.  Gradients bitwise against the CPU engine in reverse mode. */
 Test(jit_host_rev, looped_reverse_mode) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -689,11 +690,12 @@ Test(jit_host_rev, looped_reverse_mode) {
       "output f = ring + norm\n",
       "input x[300]\nparam w[300]\nlet c = exp(x[0])\n"
       "output f = sum(i in 0..300, w[i] * normal(x[i], 0.3) / (1.5 + cos(x[i]) * c))\n",
-      "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n"};
-  const int looped[] = {1, 1, 0};
+      "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
+      "input x[400]\noutput f = sum(i in 0..399, square(x[i + 1]) * sin(x[i]) + square(x[i]) * x[i + 1])\n"};
+  const int looped[] = {1, 1, 0, 1};
   uint64_t rng = 6063;
   const int64_t B = 40;
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < 4; ++c) {
     dual_program *prog = NULL;
     cr_assert(dual_program_compile(ctx, texts[c], "looped", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
     cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
@@ -708,6 +710,8 @@ Test(jit_host_rev, looped_reverse_mode) {
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(strstr(src, ", looped\n") != NULL, looped[c], "program %d: looped %d", c, looped[c]);
     if (looped[c]) cr_assert_lt(strlen(src), 40000, "program %d: %zu bytes of source", c, strlen(src));
+    if (c == 3) /* square(x[i]) is the iteration before's square(x[i + 1]): computed again */
+      cr_assert(strstr(src, "      if (k_ > 0) {\n") != NULL);
     free(src);
     double *x = random_array(&rng, B * prog->n_in, -1.5, 1.5), *p = random_array(&rng, B * (prog->n_par + 1), 0.5, 2.0);
     x[3] = NAN, x[prog->n_in + 5] = INFINITY, x[2 * prog->n_in] = 0.0, x[2 * prog->n_in + 1] = -0.0;
@@ -728,7 +732,9 @@ Test(jit_host_rev, looped_reverse_mode) {
 /* Random programs of loops for the looped kernel: a few sums (and sometimes a product, which
  * takes segments) over N inputs of bodies drawn from a list — neighbours, values from before the
  * loop, a parameter, comparisons, select, max, the elementary functions — tied together by
- * straight-line code; gradients and VJPs bitwise against the CPU engine in reverse mode. */
+ * straight-line code; gradients and VJPs bitwise against the CPU engine in reverse mode.  Bodies
+ * with x[i] and x[i + 1] share values between neighbouring iterations (CSE), so some loops
+ * carry a computed value that their backward loop computes again for the iteration before. */
 static char *random_loop_program(uint64_t *rng, int n) {
   static const char *bodies[] = {
       "sin(x[i]) * x[i + 1]", "exp(0.1 * x[i]) / (1.5 + square(x[i + 1]))", "tanh(x[i] - c0) * w[0]",
@@ -741,9 +747,17 @@ static char *random_loop_program(uint64_t *rng, int n) {
   int len = snprintf(text, 8192, "input x[%d]\nparam w[2]\nlet c0 = 0.5 + square(sin(x[0]))\n"
                                  "let c1 = 1.0 + 0.1 * cos(x[1] * x[0])\n", n);
   const int loops = 2 + (int)(rp_next(rng) % 3);
+  int order[sizeof bodies / sizeof bodies[0]]; /* each body once: a body shared by two loops is
+                                                  computed once (CSE), and the later loop then reads
+                                                  the earlier one's values, which keeps it straight */
+  for (int i = 0; i < nb; ++i) order[i] = i;
+  for (int i = nb - 1; i > 0; --i) {
+    const int j = (int)(rp_next(rng) % (uint64_t)(i + 1)), t = order[i];
+    order[i] = order[j], order[j] = t;
+  }
   for (int k = 0; k < loops; ++k) {
     const int prod = rp_next(rng) % 5 == 0;
-    const char *b1 = bodies[rp_next(rng) % (uint64_t)nb], *b2 = bodies[rp_next(rng) % (uint64_t)nb];
+    const char *b1 = bodies[order[2 * k]], *b2 = bodies[order[2 * k + 1]];
     if (prod)
       len += snprintf(text + len, (size_t)(8192 - len), "let s%d = prod(i in 0..%d, 1 + 0.001 * (%s))\n", k, n - 1, b1);
     else
@@ -761,7 +775,7 @@ Test(jit_host_rev, looped_random_programs) {
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   uint64_t rng = 9090;
   const int64_t B = 33;
-  int looped = 0;
+  int looped = 0, prevs = 0;
   for (int c = 0; c < 12; ++c) {
     const int n = 150 + (int)(rp_next(&rng) % 200);
     char *text = random_loop_program(&rng, n);
@@ -783,6 +797,7 @@ Test(jit_host_rev, looped_random_programs) {
       continue;
     }
     looped += strstr(src, ", looped\n") != NULL;
+    prevs += strstr(src, "      if (k_ > 0) {\n") != NULL; /* values of the iteration before */
     free(src);
     double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * 2, 0.5, 2.0);
     double *u = random_array(&rng, B, -1.0, 1.0);
@@ -793,6 +808,7 @@ Test(jit_host_rev, looped_random_programs) {
     dual_program_destroy(&prog);
   }
   cr_assert_geq(looped, 6, "only %d of the programs were looped", looped);
+  cr_assert_geq(prevs, 1, "only %d looped kernels computed the iteration before's values again", prevs);
   dual_context_destroy(&ctx);
 }
 

@@ -233,7 +233,7 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
 /* Reverse mode (jit/jit_source_rev.c without directions): ba's Jacobian by rows, its VJP and
  * hess's gradient compile with NVRTC as one kernel each; grad (n = 1024, 6145 instructions) as a
  * looped kernel (jit_rev_loops.c: its two runs a loop forward and one backward each); a running
- * product of 1601 instructions in segments; a two-output Jacobian over the instruction rule is
+ * product of 1602 instructions in segments; a two-output Jacobian over the instruction rule is
  * refused with the reason. */
 Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   need_nvrtc();
@@ -278,13 +278,13 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   assert_compiles(gsrc);
   free(gsrc);
   dual_program_destroy(&grad);
-  /* a running product of 400 terms (1601 instructions; no loop: its carried value is needed
+  /* a running product of 400 terms (1602 instructions; no loop: its carried value is needed
    * backward): seven segments of at most 256 instructions, a forward and an adjoint function
    * each, compiled by NVRTC */
   dual_program *p400 = NULL;
   cr_assert(dual_program_compile(ctx, "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
                                  "prod400", &p400) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_assert_eq(p400->n_instr, 1601);
+  cr_assert_eq(p400->n_instr, 1602);
   job.prog = p400, job.mode = DUAL_MODE_GRADIENT;
   char *src = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
   cr_assert(src != NULL, "generator: %s", why);

@@ -9,8 +9,10 @@
  * loop, the run's values read later get their names (an input loaded again, or the last
  * iteration's value).  Backward, the straight pieces are jit_source_rev.c's sweep and a run is a
  * loop from its last iteration to its first: the values whose partials the adjoints need are
- * computed again (an operand carried from the iteration before must then be an input, loaded
- * again), then each position's adjoint takes its terms and hands them on, positions in reverse
+ * computed again (an operand carried from the iteration before is an input, loaded again, or
+ * that iteration's value computed again from its own loads: a neighbour's square the language
+ * shared, say — never a running value), then each position's adjoint takes its terms and hands
+ * them on, positions in reverse
  * order — to the same iteration's positions, through a carried accumulator to the iteration
  * before, to the definitions before the run, or to an input's.  Every adjoint of an input's load
  * is its slot of gx_ (the kernel's array of one per input), so terms from any piece, loop or
@@ -43,12 +45,14 @@ typedef struct loops {
   int64_t *run_of; /* [n_instr] the run holding instruction t, -1: straight-line */
   uint8_t *later;  /* [n_instr] read by an instruction outside its run (it needs a name) */
   uint8_t *comp;   /* per run, [period]: computed again backward (run r at comp + r * max P) */
+  uint8_t *prev;   /* per run, [period]: the iteration before's values computed again backward
+                      (an operand carried from it that is not an input) */
   int64_t maxp;
 } loops;
 
 static void loops_free(loops *L) {
   dual_jit_runs_free(L->runs, L->nruns);
-  free(L->run_of), free(L->later), free(L->comp);
+  free(L->run_of), free(L->later), free(L->comp), free(L->prev);
   memset(L, 0, sizeof *L);
 }
 
@@ -72,10 +76,11 @@ static int plan(const genr *g, loops *L) {
   L->run_of = (int64_t *)malloc(sizeof(int64_t) * (n + 1));
   L->later = (uint8_t *)calloc(n + 1, 1);
   L->comp = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
+  L->prev = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
   uint8_t *loaded = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
   /* the straight pieces are one kernel's straight-line code: jit_source_rev.h's rule for it */
   int ok = 2 * covered >= prog->n_instr && prog->n_instr - covered <= DUAL_JIT_MAX_REV_INSTR &&
-           L->run_of && L->later && L->comp && loaded;
+           L->run_of && L->later && L->comp && L->prev && loaded;
   for (size_t t = 0; ok && t < n; ++t) L->run_of[t] = -1;
   for (int64_t r = 0; ok && r < L->nruns; ++r)
     for (int64_t t = L->runs[r].t0; t < at(&L->runs[r], L->runs[r].count, 0); ++t) L->run_of[t] = r;
@@ -94,17 +99,27 @@ static int plan(const genr *g, loops *L) {
   }
   for (int64_t r = 0; ok && r < L->nruns; ++r) { /* what the backward loop computes again */
     const dual_jit_run *run = &L->runs[r];
-    uint8_t *comp = L->comp + r * L->maxp;
-    for (int64_t j = run->period - 1; ok && j >= 0; --j) {
+    uint8_t *comp = L->comp + r * L->maxp, *prev = L->prev + r * L->maxp;
+    for (int64_t j = run->period - 1; j >= 0; --j) {
       const uint32_t *w = words(prog, at(run, 1, j));
       const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
       if (dual_jitr_active(prog, DUAL_INSTR_DST(w)) && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE))
         comp[j] = 1;
       if (!comp[j]) continue;
+      for (int i = 0; i < 3; ++i) {
+        const int64_t x = 3 * j + i, js = j + run->off[x] + run->period;
+        if (run->kind[x] == DUAL_RUN_SAME) comp[j + run->off[x]] = 1;
+        if (run->kind[x] == DUAL_RUN_CARRY && DUAL_INSTR_OP(words(prog, run->t0 + js)) != DUAL_OP_LDX) prev[js] = 1;
+      }
+    }
+    /* the iteration before's values: from its own loads and fixed values only (an operand it
+     * carries from the one before it must be an input, loaded again) */
+    for (int64_t j = run->period - 1; ok && j >= 0; --j) {
+      if (!prev[j]) continue;
       for (int i = 0; ok && i < 3; ++i) {
         const int64_t x = 3 * j + i;
-        if (run->kind[x] == DUAL_RUN_SAME) comp[j + run->off[x]] = 1;
-        if (run->kind[x] == DUAL_RUN_CARRY) /* the iteration before's value: an input loaded again */
+        if (run->kind[x] == DUAL_RUN_SAME) prev[j + run->off[x]] = 1;
+        if (run->kind[x] == DUAL_RUN_CARRY)
           ok = DUAL_INSTR_OP(words(prog, at(run, 1, j) + run->off[x])) == DUAL_OP_LDX;
       }
     }
@@ -129,58 +144,65 @@ static void load_index(const dual_jit_run *run, const dual_program *prog, int64_
   snprintf(buf, cap, "%d + (%s) * %" PRId64, DUAL_INSTR_A(words(prog, run->t0 + j)), k, run->astep[j]);
 }
 
-/* The value operand i of position j of run r (back: in the backward loop). */
-static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, char *buf, size_t cap) {
-  const int64_t x = 3 * j + i;
+/* The value operand i of position j of run r (back: in the backward loop, of iteration k_, or
+ * with `prev` of iteration k_ - 1, whose values are p<j>). */
+static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, int prev,
+                    char *buf, size_t cap) {
+  const int64_t x = 3 * j + i, js = j + run->off[x] + run->period;
+  const char *k = prev ? "k_ - 1" : "k_";
   char idx[96];
   switch (run->kind[x]) {
-  case DUAL_RUN_SAME: snprintf(buf, cap, "w%" PRId64, j + run->off[x]); break;
+  case DUAL_RUN_SAME: snprintf(buf, cap, "%c%" PRId64, prev ? 'p' : 'w', j + run->off[x]); break;
   case DUAL_RUN_CARRY:
     if (!back) snprintf(buf, cap, "c%" PRId64 "_%" PRId64, r, x);
-    else {
-      load_index(run, g->prog, j + run->off[x] + run->period, "k_ - 1", idx, sizeof idx);
-      snprintf(buf, cap, "(k_ > 0 ? DUAL_JIT_LDX(%s) : v%" PRId64 ")", idx, run->init[x]);
+    else if (DUAL_INSTR_OP(words(g->prog, run->t0 + js)) == DUAL_OP_LDX) { /* an input: loaded again */
+      load_index(run, g->prog, js, prev ? "k_ - 2" : "k_ - 1", idx, sizeof idx);
+      snprintf(buf, cap, "(%s > 0 ? DUAL_JIT_LDX(%s) : v%" PRId64 ")", k, idx, run->init[x]);
+    } else { /* (plan: only from iteration k_) */
+      snprintf(buf, cap, "(k_ > 0 ? p%" PRId64 " : v%" PRId64 ")", js, run->init[x]);
     }
     break;
   case DUAL_RUN_FIXED: snprintf(buf, cap, "v%" PRId64, run->off[x]); break;
   case DUAL_RUN_LOAD:
-    snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + k_ * %" PRId64 ")", run->off[x], run->step[x]);
+    snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (%s) * %" PRId64 ")", run->off[x], k, run->step[x]);
     break;
   default: snprintf(buf, cap, "0.0"); break;
   }
 }
 
-/* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>. */
-static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back) {
+/* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>; with `prev`
+ * (backward), its value in iteration k_ - 1 into p<j>, declared before. */
+static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back, int prev) {
   const dual_program *prog = g->prog;
   const uint32_t *w = words(prog, at(run, 1, j));
   const int op = DUAL_INSTR_OP(w);
   const dual_op_info *info = &dual_op_table[op];
+  const char *decl = prev ? "      " : "      const double ", vn = prev ? 'p' : 'w';
   char idx[96];
-  load_index(run, prog, j, "k_", idx, sizeof idx);
+  load_index(run, prog, j, prev ? "k_ - 1" : "k_", idx, sizeof idx);
   switch (op) {
-  case DUAL_OP_LDX: EMIT("      const double w%" PRId64 " = DUAL_JIT_LDX(%s);\n", j, idx); return;
-  case DUAL_OP_LDP: EMIT("      const double w%" PRId64 " = DUAL_JIT_LDP(%s);\n", j, idx); return;
+  case DUAL_OP_LDX: EMIT("%s%c%" PRId64 " = DUAL_JIT_LDX(%s);\n", decl, vn, j, idx); return;
+  case DUAL_OP_LDP: EMIT("%s%c%" PRId64 " = DUAL_JIT_LDP(%s);\n", decl, vn, j, idx); return;
   case DUAL_OP_LDK:
-    EMIT("      const double w%" PRId64 " = ", j);
+    EMIT("%s%c%" PRId64 " = ", decl, vn, j);
     dual_strbuf_double(&g->out, prog->consts[DUAL_INSTR_A(w)]);
     EMIT(";\n");
     return;
-  case DUAL_OP_RNORM: EMIT("      const double w%" PRId64 " = DUAL_JIT_DRAW(1, %s);\n", j, idx); return;
-  case DUAL_OP_RUNIF: EMIT("      const double w%" PRId64 " = DUAL_JIT_DRAW(0, %s);\n", j, idx); return;
+  case DUAL_OP_RNORM: EMIT("%s%c%" PRId64 " = DUAL_JIT_DRAW(1, %s);\n", decl, vn, j, idx); return;
+  case DUAL_OP_RUNIF: EMIT("%s%c%" PRId64 " = DUAL_JIT_DRAW(0, %s);\n", decl, vn, j, idx); return;
   default: break;
   }
   char v[3][160];
   for (int i = 0; i < 3; ++i) {
-    if (i < info->arity) operand(g, run, r, j, i, back, v[i], sizeof v[i]);
+    if (i < info->arity) operand(g, run, r, j, i, back, prev, v[i], sizeof v[i]);
     else snprintf(v[i], sizeof v[i], "0.0");
   }
-  const int taped = back && dual_jitr_active(prog, DUAL_INSTR_DST(w)) &&
+  const int taped = back && !prev && dual_jitr_active(prog, DUAL_INSTR_DST(w)) &&
                     (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
-  EMIT("      double w%" PRId64 ";\n", j);
+  if (!prev) EMIT("      double w%" PRId64 ";\n", j);
   for (int i = 0; taped && i < info->arity; ++i) EMIT("      double q%" PRId64 "_%d;\n", j, i);
-  EMIT("      {\n        double d_[3];\n        DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, w%" PRId64 ", d_, st)\n",
-       info->name, (unsigned)info->flags, v[0], v[1], v[2], j);
+  EMIT("      {\n        double d_[3];\n        DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, %c%" PRId64 ", d_, st)\n",
+       info->name, (unsigned)info->flags, v[0], v[1], v[2], vn, j);
   for (int i = 0; taped && i < info->arity; ++i) EMIT("        q%" PRId64 "_%d = d_[%d];\n", j, i, i);
   EMIT("      }\n");
 }
@@ -198,7 +220,7 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
     if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
       EMIT("    double e%" PRId64 "_%" PRId64 " = 0.0;\n", r, j);
   EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
-  for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0);
+  for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0, 0);
   for (int64_t x = 0; x < 3 * P; ++x) /* the carried operands for the next iteration */
     if (run->kind[x] == DUAL_RUN_CARRY)
       EMIT("      c%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, x, x / 3 + run->off[x] + P);
@@ -255,8 +277,18 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
   EMIT("    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
+  const uint8_t *prev = L->prev + r * L->maxp;
+  int any_prev = 0;
   for (int64_t j = 0; j < P; ++j)
-    if (comp[j]) emit_position(g, run, r, j, 1);
+    if (prev[j]) EMIT("      double p%" PRId64 " = 0.0;\n", j), any_prev = 1;
+  if (any_prev) { /* the iteration before's values an operand carries (none before iteration 0) */
+    EMIT("      if (k_ > 0) {\n");
+    for (int64_t j = 0; j < P; ++j)
+      if (prev[j]) emit_position(g, run, r, j, 1, 1);
+    EMIT("      }\n");
+  }
+  for (int64_t j = 0; j < P; ++j)
+    if (comp[j]) emit_position(g, run, r, j, 1, 0);
   for (int64_t j = 0; j < P; ++j) {
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, at(run, 1, j))))) continue;
     if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64, r, j);
