@@ -673,6 +673,17 @@ Test(jit_host_rev, segmented_reverse_mode) {
   dual_context_destroy(&ctx);
 }
 
+/* The reverse-mode gradient kernel's source for prog (NULL with the reason in why). */
+static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
+  dual_batch b;
+  memset(&b, 0, sizeof b);
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
+  int np = 0;
+  return dual_jit_source_rev(&job, 0, &np, why, cap);
+}
+
 /* Long programs made of runs take the looped kernel (jit/jit_rev_loops.c; its header comment
  * names it): grad itself (n = 1024, 6145 instructions: two loops and 11 straight instructions),
  * with a NaN, an infinity and zeros among the inputs, also its VJP and column-major results; a long sum of products of parameters,
@@ -699,14 +710,8 @@ Test(jit_host_rev, looped_reverse_mode) {
     dual_program *prog = NULL;
     cr_assert(dual_program_compile(ctx, texts[c], "looped", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
     cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
-    dual_batch b;
-    memset(&b, 0, sizeof b);
-    dual_job job;
-    memset(&job, 0, sizeof job);
-    job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
-    int np = 0;
     char why[256];
-    char *src = dual_jit_source_rev(&job, 0, &np, why, sizeof why);
+    char *src = gradient_source(prog, why, sizeof why);
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(strstr(src, ", looped\n") != NULL, looped[c], "program %d: looped %d", c, looped[c]);
     if (looped[c]) cr_assert_lt(strlen(src), 40000, "program %d: %zu bytes of source", c, strlen(src));
@@ -783,14 +788,8 @@ Test(jit_host_rev, looped_random_programs) {
     cr_assert(dual_program_compile(ctx, text, "loops", &prog) == DUAL_SUCCESS, "%s\n%s", dual_context_last_error(ctx), text);
     free(text);
     cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
-    dual_batch b;
-    memset(&b, 0, sizeof b);
-    dual_job job;
-    memset(&job, 0, sizeof job);
-    job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
-    int np = 0;
     char why[256];
-    char *src = dual_jit_source_rev(&job, 0, &np, why, sizeof why);
+    char *src = gradient_source(prog, why, sizeof why);
     if (src == NULL) { /* no loop takes it and it is over the segments' rule */
       cr_assert(prog->n_instr > DUAL_JIT_MAX_REV_SEGMENTED && strstr(why, "rule") != NULL, "%s", why);
       dual_program_destroy(&prog);
