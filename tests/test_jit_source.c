@@ -278,6 +278,22 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   assert_compiles(gsrc);
   free(gsrc);
   dual_program_destroy(&grad);
+  /* loops over DUAL_JIT_LOOP_MAX_INPUTS inputs are looped, over it not (an adjoint per input in
+   * each thread's local memory): refused there, over the segments' rule */
+  for (int more = 0; more < 2; ++more) {
+    char text[160];
+    snprintf(text, sizeof text, "input x[%d]\noutput f = sum(i in 0..%d, sin(x[i]) * x[i])\n",
+             DUAL_JIT_LOOP_MAX_INPUTS + more, DUAL_JIT_LOOP_MAX_INPUTS + more);
+    dual_program *wide = NULL;
+    cr_assert(dual_program_compile(ctx, text, "wide", &wide) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    job.prog = wide, job.mode = DUAL_MODE_GRADIENT;
+    char *wsrc = dual_jit_source_rev(&job, 0, &npass, why, sizeof why);
+    cr_assert_eq(wsrc != NULL, !more, "%d inputs: %s", DUAL_JIT_LOOP_MAX_INPUTS + more, why);
+    if (!more) cr_assert(strstr(wsrc, "looped") != NULL);
+    else cr_assert(strstr(why, "rule") != NULL, "%s", why);
+    free(wsrc);
+    dual_program_destroy(&wide);
+  }
   /* a running product of 400 terms (1602 instructions; no loop: its carried value is needed
    * backward): seven segments of at most 256 instructions, a forward and an adjoint function
    * each, compiled by NVRTC */

@@ -60,8 +60,8 @@ static void loops_free(loops *L) {
 static int64_t at(const dual_jit_run *run, int64_t k, int64_t j) { return run->t0 + k * run->period + j; }
 
 /* Whether the looped kernel takes prog: runs over half of it and at most DUAL_JIT_MAX_REV_INSTR
- * straight instructions, each input loaded once, every value a run needs backward computable
- * again.  Fills L. */
+ * straight instructions, at most DUAL_JIT_LOOP_MAX_INPUTS inputs, each loaded once, every value
+ * a run needs backward computable again.  Fills L. */
 static int plan(const genr *g, loops *L) {
   const dual_program *prog = g->prog;
   memset(L, 0, sizeof *L);
@@ -78,8 +78,10 @@ static int plan(const genr *g, loops *L) {
   L->comp = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
   L->prev = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
   uint8_t *loaded = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
-  /* the straight pieces are one kernel's straight-line code: jit_source_rev.h's rule for it */
+  /* the straight pieces are one kernel's straight-line code: jit_source_rev.h's rule for it;
+   * gx_ is each thread's local memory */
   int ok = 2 * covered >= prog->n_instr && prog->n_instr - covered <= DUAL_JIT_MAX_REV_INSTR &&
+           prog->n_in <= DUAL_JIT_LOOP_MAX_INPUTS &&
            L->run_of && L->later && L->comp && L->prev && loaded;
   for (size_t t = 0; ok && t < n; ++t) L->run_of[t] = -1;
   for (int64_t r = 0; ok && r < L->nruns; ++r)

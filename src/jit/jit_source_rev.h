@@ -43,6 +43,10 @@
 #define DUAL_JIT_MAX_REV_INSTR 1000
 #define DUAL_JIT_REV_SEGMENT 256
 
+/* The most inputs of a looped module (jit_rev_loops.c): each thread keeps an adjoint per input
+ * in local memory (32 KB at this bound; a thread may have 512 KB). */
+#define DUAL_JIT_LOOP_MAX_INPUTS 4096
+
 /* The most instructions of a segmented module (a looped one has no such rule).  Segments make NVRTC's time grow with the
  * program, but each segment's values are computed twice (forward, then again before its
  * adjoint), so the code doubles: the grad family on the 2-core host compiled in 24 s at 1201
