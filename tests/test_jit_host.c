@@ -689,8 +689,10 @@ static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
  * with a NaN, an infinity and zeros among the inputs, also its VJP and column-major results; a long sum of products of parameters,
  * draws and divisions (runs whose bodies read parameters, draws and values from before the run);
  * a running product, whose carried value the backward loop would need (not an input), so it
- * takes segments; and a sum whose iterations share a square with their neighbour, which the
- * backward loop computes again for the iteration before.  Gradients bitwise against the CPU engine in reverse mode. */
+ * takes segments; a sum whose iterations share a square with their neighbour, which the
+ * backward loop computes again for the iteration before; and a running sum that starts from a
+ * constant beside a passive running count (neither the constant nor the count takes an
+ * adjoint).  Gradients bitwise against the CPU engine in reverse mode. */
 Test(jit_host_rev, looped_reverse_mode) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -702,11 +704,13 @@ Test(jit_host_rev, looped_reverse_mode) {
       "input x[300]\nparam w[300]\nlet c = exp(x[0])\n"
       "output f = sum(i in 0..300, w[i] * normal(x[i], 0.3) / (1.5 + cos(x[i]) * c))\n",
       "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
-      "input x[400]\noutput f = sum(i in 0..399, square(x[i + 1]) * sin(x[i]) + square(x[i]) * x[i + 1])\n"};
-  const int looped[] = {1, 1, 0, 1};
+      "input x[400]\noutput f = sum(i in 0..399, square(x[i + 1]) * sin(x[i]) + square(x[i]) * x[i + 1])\n",
+      "input x[300]\nlet acc = 0.5\nlet cnt = 0\nfor i in 0..300 {\n  acc += sin(x[i]) * x[i]\n"
+      "  cnt += (x[i] > 0)\n}\noutput f = acc * acc + cnt * x[0]\n"};
+  const int looped[] = {1, 1, 0, 1, 1};
   uint64_t rng = 6063;
   const int64_t B = 40;
-  for (int c = 0; c < 4; ++c) {
+  for (int c = 0; c < 5; ++c) {
     dual_program *prog = NULL;
     cr_assert(dual_program_compile(ctx, texts[c], "looped", &prog) == DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
     cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);

@@ -266,8 +266,10 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
     g->out.failed = 1;
     return;
   }
-  for (int64_t x = 0; x < 3 * P; ++x)
-    if (run->kind[x] == DUAL_RUN_CARRY) carried[x / 3 + run->off[x] + P] = 1;
+  for (int64_t x = 0; x < 3 * P; ++x) /* (a passive value's users give it no adjoint) */
+    if (run->kind[x] == DUAL_RUN_CARRY &&
+        dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, run->t0 + x / 3 + run->off[x] + P))))
+      carried[x / 3 + run->off[x] + P] = 1;
   char buf[256], idx[96];
   EMIT("    { /* run %" PRId64 ", backward */\n", r);
   for (int64_t j = 0; j < P; ++j)
@@ -325,10 +327,11 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       else snprintf(term, sizeof term, "aw%" PRId64, j);
       switch (run->kind[x]) {
       case DUAL_RUN_SAME: EMIT("      aw%" PRId64 " %c= %s;\n", j + run->off[x], opc, term); break;
-      case DUAL_RUN_CARRY:
+      case DUAL_RUN_CARRY: /* iteration 0's start takes the term only if it is active */
         acc_of(g, run->init[x], dst, sizeof dst);
-        EMIT("      if (k_ > 0) ca%" PRId64 "_%" PRId64 " %c= %s;\n      else %s %c= %s;\n", r,
-             j + run->off[x] + P, opc, term, dst, opc, term);
+        EMIT("      if (k_ > 0) ca%" PRId64 "_%" PRId64 " %c= %s;\n", r, j + run->off[x] + P, opc, term);
+        if (dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, run->init[x]))))
+          EMIT("      else %s %c= %s;\n", dst, opc, term);
         break;
       case DUAL_RUN_FIXED:
         acc_of(g, run->off[x], dst, sizeof dst);
