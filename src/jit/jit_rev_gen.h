@@ -58,6 +58,12 @@ typedef struct genr {
   /* looped kernels (jit_rev_loops.c): gradient entries stored directly (DUAL_JIT2_PUT_D), and
    * every input's load accumulating its adjoint in gx_[input] */
   int direct;
+  /* first touches of gx_ (NULL: gx_ zeroed at the start): the inputs whose slot has a term so
+   * far in the emission (a slot's first term is written 0.0 op term, an untouched slot read as
+   * 0.0), and whether a loop touched part of a progression of slots (gx_mixed: written again
+   * with gx_ zeroed) */
+  uint8_t *gx_seen;
+  int gx_mixed;
 } genr;
 
 

@@ -16,7 +16,10 @@
  * order — to the same iteration's positions, through a carried accumulator to the iteration
  * before, to the definitions before the run, or to an input's.  Every adjoint of an input's load
  * is its slot of gx_ (the kernel's array of one per input), so terms from any piece, loop or
- * not, meet in one accumulator; each input is loaded once.  Every accumulator takes its terms in
+ * not, meet in one accumulator; each input is loaded once.  gx_ is not zeroed: the generator
+ * tracks which slots have a term so far, writes a slot's first term as 0.0 op term and reads an
+ * untouched slot as 0.0 (the same values), and zeroes only what a loop needs zeroed (or all of
+ * gx_, when a loop reaches part of a progression of slots already touched).  Every accumulator takes its terms in
  * the interpreters' order with the interpreters' products (DUAL_RTM: the guarded ones), so the
  * bits are theirs.  Gradient entries are stored as they become final (DUAL_JIT2_PUT_D).
  */
@@ -241,10 +244,12 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
 /* Position j's adjoint on entering iteration k (an expression): its input's gx_ slot for a
  * load; for the last iteration's value read later, its a<t>; else +0.0. */
 static void incoming(const genr *g, const loops *L, const dual_jit_run *run, int64_t j, const char *k,
-                     int last, char *buf, size_t cap) {
+                     int last, int zero, char *buf, size_t cap) {
   const dual_program *prog = g->prog;
   char idx[96];
-  if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX) {
+  if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && zero) {
+    snprintf(buf, cap, "0.0"); /* (its slots untouched so far: gx_plan) */
+  } else if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX) {
     load_index(run, prog, j, k, idx, sizeof idx);
     snprintf(buf, cap, "gx_[%s]", idx);
   } else if (L->later[at(run, run->count - 1, j)]) {
@@ -255,6 +260,61 @@ static void incoming(const genr *g, const loops *L, const dual_jit_run *run, int
   }
 }
 
+/* gx_'s first touches around the backward loop of a run (g->gx_seen set): the loop's
+ * progressions of slots are each load position's adjoint start (read), each LOAD operand's
+ * target, and each fixed or starting operand that is an input's load (one slot, written in
+ * several iterations).  Progressions none of whose slots has a term yet: a load position's
+ * start reads 0.0 (inc_zero), a LOAD target's terms are assignments of 0.0 op term (assign),
+ * a single slot is zeroed before the loop — unless two progressions share a slot, when every
+ * untouched progression is zeroed before the loop.  A progression partly touched sets
+ * g->gx_mixed (the kernel is then written with gx_ zeroed).  Afterwards all are touched. */
+static void gx_plan(genr *g, const dual_jit_run *run, uint8_t *inc_zero, uint8_t *assign) {
+  const dual_program *prog = g->prog;
+  const int64_t P = run->period, C = run->count;
+  int64_t (*pr)[4] = (int64_t(*)[4])malloc(sizeof *pr * (size_t)(4 * P)); /* base, step, count, who */
+  int *cnt = (int *)calloc((size_t)prog->n_in + 1, sizeof(int));
+  if (pr == NULL || cnt == NULL) {
+    free(pr), free(cnt);
+    g->out.failed = 1;
+    return;
+  }
+  int64_t np = 0;
+  for (int64_t j = 0; j < P; ++j) {
+    const uint32_t *w = words(prog, at(run, 1, j));
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) {
+      pr[np][0] = DUAL_INSTR_A(words(prog, run->t0 + j)), pr[np][1] = run->astep[j], pr[np][2] = C, pr[np++][3] = j;
+      continue;
+    }
+    for (int i = 0; i < dual_op_table[DUAL_INSTR_OP(w)].arity; ++i) {
+      const int64_t x = 3 * j + i, d = run->kind[x] == DUAL_RUN_FIXED ? run->off[x]
+                                      : run->kind[x] == DUAL_RUN_CARRY ? run->init[x] : -1;
+      if (!dual_jitr_active(prog, (int32_t)w[1 + i])) continue;
+      if (run->kind[x] == DUAL_RUN_LOAD)
+        pr[np][0] = run->off[x], pr[np][1] = run->step[x], pr[np][2] = C, pr[np++][3] = P + x;
+      else if (d >= 0 && DUAL_INSTR_OP(words(prog, d)) == DUAL_OP_LDX)
+        pr[np][0] = DUAL_INSTR_A(words(prog, d)), pr[np][1] = 0, pr[np][2] = 1, pr[np++][3] = -1;
+    }
+  }
+  int overlap = 0;
+  for (int64_t q = 0; q < np; ++q)
+    for (int64_t k = 0; k < pr[q][2]; ++k) overlap |= ++cnt[pr[q][0] + k * pr[q][1]] > 1;
+  for (int64_t q = 0; q < np; ++q) {
+    int64_t seen = 0;
+    for (int64_t k = 0; k < pr[q][2]; ++k) seen += g->gx_seen[pr[q][0] + k * pr[q][1]];
+    if (seen > 0 && seen < pr[q][2]) g->gx_mixed = 1;
+    if (seen > 0) continue;
+    const int64_t who = pr[q][3];
+    if (!overlap && who >= 0 && who < P) inc_zero[who] = 1;
+    else if (!overlap && who >= P) assign[who - P] = 1;
+    else if (pr[q][2] == 1) EMIT("    gx_[%" PRId64 "] = 0.0;\n", pr[q][0]);
+    else EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) gx_[%" PRId64 " + k_ * %" PRId64 "] = 0.0;\n",
+              pr[q][2], pr[q][0], pr[q][1]);
+  }
+  for (int64_t q = 0; q < np; ++q)
+    for (int64_t k = 0; k < pr[q][2]; ++k) g->gx_seen[pr[q][0] + k * pr[q][1]] = 1;
+  free(pr), free(cnt);
+}
+
 /* The backward loop of run r. */
 static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   const dual_program *prog = g->prog;
@@ -262,7 +322,9 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   const int64_t P = run->period;
   const uint8_t *comp = L->comp + r * L->maxp;
   uint8_t *carried = (uint8_t *)calloc((size_t)P, 1); /* positions the next iteration reads */
-  if (carried == NULL) {
+  uint8_t *inc_zero = (uint8_t *)calloc((size_t)P, 1), *assign = (uint8_t *)calloc((size_t)(3 * P), 1);
+  if (carried == NULL || inc_zero == NULL || assign == NULL) {
+    free(carried), free(inc_zero), free(assign);
     g->out.failed = 1;
     return;
   }
@@ -272,12 +334,13 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       carried[x / 3 + run->off[x] + P] = 1;
   char buf[256], idx[96];
   EMIT("    { /* run %" PRId64 ", backward */\n", r);
+  if (g->gx_seen != NULL) gx_plan(g, run, inc_zero, assign);
   for (int64_t j = 0; j < P; ++j)
     if (carried[j]) {
-      if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX)
+      if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && !inc_zero[j])
         snprintf(buf, sizeof buf, "gx_[%" PRId64 "]",
                  (int64_t)DUAL_INSTR_A(words(prog, run->t0 + j)) + (run->count - 1) * run->astep[j]);
-      else incoming(g, L, run, j, "k_", 1, buf, sizeof buf);
+      else incoming(g, L, run, j, "k_", 1, inc_zero[j], buf, sizeof buf);
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
   EMIT("    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
@@ -296,12 +359,12 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   for (int64_t j = 0; j < P; ++j) {
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, at(run, 1, j))))) continue;
     if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64, r, j);
-    else incoming(g, L, run, j, "k_", 0, buf, sizeof buf);
+    else incoming(g, L, run, j, "k_", 0, inc_zero[j], buf, sizeof buf);
     EMIT("      double aw%" PRId64 " = %s;\n", j, buf);
   }
   for (int64_t j = 0; j < P; ++j)
     if (carried[j]) {
-      incoming(g, L, run, j, "k_ - 1", 0, buf, sizeof buf);
+      incoming(g, L, run, j, "k_ - 1", 0, inc_zero[j], buf, sizeof buf);
       EMIT("      ca%" PRId64 "_%" PRId64 " = k_ > 0 ? %s : 0.0;\n", r, j, buf);
     }
   for (int64_t j = P - 1; j >= 0; --j) {
@@ -337,15 +400,46 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
         acc_of(g, run->off[x], dst, sizeof dst);
         EMIT("      %s %c= %s;\n", dst, opc, term);
         break;
-      case DUAL_RUN_LOAD:
-        EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] %c= %s;\n", run->off[x], run->step[x], opc, term);
+      case DUAL_RUN_LOAD: /* (assign: the slot's first term, gx_plan) */
+        if (assign[x]) EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] = 0.0 %c (%s);\n", run->off[x], run->step[x], opc, term);
+        else EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] %c= %s;\n", run->off[x], run->step[x], opc, term);
         break;
       default: break;
       }
     }
   }
   EMIT("    }\n    }\n");
-  free(carried);
+  free(carried), free(inc_zero), free(assign);
+}
+
+/* The backward part of a looped kernel: the accumulators (inputs' loads in gx_, declared
+ * before), then the pieces from the last, then the inputs no instruction loads. */
+static void emit_backward(genr *g, const loops *Lp, const int64_t *first_load) {
+  const dual_program *prog = g->prog;
+  const loops L = *Lp;
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const uint32_t *w = words(prog, t);
+    const int op = DUAL_INSTR_OP(w);
+    if (dual_op_table[op].prop == DUAL_PROP_OUT || op == DUAL_OP_LDX || !dual_jitr_active(prog, DUAL_INSTR_DST(w)))
+      continue;
+    if (L.run_of[t] < 0 || L.later[t]) EMIT("    double a%" PRId64 " = 0.0;\n", t);
+  }
+  for (int64_t j = 0; j < prog->n_in; ++j)
+    if (first_load[j] >= 0 && L.run_of[first_load[j]] < 0) EMIT("    double g%" PRId64 " = 0.0;\n", j);
+  for (int64_t t = prog->n_instr; t > 0;) {
+    const int64_t r = L.run_of[t - 1];
+    if (r >= 0) {
+      emit_backward_run(g, &L, r);
+      t = L.runs[r].t0;
+      continue;
+    }
+    int64_t t0 = t - 1;
+    while (t0 > 0 && L.run_of[t0 - 1] < 0) --t0;
+    dual_jitr_emit_sweep(g, 0, 1, first_load, t0, t);
+    t = t0;
+  }
+  for (int64_t j = 0; j < prog->n_in; ++j)
+    if (first_load[j] < 0) EMIT("    DUAL_JIT2_PUT_D(0, %" PRId64 ", 0.0)\n", j);
 }
 
 int dual_jitr_looped(genr *g) {
@@ -381,32 +475,25 @@ void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load) {
     else dual_jitr_emit_compute(g, w, t);
     ++t;
   }
-  /* backward: the accumulators (inputs' loads in gx_), then the pieces from the last */
-  EMIT("    double gx_[%d];\n    for (int i_ = 0; i_ < %d; ++i_) gx_[i_] = 0.0;\n", prog->n_in > 0 ? prog->n_in : 1,
-       prog->n_in);
-  for (int64_t t = 0; t < prog->n_instr; ++t) {
-    const uint32_t *w = words(prog, t);
-    const int op = DUAL_INSTR_OP(w);
-    if (dual_op_table[op].prop == DUAL_PROP_OUT || op == DUAL_OP_LDX || !dual_jitr_active(prog, DUAL_INSTR_DST(w)))
-      continue;
-    if (L.run_of[t] < 0 || L.later[t]) EMIT("    double a%" PRId64 " = 0.0;\n", t);
+  /* backward: once with gx_'s first touches tracked; if a loop touched part of a progression,
+   * again with gx_ zeroed */
+  const dual_strbuf keep = g->out;
+  memset(&g->out, 0, sizeof g->out);
+  g->gx_seen = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
+  g->gx_mixed = g->gx_seen == NULL;
+  if (g->gx_seen != NULL) emit_backward(g, &L, first_load);
+  char *tracked = dual_strbuf_take(&g->out);
+  free(g->gx_seen);
+  g->gx_seen = NULL;
+  g->out = keep;
+  EMIT("    double gx_[%d];\n", prog->n_in > 0 ? prog->n_in : 1);
+  if (tracked != NULL && !g->gx_mixed) {
+    EMIT("%s", tracked);
+  } else {
+    EMIT("    for (int i_ = 0; i_ < %d; ++i_) gx_[i_] = 0.0;\n", prog->n_in);
+    emit_backward(g, &L, first_load);
   }
-  for (int64_t j = 0; j < prog->n_in; ++j)
-    if (first_load[j] >= 0 && L.run_of[first_load[j]] < 0) EMIT("    double g%" PRId64 " = 0.0;\n", j);
-  for (int64_t t = prog->n_instr; t > 0;) {
-    const int64_t r = L.run_of[t - 1];
-    if (r >= 0) {
-      emit_backward_run(g, &L, r);
-      t = L.runs[r].t0;
-      continue;
-    }
-    int64_t t0 = t - 1;
-    while (t0 > 0 && L.run_of[t0 - 1] < 0) --t0;
-    dual_jitr_emit_sweep(g, 0, 1, first_load, t0, t);
-    t = t0;
-  }
-  for (int64_t j = 0; j < prog->n_in; ++j)
-    if (first_load[j] < 0) EMIT("    DUAL_JIT2_PUT_D(0, %" PRId64 ", 0.0)\n", j);
+  free(tracked);
   EMIT("  DUAL_JIT_TILE_END(1, -1)\n}\n");
   g->direct = 0;
   loops_free(&L);

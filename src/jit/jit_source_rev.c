@@ -287,10 +287,20 @@ static void acc_write(genr *g, int64_t id) {
   g->set[id] = 1;
 }
 
-/* The expression that reads accumulator id (its variable, or its deferred value); the result
- * lives until the next call. */
+/* A looped module's gx_ slot of accumulator id (its input), or -1. */
+static int64_t gx_slot(const genr *g, int64_t id) {
+  const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
+  if (!g->direct || k >= 0 || who >= g->prog->n_instr) return -1;
+  const uint32_t *w = g->prog->code + who * DUAL_INSTR_WORDS;
+  return DUAL_INSTR_OP(w) == DUAL_OP_LDX ? DUAL_INSTR_A(w) : -1;
+}
+
+/* The expression that reads accumulator id (its variable, or its deferred value; an untouched
+ * gx_ slot: +0.0); the result lives until the next call. */
 static const char *acc_ref(genr *g, int64_t id) {
   static char name[48];
+  const int64_t slot = g->gx_seen != NULL ? gx_slot(g, id) : -1;
+  if (slot >= 0 && !g->gx_seen[slot]) return "0.0";
   if (g->pend != NULL && g->pend[id] != NULL) return g->pend[id];
   acc_name(g, id, name, sizeof name);
   return name;
@@ -303,6 +313,12 @@ static void acc_copy(genr *g, int64_t id, char *buf, size_t cap) { snprintf(buf,
 static void acc_add(genr *g, int64_t id, char op, const char *term) {
   char name[48];
   acc_name(g, id, name, sizeof name);
+  const int64_t slot = g->gx_seen != NULL ? gx_slot(g, id) : -1;
+  if (slot >= 0 && !g->gx_seen[slot]) { /* a gx_ slot's first term */
+    g->gx_seen[slot] = 1;
+    EMIT("      %s = 0.0 %c (%s);\n", name, op, term);
+    return;
+  }
   if (g->pend == NULL || g->set[id]) { /* not deferring, or written already */
     EMIT("      %s %c= %s;\n", name, op, term);
     return;
