@@ -12,16 +12,16 @@
  * computed again (an operand carried from the iteration before is an input, loaded again, or
  * that iteration's value computed again from its own loads: a neighbour's square the language
  * shared, say — never a running value), then each position's adjoint takes its terms and hands
- * them on, positions in reverse
- * order — to the same iteration's positions, through a carried accumulator to the iteration
- * before, to the definitions before the run, or to an input's.  Every adjoint of an input's load
- * is its slot of gx_ (the kernel's array of one per input), so terms from any piece, loop or
- * not, meet in one accumulator; each input is loaded once.  gx_ is not zeroed: the generator
- * tracks which slots have a term so far, writes a slot's first term as 0.0 op term and reads an
- * untouched slot as 0.0 (the same values), and zeroes only what a loop needs zeroed (or all of
- * gx_, when a loop reaches part of a progression of slots already touched).  Every accumulator takes its terms in
- * the interpreters' order with the interpreters' products (DUAL_RTM: the guarded ones), so the
- * bits are theirs.  Gradient entries are stored as they become final (DUAL_JIT2_PUT_D).
+ * them on, positions in reverse order — to the same iteration's positions, through a carried
+ * accumulator to the iteration before, to the definitions before the run, or to an input's.
+ * Every adjoint of an input's load is its slot of gx_ (the kernel's array of one per input), so
+ * terms from any piece, loop or not, meet in one accumulator; each input is loaded once.  gx_ is
+ * not zeroed: the generator tracks which slots have a term so far, writes a slot's first term as
+ * 0.0 op term and reads an untouched slot as 0.0 (the same values), and zeroes only what a loop
+ * needs zeroed (or all of gx_, when a loop reaches part of a progression of slots already
+ * touched).  Every accumulator takes its terms in the interpreters' order with the interpreters'
+ * products (DUAL_RTM: the guarded ones), so the bits are theirs.  Gradient entries are stored as
+ * they become final (DUAL_JIT2_PUT_D).
  */
 #include <inttypes.h>
 #include <stdio.h>
