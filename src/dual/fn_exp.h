@@ -235,15 +235,8 @@ DUAL_INLINE double dual_el_exp_reduced(double x, double xl, int has_xl) {
     0x1.f50765b6e4540p+0, 0x1.9d3e12dd8a18bp-54, \
     0x1.fa7c1819e90d8p+0, 0x1.74853f3a5931ep-55, \
 
-#if defined(__CUDACC__)
-static __device__ const double dual_el_exp2_64_dev[128] = {DUAL_EL_EXP2_64_VALUES};
-#endif
-static const double dual_el_exp2_64_host[128] = {DUAL_EL_EXP2_64_VALUES};
-#if defined(__CUDA_ARCH__)
-#define DUAL_EL_EXP2_64 dual_el_exp2_64_dev
-#else
-#define DUAL_EL_EXP2_64 dual_el_exp2_64_host
-#endif
+DUAL_CONST_TABLE(dual_el_exp2_64, 128, DUAL_EL_EXP2_64_VALUES)
+#define DUAL_EL_EXP2_64 DUAL_TABLE(dual_el_exp2_64)
 #define DUAL_EL_INV_LN2_64 0x1.71547652b82fep+6 /* 64 / ln2 */
 #define DUAL_EL_LN2_64_36 0x1.62e42fefa0000p-7 /* ln2 / 64 to 36 bits: k * it is exact, |k| < 2^17 */
 #define DUAL_EL_LN2_64_L 0x1.cf79abc9e3b3ap-46 /* ln2 / 64 - DUAL_EL_LN2_64_36 */

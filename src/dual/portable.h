@@ -58,6 +58,22 @@ typedef unsigned long long uint64_t;
 #define DUAL_RESTRICT restrict
 #endif
 
+/* A table of n double constants for both sides: DUAL_CONST_TABLE(name, n, VALUES) defines a
+ * __device__ copy for device code (when compiled by CUDA) and a host copy, and DUAL_TABLE(name)
+ * names the one the code being compiled reads.  VALUES is a macro of the comma-separated list. */
+#if defined(__CUDACC__)
+#define DUAL_CONST_TABLE(name, n, values)                                                         \
+  static __device__ const double name##_dev[n] = {values};                                       \
+  static const double name##_host[n] = {values};
+#else
+#define DUAL_CONST_TABLE(name, n, values) static const double name##_host[n] = {values};
+#endif
+#if defined(__CUDA_ARCH__)
+#define DUAL_TABLE(name) name##_dev
+#else
+#define DUAL_TABLE(name) name##_host
+#endif
+
 /* Count trailing zeros of a nonzero 32-bit word. */
 #if defined(__CUDA_ARCH__)
 #define DUAL_CTZ(x) (__ffs((int)(x)) - 1)

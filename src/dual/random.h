@@ -116,15 +116,8 @@ DUAL_INLINE void dual_draw_sincos2pi(uint64_t x, double *sn, double *cs) {
 #define DUAL_DRAW_LOGC_VALUES                                                                    \
   0x1.f0a30c01162a6p-5, 0x1.5ff3070a793d4p-3, 0x1.1675cababa60ep-2, 0x1.739d7f6bbd007p-2,        \
       0x1.c8ff7c79a9a22p-2, 0x1.0be72e4252a83p-1, 0x1.307d7334f10bep-1, 0.0
-#if defined(__CUDACC__)
-static __device__ const double dual_draw_logc_dev[8] = {DUAL_DRAW_LOGC_VALUES};
-#endif
-static const double dual_draw_logc_host[8] = {DUAL_DRAW_LOGC_VALUES};
-#if defined(__CUDA_ARCH__)
-#define DUAL_DRAW_LOGC dual_draw_logc_dev
-#else
-#define DUAL_DRAW_LOGC dual_draw_logc_host
-#endif
+DUAL_CONST_TABLE(dual_draw_logc, 8, DUAL_DRAW_LOGC_VALUES)
+#define DUAL_DRAW_LOGC DUAL_TABLE(dual_draw_logc)
 
 /* log(u) of a uniform u in [2^-53, 1) (dual_bits_to_unit: positive, normal, below 1): u = 2^k m,
  * m in [1, 2) against the centre c = 1 + (2j + 1)/16 of its eighth (j its top three bits; the
