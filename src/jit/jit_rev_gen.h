@@ -6,6 +6,7 @@
 #ifndef DUAL_JIT_REV_GEN_H
 #define DUAL_JIT_REV_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "exec.h"
@@ -78,6 +79,11 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t);
 
 /* Input j's results of output s through the stager (with `expect`: only announce them). */
 void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int expect);
+
+/* Operand i's first-order adjoint term of an op with adjoint rule adj (LIN: the guarded product
+ * of its partial and the result's adjoint acc; CHOOSE: acc where the partial is nonzero; ADD,
+ * SUB, NEG: acc) into term; returns the sign it is added with. */
+char dual_jitr_adjoint_term(int adj, int i, const char *partial, const char *acc, char *term, size_t cap);
 
 /* The adjoint sweep of output s over instructions t1 - 1 down to t0. */
 void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_load, int64_t t0,

@@ -382,12 +382,10 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
     for (int i = op == DUAL_OP_SELECT; i < info->arity; ++i) {
       if (!dual_jitr_active(prog, reg[i])) continue;
       const int64_t x = 3 * j + i;
-      char term[160], dst[160];
-      const char sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? '+' : '-';
-      const char opc = adj == DUAL_ADJ_LIN || adj == DUAL_ADJ_CHOOSE ? '+' : sign;
-      if (adj == DUAL_ADJ_LIN) snprintf(term, sizeof term, "DUAL_RTM(q%" PRId64 "_%d, aw%" PRId64 ")", j, i, j);
-      else if (adj == DUAL_ADJ_CHOOSE) snprintf(term, sizeof term, "q%" PRId64 "_%d != 0.0 ? aw%" PRId64 " : 0.0", j, i, j);
-      else snprintf(term, sizeof term, "aw%" PRId64, j);
+      char term[160], dst[160], q[48], aw[48];
+      snprintf(q, sizeof q, "q%" PRId64 "_%d", j, i);
+      snprintf(aw, sizeof aw, "aw%" PRId64, j);
+      const char opc = dual_jitr_adjoint_term(adj, i, q, aw, term, sizeof term);
       switch (run->kind[x]) {
       case DUAL_RUN_SAME: EMIT("      aw%" PRId64 " %c= %s;\n", j + run->off[x], opc, term); break;
       case DUAL_RUN_CARRY: /* iteration 0's start takes the term only if it is active */

@@ -448,6 +448,14 @@ static void emit_adjoint(genr *g, int s, int store_grad, const int64_t *first_lo
   EMIT("    }\n");
 }
 
+char dual_jitr_adjoint_term(int adj, int i, const char *partial, const char *acc, char *term, size_t cap) {
+  if (adj == DUAL_ADJ_LIN) snprintf(term, cap, "DUAL_RTM(%s, %s)", partial, acc);
+  else if (adj == DUAL_ADJ_CHOOSE) snprintf(term, cap, "%s != 0.0 ? %s : 0.0", partial, acc);
+  else snprintf(term, cap, "%s", acc);
+  if (adj == DUAL_ADJ_LIN || adj == DUAL_ADJ_CHOOSE) return '+';
+  return adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? '+' : '-';
+}
+
 /* Term emitters of the adjoint sweep (with g->dry they only record presence): direction k's g'
  * of definition x takes, from instruction t's adjoint, its present terms — `b` (the result's g'
  * through partial i, or as it is for CHOOSE/ADD/SUB) and for LIN `e` (d' times the result's g). */
@@ -538,12 +546,11 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
       const int64_t x = da[i];
       const char *sign = adj == DUAL_ADJ_ADD || (adj == DUAL_ADJ_SUB && i == 0) ? "+" : "-";
       if (!g->dry) {
-        char at[DEFER_CAP + 64], term[DEFER_CAP + 128];
+        char at[DEFER_CAP + 64], term[DEFER_CAP + 128], d[48];
         acc_copy(g, acc_def(g, t, -1), at, sizeof at);
-        if (adj == DUAL_ADJ_LIN) snprintf(term, sizeof term, "DUAL_RTM(d%" PRId64 "_%d, %s)", t, i, at);
-        else if (adj == DUAL_ADJ_CHOOSE) snprintf(term, sizeof term, "d%" PRId64 "_%d != 0.0 ? %s : 0.0", t, i, at);
-        else snprintf(term, sizeof term, "%s", at);
-        acc_add(g, acc_def(g, x, -1), adj == DUAL_ADJ_LIN || adj == DUAL_ADJ_CHOOSE ? '+' : sign[0], term);
+        snprintf(d, sizeof d, "d%" PRId64 "_%d", t, i);
+        const char opc = dual_jitr_adjoint_term(adj, i, d, at, term, sizeof term);
+        acc_add(g, acc_def(g, x, -1), opc, term);
       }
       for (int k = 0; k < K; ++k) lane_term(g, t, i, x, k, adj, sign);
     }
