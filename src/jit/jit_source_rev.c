@@ -264,14 +264,20 @@ static int64_t acc_in(const genr *g, int64_t j, int k) {
   return (g->prog->n_instr + j) * (g->K + 1) + 1 + k;
 }
 
-/* The variable of accumulator id (k = -1: a<t> / g<j>). */
+/* A looped module's gx_ slot of accumulator id (its input), or -1. */
+static int64_t gx_slot(const genr *g, int64_t id) {
+  const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
+  if (!g->direct || k >= 0 || who >= g->prog->n_instr) return -1;
+  const uint32_t *w = g->prog->code + who * DUAL_INSTR_WORDS;
+  return DUAL_INSTR_OP(w) == DUAL_OP_LDX ? DUAL_INSTR_A(w) : -1;
+}
+
+/* The variable of accumulator id (k = -1: a<t> / g<j>; a looped module's loads: gx_[slot]). */
 static void acc_name(const genr *g, int64_t id, char *buf, size_t cap) {
   const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
   const int in = who >= g->prog->n_instr;
-  const int64_t x = in ? who - g->prog->n_instr : who;
-  const uint32_t *w = g->prog->code + (in ? 0 : x) * DUAL_INSTR_WORDS;
-  if (g->direct && !in && k < 0 && DUAL_INSTR_OP(w) == DUAL_OP_LDX) /* a looped module's loads */
-    snprintf(buf, cap, "gx_[%d]", DUAL_INSTR_A(w));
+  const int64_t x = in ? who - g->prog->n_instr : who, slot = gx_slot(g, id);
+  if (slot >= 0) snprintf(buf, cap, "gx_[%" PRId64 "]", slot);
   else if (k < 0) snprintf(buf, cap, "%c%" PRId64, in ? 'g' : 'a', x);
   else snprintf(buf, cap, "%c%" PRId64 "_%" PRId64, in ? 'h' : 'b', x, k);
 }
@@ -285,14 +291,6 @@ static void acc_write(genr *g, int64_t id) {
   free(g->pend[id]);
   g->pend[id] = NULL;
   g->set[id] = 1;
-}
-
-/* A looped module's gx_ slot of accumulator id (its input), or -1. */
-static int64_t gx_slot(const genr *g, int64_t id) {
-  const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
-  if (!g->direct || k >= 0 || who >= g->prog->n_instr) return -1;
-  const uint32_t *w = g->prog->code + who * DUAL_INSTR_WORDS;
-  return DUAL_INSTR_OP(w) == DUAL_OP_LDX ? DUAL_INSTR_A(w) : -1;
 }
 
 /* The expression that reads accumulator id (its variable, or its deferred value; an untouched
