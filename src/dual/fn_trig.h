@@ -77,8 +77,15 @@ DUAL_INLINE void dual_trig_mul64(uint64_t a, uint64_t b, uint64_t *hi, uint64_t 
  * error below 2^-100 (|ax - k pi/2| > 2^-62 for every double).  Returns k mod 4.
  * ax = m 2^e; only the bits of 2/pi of weight 2^-(e-1) .. 2^-(e+190) matter: the higher ones
  * give multiples of 4 quadrants, the lower ones less than 2^-137.  m times that 192-bit window,
- * modulo 2^192, is x 2/pi mod 4 in units of 2^-190. */
-DUAL_TRIG_COLD int dual_trig_reduce_big(double ax, double *rh, double *rl) {
+ * modulo 2^192, is x 2/pi mod 4 in units of 2^-190.  The result comes back by value: through
+ * pointers, the GPU compiler keeps it in local memory, and the wait for that memory at the
+ * paths' merge holds up every small argument too (it shares the loads' scoreboard). */
+typedef struct dual_trig_big {
+  double rh, rl;
+  int k;
+} dual_trig_big;
+DUAL_TRIG_COLD dual_trig_big dual_trig_reduce_big(double ax) {
+  dual_trig_big r;
   uint64_t u = dual_bits(ax);
   uint64_t m = (u & 0x000FFFFFFFFFFFFFULL) | 0x0010000000000000ULL;
   int e = (int)(u >> 52) - 1075;
@@ -115,9 +122,8 @@ DUAL_TRIG_COLD int dual_trig_reduce_big(double ax, double *rh, double *rl) {
     s = 64;
   }
   if (f0 == 0) { /* cannot happen for a double; kept for safety */
-    *rh = 0.0;
-    *rl = 0.0;
-    return k;
+    r.rh = 0.0, r.rl = 0.0, r.k = k;
+    return r;
   }
   int lz = DUAL_TRIG_CLZ64(f0);
   f0 = (f0 << lz) | ((f1 >> 1) >> (63 - lz));
@@ -137,15 +143,21 @@ DUAL_TRIG_COLD int dual_trig_reduce_big(double ax, double *rh, double *rl) {
   double pl = pe + (fh * PIO2_LO + fl * PIO2_HI);
   double h = ph + pl;
   double l = pl - (h - ph);
-  *rh = neg ? -h : h;
-  *rl = neg ? -l : l;
-  return k;
+  r.rh = neg ? -h : h;
+  r.rl = neg ? -l : l;
+  r.k = k;
+  return r;
 }
 
 /* For finite ax >= 0: ax = k pi/2 + rh + rl, |rh + rl| <= pi/4 + 2^-30, |rl| <= ulp(rh) / 2,
  * relative error below 2^-70.  Returns k mod 4. */
 DUAL_INLINE int dual_trig_reduce(double ax, double *rh, double *rl) {
-  if (!(ax < 0x1p20)) return dual_trig_reduce_big(ax, rh, rl);
+  if (!(ax < 0x1p20)) {
+    const dual_trig_big b = dual_trig_reduce_big(ax);
+    *rh = b.rh;
+    *rl = b.rl;
+    return b.k;
+  }
   /* Cody–Waite: pi/2 = PIO2_1 + PIO2_2 + PIO2_3 + PIO2_4 + O(2^-160); the first three have 33
    * bits, so k * PIO2_i is exact for k < 2^20, and ax - k PIO2_1 is exact (Sterbenz). */
   const double INVPIO2 = 0x1.45f306dc9c883p-1;

@@ -36,10 +36,12 @@ static __forceinline__ __device__ int dual_jit_flags(double v) {
 #define DUAL_PT_FLAGS(v) dual_jit_flags(v)
 
 /* Input i (x), parameter i (p), JVP direction entry i (v) or VJP cotangent i (u) of point pt,
- * flagging non-finite ones. */
+ * flagging non-finite ones.  Read-only for the kernel's life (outputs must not overlap inputs,
+ * dualbatch.h), so through the non-coherent path: the compiler may then move a load ahead of
+ * the kernel's stores (a looped gradient stores between its loads). */
 static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t ps, int64_t es,
                                                        int64_t pt, int64_t i, int *st) {
-  const double v = a[pt * ps + i * es];
+  const double v = __ldg(a + (pt * ps + i * es));
   *st |= DUAL_PT_NONFINITE(v) ? DUAL_PT_BAD_INPUT : 0;
   return v;
 }

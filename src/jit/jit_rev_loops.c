@@ -175,6 +175,11 @@ static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j
   }
 }
 
+/* The compiler's unrolling of the next loop, when DUAL_KNOB_JIT_UNROLL asks for it. */
+static void emit_unroll(genr *g) {
+  if (g->job->unroll > 0) EMIT("    _Pragma(\"unroll %d\")\n", g->job->unroll);
+}
+
 /* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>; with `prev`
  * (backward), its value in iteration k_ - 1 into p<j>, declared before. */
 static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back, int prev) {
@@ -224,6 +229,7 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   for (int64_t j = 0; j < P; ++j)
     if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
       EMIT("    double e%" PRId64 "_%" PRId64 " = 0.0;\n", r, j);
+  emit_unroll(g);
   EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
   for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0, 0);
   for (int64_t x = 0; x < 3 * P; ++x) /* the carried operands for the next iteration */
@@ -343,6 +349,7 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       else incoming(g, L, run, j, "k_", 1, inc_zero[j], buf, sizeof buf);
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
+  emit_unroll(g);
   EMIT("    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
   const uint8_t *prev = L->prev + r * L->maxp;
   int any_prev = 0;
