@@ -46,6 +46,18 @@ static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t 
   return v;
 }
 #define DUAL_JIT_LDX(i) dual_jit_load(A.x, A.x_ps, A.x_es, pt, (i), &st)
+/* Loads a loop issues an iteration ahead (jit_rev_loops.c): input i unchecked, and the value
+ * flagged where the iteration takes it (a check at the load would wait for it there); the
+ * iteration k clamped to 0 .. hi. */
+#define DUAL_JIT_LDX_AHEAD(i) __ldg(A.x + (pt * A.x_ps + (int64_t)(i) * A.x_es))
+#define DUAL_JIT_TAKE(v) dual_jit_take((v), &st)
+static __forceinline__ __device__ double dual_jit_take(double v, int *st) {
+  *st |= DUAL_PT_NONFINITE(v) ? DUAL_PT_BAD_INPUT : 0;
+  return v;
+}
+static __forceinline__ __device__ int64_t dual_jit_clamp(int64_t k, int64_t hi) {
+  return k < 0 ? 0 : k > hi ? hi : k;
+}
 #define DUAL_JIT_LDP(i) dual_jit_load(A.p, A.p_ps, A.p_es, pt, (i), &st)
 #define DUAL_JIT_LDV(i) dual_jit_load(A.v, A.v_ps, A.v_es, pt, (i), &st)
 #define DUAL_JIT_LDU(i) dual_jit_load(A.u, A.u_ps, A.u_es, pt, (i), &st)

@@ -1,7 +1,8 @@
 /*
  * cuda_shim.h — just enough of CUDA for a generated kernel (src/jit) to compile as host C++ and
  * run one warp as 32 threads (tests/jit_host/run_warp.c): the qualifiers, threadIdx and friends
- * for one block of one warp, __syncwarp and __any_sync on a barrier, the bit intrinsics and unsigned max.
+ * for one block of one warp, __syncwarp and __any_sync on a barrier, the bit intrinsics, __ldg
+ * and unsigned max.
  * Shared memory is `static` (one copy, seen by the 32 threads).  Test code only: it lets CI check
  * the generator's staging, flushes and guarded rerun bit for bit against the CPU engine without
  * a GPU.  Compiled with -include into each generated module.
@@ -45,6 +46,8 @@ static inline int __any_sync(unsigned mask, int pred) {
   pthread_barrier_wait(&dual_shim_barrier);
   return any;
 }
+
+template <class T> static inline T __ldg(const T *p) { return *p; }
 
 static inline int __double2hiint(double d) {
   uint64_t b;
