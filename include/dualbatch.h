@@ -260,9 +260,10 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             and 1.8x JAX at B = 1e5 on the H100; a kernel that cannot be had
  *                             fails with DUAL_ERR_COMPILE; 0 = it interprets, default)
  *                                                                 DUALBATCH_JIT_SGRAD=1
- *   DUAL_KNOB_JIT_UNROLL      compiled reverse mode's loops (above): iterations unrolled by
- *                             the compiler, 0 = its choice (default), 1..8
- *                                                                 DUALBATCH_JIT_UNROLL=n
+ *   DUAL_KNOB_JIT_LOADS_AHEAD compiled reverse mode's loops (above): 1 = each iteration loads
+ *                             the next one's inputs, so that their latency overlaps its work
+ *                             (default), 0 = loads where they are used
+ *                                                                 DUALBATCH_JIT_LOADS_AHEAD=0
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -276,7 +277,7 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_REVERSE = 8,
   DUAL_KNOB_JIT_SGRAD = 9,
   DUAL_KNOB_JIT_GROUPS = 10,
-  DUAL_KNOB_JIT_UNROLL = 11,
+  DUAL_KNOB_JIT_LOADS_AHEAD = 11,
   DUAL_KNOB_COUNT = 12
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);

@@ -29,8 +29,8 @@ typedef struct dual_job {
   int nested_hessian; /* DUAL_KNOB_HESSIAN_NESTED: diagonal blocks carry every pair (pass2.c) */
   int groups;         /* compiled forward-over-reverse Hessians: groups of `width` directions per
                          kernel (0: all, one kernel; DUAL_KNOB_JIT_GROUPS) */
-  int unroll;         /* compiled reverse mode's loops: iterations unrolled (0: the compiler's
-                         choice; DUAL_KNOB_JIT_UNROLL) */
+  int loads_ahead;    /* compiled reverse mode's loops: 1 = each iteration loads the next
+                         one's inputs (DUAL_KNOB_JIT_LOADS_AHEAD) */
   void *stream;       /* GPU, device-memory batch: the stream it runs on (NULL: the context's) */
 } dual_job;
 

@@ -205,7 +205,7 @@ Test(gpu_reverse, checkpointed_segments_equal_the_cpu) {
 /* The compiled tier's reverse-mode kernels (DUAL_KNOB_JIT_REVERSE under DUAL_TIER_COMPILE):
  * Jacobians by rows and VJPs of ba and of random programs, hess's gradient, the gradient and
  * VJP of grad's family at n = 200 and of grad itself as loops (jit/jit_rev_loops.c; its
- * gradient also with the loops unrolled by 3, DUAL_KNOB_JIT_UNROLL), and a
+ * gradient also with its loads where they are used, DUAL_KNOB_JIT_LOADS_AHEAD = 0), and a
  * running product of 1602 instructions in segments (jit/jit_rev_segments.c), each bitwise equal
  * to the CPU (and so to the interpreter), with host arrays; the call must have run compiled. */
 Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
@@ -235,9 +235,9 @@ Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
     double *x = random_array(&s, B * n, -1.5, 1.5), *p = random_array(&s, B * (np ? np : 1), -1.0, 1.0);
     double *u = random_array(&s, B * m, -1.0, 1.0);
     x[7] = NAN, x[n + 1] = 0.0;
-    for (int c = 0; c < (k == 3 ? 3 : 2); ++c) { /* gradient, VJP; grad: its loops unrolled by 3 */
+    for (int c = 0; c < (k == 3 ? 3 : 2); ++c) { /* gradient, VJP; grad: loads where used */
       const int vjp = c == 1;
-      cr_assert_eq(dual_context_set_knob(gpu, DUAL_KNOB_JIT_UNROLL, c == 2 ? 3 : 0), DUAL_SUCCESS);
+      cr_assert_eq(dual_context_set_knob(gpu, DUAL_KNOB_JIT_LOADS_AHEAD, c == 2 ? 0 : 1), DUAL_SUCCESS);
       rev_result a = run(cpu, prog, B, x, np ? p : NULL, vjp ? u : NULL);
       rev_result b = run(gpu, prog, B, x, np ? p : NULL, vjp ? u : NULL);
       cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_COMPILE, "%s", dual_context_last_note(gpu));

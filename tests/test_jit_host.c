@@ -426,6 +426,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = mode, job.width = width, job.threads = 1;
   job.nested_hessian = nested, job.reverse = reverse, job.groups = opts >> 8;
+  job.loads_ahead = 1; /* (looped kernels: the default of DUAL_KNOB_JIT_LOADS_AHEAD) */
   int npass = 0;
   char why[256];
   char *src = reverse ? dual_jit_source_rev(&job, 0, &npass, why, sizeof why)
@@ -680,6 +681,7 @@ static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
+  job.loads_ahead = 1;
   int np = 0;
   return dual_jit_source_rev(&job, 0, &np, why, cap);
 }
@@ -719,6 +721,8 @@ Test(jit_host_rev, looped_reverse_mode) {
     cr_assert(src != NULL, "generator: %s", why);
     cr_assert_eq(strstr(src, ", looped\n") != NULL, looped[c], "program %d: looped %d", c, looped[c]);
     if (looped[c]) cr_assert_lt(strlen(src), 40000, "program %d: %zu bytes of source", c, strlen(src));
+    if (looped[c]) /* its loops load their inputs an iteration ahead */
+      cr_assert(strstr(src, "DUAL_JIT_LDX_AHEAD(") != NULL, "program %d", c);
     if (c == 3) /* square(x[i]) is the iteration before's square(x[i + 1]): computed again */
       cr_assert(strstr(src, "      if (k_ > 0) {\n") != NULL);
     free(src);

@@ -13,6 +13,9 @@
 #include "jit/jit_stage2.h"
 #include "jit/strbuf.h"
 
+/* The most progressions of input loads a loop keeps one iteration ahead (more load in place). */
+#define DUAL_JITR_MAX_PIPE 64
+
 typedef struct genr {
   dual_strbuf out;
   const dual_program *prog;
@@ -65,6 +68,11 @@ typedef struct genr {
    * with gx_ zeroed) */
   uint8_t *gx_seen;
   int gx_mixed;
+  /* looped kernels with job->loads_ahead: while a loop's body is written (piping), its loads
+   * of inputs base + (k_ + shift) step, each progression (base, step, shift) once in pipe,
+   * read variable lx<q>, which the iteration before loaded */
+  int piping, npipe;
+  int64_t pipe[DUAL_JITR_MAX_PIPE][3];
 } genr;
 
 

@@ -149,9 +149,25 @@ static void load_index(const dual_jit_run *run, const dual_program *prog, int64_
   snprintf(buf, cap, "%d + (%s) * %" PRId64, DUAL_INSTR_A(words(prog, run->t0 + j)), k, run->astep[j]);
 }
 
+/* The value of input base + (k_ + shift) step in the loop being written (shift 0, -1, -2): its
+ * load there, or while piping its variable lx<q>, loaded by the iteration before. */
+static void load_ref(genr *g, int64_t base, int64_t step, int shift, char *buf, size_t cap) {
+  if (g->piping) {
+    int q = 0;
+    while (q < g->npipe && !(g->pipe[q][0] == base && g->pipe[q][1] == step && g->pipe[q][2] == shift)) ++q;
+    if (q == g->npipe && q < DUAL_JITR_MAX_PIPE) g->pipe[q][0] = base, g->pipe[q][1] = step, g->pipe[q][2] = shift, ++g->npipe;
+    if (q < g->npipe) {
+      snprintf(buf, cap, "lx%d", q);
+      return;
+    }
+  }
+  if (shift == 0) snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_) * %" PRId64 ")", base, step);
+  else snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_ - %d) * %" PRId64 ")", base, -shift, step);
+}
+
 /* The value operand i of position j of run r (back: in the backward loop, of iteration k_, or
  * with `prev` of iteration k_ - 1, whose values are p<j>). */
-static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, int prev,
+static void operand(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, int prev,
                     char *buf, size_t cap) {
   const int64_t x = 3 * j + i, js = j + run->off[x] + run->period;
   const char *k = prev ? "k_ - 1" : "k_";
@@ -161,23 +177,16 @@ static void operand(const genr *g, const dual_jit_run *run, int64_t r, int64_t j
   case DUAL_RUN_CARRY:
     if (!back) snprintf(buf, cap, "c%" PRId64 "_%" PRId64, r, x);
     else if (DUAL_INSTR_OP(words(g->prog, run->t0 + js)) == DUAL_OP_LDX) { /* an input: loaded again */
-      load_index(run, g->prog, js, prev ? "k_ - 2" : "k_ - 1", idx, sizeof idx);
-      snprintf(buf, cap, "(%s > 0 ? DUAL_JIT_LDX(%s) : v%" PRId64 ")", k, idx, run->init[x]);
+      load_ref(g, DUAL_INSTR_A(words(g->prog, run->t0 + js)), run->astep[js], prev ? -2 : -1, idx, sizeof idx);
+      snprintf(buf, cap, "(%s > 0 ? %s : v%" PRId64 ")", k, idx, run->init[x]);
     } else { /* (plan: only from iteration k_) */
       snprintf(buf, cap, "(k_ > 0 ? p%" PRId64 " : v%" PRId64 ")", js, run->init[x]);
     }
     break;
   case DUAL_RUN_FIXED: snprintf(buf, cap, "v%" PRId64, run->off[x]); break;
-  case DUAL_RUN_LOAD:
-    snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (%s) * %" PRId64 ")", run->off[x], k, run->step[x]);
-    break;
+  case DUAL_RUN_LOAD: load_ref(g, run->off[x], run->step[x], prev ? -1 : 0, buf, cap); break;
   default: snprintf(buf, cap, "0.0"); break;
   }
-}
-
-/* The compiler's unrolling of the next loop, when DUAL_KNOB_JIT_UNROLL asks for it. */
-static void emit_unroll(genr *g) {
-  if (g->job->unroll > 0) EMIT("    _Pragma(\"unroll %d\")\n", g->job->unroll);
 }
 
 /* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>; with `prev`
@@ -191,7 +200,10 @@ static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j
   char idx[96];
   load_index(run, prog, j, prev ? "k_ - 1" : "k_", idx, sizeof idx);
   switch (op) {
-  case DUAL_OP_LDX: EMIT("%s%c%" PRId64 " = DUAL_JIT_LDX(%s);\n", decl, vn, j, idx); return;
+  case DUAL_OP_LDX:
+    load_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], prev ? -1 : 0, idx, sizeof idx);
+    EMIT("%s%c%" PRId64 " = %s;\n", decl, vn, j, idx);
+    return;
   case DUAL_OP_LDP: EMIT("%s%c%" PRId64 " = DUAL_JIT_LDP(%s);\n", decl, vn, j, idx); return;
   case DUAL_OP_LDK:
     EMIT("%s%c%" PRId64 " = ", decl, vn, j);
@@ -217,6 +229,40 @@ static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j
   EMIT("      }\n");
 }
 
+/* A loop's body is written into a buffer of its own (returns the text so far), its loads of
+ * inputs collected when job->loads_ahead asks for them. */
+static dual_strbuf body_begin(genr *g) {
+  const dual_strbuf outer = g->out;
+  memset(&g->out, 0, sizeof g->out);
+  g->piping = g->job->loads_ahead > 0, g->npipe = 0;
+  return outer;
+}
+
+/* Then the loop: the collected loads' variables n<tag><r>_<q> loaded for iteration `first`
+ * before it, the `head` line, each iteration's lx<q> taken from them (and flagged there) and
+ * the next iteration's loads issued (the iteration after, or before when `back`; clamped to the
+ * loop's, whose inputs the loop loads anyway, so the flags do not change), and the body. */
+static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first, int back, int64_t C, int64_t r,
+                     char tag) {
+  dual_strbuf body = g->out;
+  g->out = outer;
+  g->out.failed |= body.failed;
+  for (int q = 0; q < g->npipe; ++q) {
+    const int64_t *pq = g->pipe[q], k0 = first + pq[2] < 0 ? 0 : first + pq[2] > C - 1 ? C - 1 : first + pq[2];
+    EMIT("    double n%c%" PRId64 "_%d = DUAL_JIT_LDX_AHEAD(%" PRId64 ");\n", tag, r, q, pq[0] + k0 * pq[1]);
+  }
+  EMIT("%s", head);
+  for (int q = 0; q < g->npipe; ++q) {
+    const int64_t *pq = g->pipe[q], d = (back ? -1 : 1) + pq[2];
+    EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d);\n", q, tag, r, q);
+    EMIT("      n%c%" PRId64 "_%d = DUAL_JIT_LDX_AHEAD(%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64 ");\n",
+         tag, r, q, pq[0], d < 0 ? '-' : '+', d < 0 ? -d : d, C - 1, pq[1]);
+  }
+  if (body.s != NULL) EMIT("%s", body.s);
+  free(body.s);
+  g->piping = 0, g->npipe = 0;
+}
+
 /* The forward loop of run r, then the names of its values read later. */
 static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   const dual_program *prog = g->prog;
@@ -229,8 +275,7 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   for (int64_t j = 0; j < P; ++j)
     if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
       EMIT("    double e%" PRId64 "_%" PRId64 " = 0.0;\n", r, j);
-  emit_unroll(g);
-  EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
+  const dual_strbuf outer = body_begin(g);
   for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0, 0);
   for (int64_t x = 0; x < 3 * P; ++x) /* the carried operands for the next iteration */
     if (run->kind[x] == DUAL_RUN_CARRY)
@@ -238,6 +283,9 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   for (int64_t j = 0; j < P; ++j)
     if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
       EMIT("      e%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, j, j);
+  char head[96];
+  snprintf(head, sizeof head, "    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
+  body_end(g, outer, head, 0, 0, run->count, r, 'f');
   EMIT("    }\n");
   for (int64_t t = run->t0; t < at(run, run->count, 0); ++t) {
     if (!L->later[t]) continue;
@@ -349,8 +397,7 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       else incoming(g, L, run, j, "k_", 1, inc_zero[j], buf, sizeof buf);
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
-  emit_unroll(g);
-  EMIT("    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
+  const dual_strbuf outer = body_begin(g);
   const uint8_t *prev = L->prev + r * L->maxp;
   int any_prev = 0;
   for (int64_t j = 0; j < P; ++j)
@@ -413,6 +460,9 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       }
     }
   }
+  char head[96];
+  snprintf(head, sizeof head, "    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
+  body_end(g, outer, head, run->count - 1, 1, run->count, r, 'b');
   EMIT("    }\n    }\n");
   free(carried), free(inc_zero), free(assign);
 }

@@ -289,7 +289,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
                : ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0 ? (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH]
                                                      : DUAL_JIT_REV_DIRECTIONS;
     fj.groups = second ? (int)ctx->knobs[DUAL_KNOB_JIT_GROUPS] : 0;
-    fj.unroll = (int)ctx->knobs[DUAL_KNOB_JIT_UNROLL];
+    fj.loads_ahead = (int)ctx->knobs[DUAL_KNOB_JIT_LOADS_AHEAD];
     job = &fj;
   }
   const int64_t passes2 = rev ? dual_jit_rev_passes(job) : second ? dual_pass2_count(job) : 0;
