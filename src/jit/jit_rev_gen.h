@@ -69,10 +69,12 @@ typedef struct genr {
   uint8_t *gx_seen;
   int gx_mixed;
   /* looped kernels with job->loads_ahead: while a loop's body is written (piping), its loads
-   * of inputs base + (k_ + shift) step, each progression (base, step, shift) once in pipe,
+   * of inputs base + (k_ + shift) step, and its reads of the gx_ slots of the load positions
+   * gx_ahead marks, each progression (base, step, shift, 0 for x or 1 for gx_) once in pipe,
    * read variable lx<q>, which the iteration before loaded */
   int piping, npipe;
-  int64_t pipe[DUAL_JITR_MAX_PIPE][3];
+  int64_t pipe[DUAL_JITR_MAX_PIPE][4];
+  const uint8_t *gx_ahead;
 } genr;
 
 

@@ -149,18 +149,23 @@ static void load_index(const dual_jit_run *run, const dual_program *prog, int64_
   snprintf(buf, cap, "%d + (%s) * %" PRId64, DUAL_INSTR_A(words(prog, run->t0 + j)), k, run->astep[j]);
 }
 
+/* While piping, the variable lx<q> of progression (base, step, shift) of x (gx = 0) or of gx_
+ * (gx = 1), added if new; 0 when the table is full. */
+static int pipe_ref(genr *g, int64_t base, int64_t step, int shift, int gx, char *buf, size_t cap) {
+  int q = 0;
+  while (q < g->npipe && !(g->pipe[q][0] == base && g->pipe[q][1] == step && g->pipe[q][2] == shift &&
+                           g->pipe[q][3] == gx))
+    ++q;
+  if (q == DUAL_JITR_MAX_PIPE) return 0;
+  if (q == g->npipe) g->pipe[q][0] = base, g->pipe[q][1] = step, g->pipe[q][2] = shift, g->pipe[q][3] = gx, ++g->npipe;
+  snprintf(buf, cap, "lx%d", q);
+  return 1;
+}
+
 /* The value of input base + (k_ + shift) step in the loop being written (shift 0, -1, -2): its
  * load there, or while piping its variable lx<q>, loaded by the iteration before. */
 static void load_ref(genr *g, int64_t base, int64_t step, int shift, char *buf, size_t cap) {
-  if (g->piping) {
-    int q = 0;
-    while (q < g->npipe && !(g->pipe[q][0] == base && g->pipe[q][1] == step && g->pipe[q][2] == shift)) ++q;
-    if (q == g->npipe && q < DUAL_JITR_MAX_PIPE) g->pipe[q][0] = base, g->pipe[q][1] = step, g->pipe[q][2] = shift, ++g->npipe;
-    if (q < g->npipe) {
-      snprintf(buf, cap, "lx%d", q);
-      return;
-    }
-  }
+  if (g->piping && pipe_ref(g, base, step, shift, 0, buf, cap)) return;
   if (shift == 0) snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_) * %" PRId64 ")", base, step);
   else snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_ - %d) * %" PRId64 ")", base, -shift, step);
 }
@@ -249,14 +254,17 @@ static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first
   g->out.failed |= body.failed;
   for (int q = 0; q < g->npipe; ++q) {
     const int64_t *pq = g->pipe[q], k0 = first + pq[2] < 0 ? 0 : first + pq[2] > C - 1 ? C - 1 : first + pq[2];
-    EMIT("    double n%c%" PRId64 "_%d = DUAL_JIT_LDX_AHEAD(%" PRId64 ");\n", tag, r, q, pq[0] + k0 * pq[1]);
+    EMIT("    double n%c%" PRId64 "_%d = %s%" PRId64 "%s;\n", tag, r, q, pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(",
+         pq[0] + k0 * pq[1], pq[3] ? "]" : ")");
   }
   EMIT("%s", head);
   for (int q = 0; q < g->npipe; ++q) {
     const int64_t *pq = g->pipe[q], d = (back ? -1 : 1) + pq[2];
-    EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d);\n", q, tag, r, q);
-    EMIT("      n%c%" PRId64 "_%d = DUAL_JIT_LDX_AHEAD(%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64 ");\n",
-         tag, r, q, pq[0], d < 0 ? '-' : '+', d < 0 ? -d : d, C - 1, pq[1]);
+    if (pq[3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d;\n", q, tag, r, q);
+    else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d);\n", q, tag, r, q);
+    EMIT("      n%c%" PRId64 "_%d = %s%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64 "%s;\n",
+         tag, r, q, pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(", pq[0], d < 0 ? '-' : '+', d < 0 ? -d : d, C - 1, pq[1],
+         pq[3] ? "]" : ")");
   }
   if (body.s != NULL) EMIT("%s", body.s);
   free(body.s);
@@ -297,13 +305,17 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
 
 /* Position j's adjoint on entering iteration k (an expression): its input's gx_ slot for a
  * load; for the last iteration's value read later, its a<t>; else +0.0. */
-static void incoming(const genr *g, const loops *L, const dual_jit_run *run, int64_t j, const char *k,
+static void incoming(genr *g, const loops *L, const dual_jit_run *run, int64_t j, const char *k,
                      int last, int zero, char *buf, size_t cap) {
   const dual_program *prog = g->prog;
   char idx[96];
   if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && zero) {
     snprintf(buf, cap, "0.0"); /* (its slots untouched so far: gx_plan) */
   } else if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX) {
+    const int shift = strcmp(k, "k_") == 0 ? 0 : -1; /* (in the loop: k_ or k_ - 1) */
+    if (g->piping && g->gx_ahead != NULL && g->gx_ahead[j] &&
+        pipe_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], shift, 1, buf, cap))
+      return; /* read an iteration ahead (gx_ahead_plan) */
     load_index(run, prog, j, k, idx, sizeof idx);
     snprintf(buf, cap, "gx_[%s]", idx);
   } else if (L->later[at(run, run->count - 1, j)]) {
@@ -369,6 +381,35 @@ static void gx_plan(genr *g, const dual_jit_run *run, uint8_t *inc_zero, uint8_t
   free(pr), free(cnt);
 }
 
+/* Which load positions' gx_ slots the backward loop of run may read an iteration ahead: those
+ * no slot of whose progression the loop writes (a LOAD operand's target, a fixed operand's or a
+ * carried operand's start that is an input's load), so the value read early is the value the
+ * iteration would read.  0 on allocation failure. */
+static int gx_ahead_plan(const genr *g, const dual_jit_run *run, uint8_t *ok) {
+  const dual_program *prog = g->prog;
+  const int64_t P = run->period, C = run->count;
+  uint8_t *w = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
+  if (w == NULL) return 0;
+  for (int64_t j = 0; j < P; ++j) {
+    const uint32_t *wj = words(prog, at(run, 1, j));
+    if (DUAL_INSTR_OP(wj) == DUAL_OP_LDX) continue;
+    for (int i = 0; i < dual_op_table[DUAL_INSTR_OP(wj)].arity; ++i) {
+      const int64_t x = 3 * j + i, d = run->kind[x] == DUAL_RUN_FIXED ? run->off[x]
+                                      : run->kind[x] == DUAL_RUN_CARRY ? run->init[x] : -1;
+      if (run->kind[x] == DUAL_RUN_LOAD)
+        for (int64_t k = 0; k < C; ++k) w[run->off[x] + k * run->step[x]] = 1;
+      else if (d >= 0 && DUAL_INSTR_OP(words(prog, d)) == DUAL_OP_LDX) w[DUAL_INSTR_A(words(prog, d))] = 1;
+    }
+  }
+  for (int64_t j = 0; j < P; ++j) {
+    const uint32_t *w0 = words(prog, run->t0 + j);
+    ok[j] = DUAL_INSTR_OP(w0) == DUAL_OP_LDX;
+    for (int64_t k = 0; ok[j] && k < C; ++k) ok[j] = !w[DUAL_INSTR_A(w0) + k * run->astep[j]];
+  }
+  free(w);
+  return 1;
+}
+
 /* The backward loop of run r. */
 static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   const dual_program *prog = g->prog;
@@ -397,7 +438,10 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       else incoming(g, L, run, j, "k_", 1, inc_zero[j], buf, sizeof buf);
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
+  uint8_t *ahead = g->job->loads_ahead > 0 ? (uint8_t *)calloc((size_t)P, 1) : NULL;
+  if (ahead != NULL && !gx_ahead_plan(g, run, ahead)) free(ahead), ahead = NULL;
   const dual_strbuf outer = body_begin(g);
+  g->gx_ahead = ahead;
   const uint8_t *prev = L->prev + r * L->maxp;
   int any_prev = 0;
   for (int64_t j = 0; j < P; ++j)
@@ -463,6 +507,8 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   char head[96];
   snprintf(head, sizeof head, "    for (int64_t k_ = %" PRId64 "; k_ >= 0; --k_) {\n", run->count - 1);
   body_end(g, outer, head, run->count - 1, 1, run->count, r, 'b');
+  g->gx_ahead = NULL;
+  free(ahead);
   EMIT("    }\n    }\n");
   free(carried), free(inc_zero), free(assign);
 }
