@@ -35,26 +35,26 @@ static __forceinline__ __device__ int dual_jit_flags(double v) {
 }
 #define DUAL_PT_FLAGS(v) dual_jit_flags(v)
 
-/* Input i (x), parameter i (p), JVP direction entry i (v) or VJP cotangent i (u) of point pt,
- * flagging non-finite ones.  Read-only for the kernel's life (outputs must not overlap inputs,
- * dualbatch.h), so through the non-coherent path: the compiler may then move a load ahead of
- * the kernel's stores (a looped gradient stores between its loads). */
-static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t ps, int64_t es,
-                                                       int64_t pt, int64_t i, int *st) {
-  const double v = __ldg(a + (pt * ps + i * es));
-  *st |= DUAL_PT_NONFINITE(v) ? DUAL_PT_BAD_INPUT : 0;
-  return v;
-}
-#define DUAL_JIT_LDX(i) dual_jit_load(A.x, A.x_ps, A.x_es, pt, (i), &st)
-/* Loads a loop issues an iteration ahead (jit_rev_loops.c): input i unchecked, and the value
- * flagged where the iteration takes it (a check at the load would wait for it there); the
- * iteration k clamped to 0 .. hi. */
-#define DUAL_JIT_LDX_AHEAD(i) __ldg(A.x + (pt * A.x_ps + (int64_t)(i) * A.x_es))
-#define DUAL_JIT_TAKE(v) dual_jit_take((v), &st)
+/* Value v of an input, flagged when non-finite. */
 static __forceinline__ __device__ double dual_jit_take(double v, int *st) {
   *st |= DUAL_PT_NONFINITE(v) ? DUAL_PT_BAD_INPUT : 0;
   return v;
 }
+#define DUAL_JIT_TAKE(v) dual_jit_take((v), &st)
+
+/* Input i (x), parameter i (p), JVP direction entry i (v) or VJP cotangent i (u) of point pt,
+ * flagged.  Read-only for the kernel's life (outputs must not overlap inputs, dualbatch.h), so
+ * through the non-coherent path: the compiler may then move a load ahead of the kernel's stores
+ * (a looped gradient stores between its loads). */
+static __forceinline__ __device__ double dual_jit_load(const double *a, int64_t ps, int64_t es,
+                                                       int64_t pt, int64_t i, int *st) {
+  return dual_jit_take(__ldg(a + (pt * ps + i * es)), st);
+}
+#define DUAL_JIT_LDX(i) dual_jit_load(A.x, A.x_ps, A.x_es, pt, (i), &st)
+/* Loads a loop issues an iteration ahead (jit_rev_loops.c): input i unflagged, DUAL_JIT_TAKE
+ * flagging it where the iteration takes it (a check at the load would wait for it there); the
+ * iteration k clamped to 0 .. hi. */
+#define DUAL_JIT_LDX_AHEAD(i) __ldg(A.x + (pt * A.x_ps + (int64_t)(i) * A.x_es))
 static __forceinline__ __device__ int64_t dual_jit_clamp(int64_t k, int64_t hi) {
   return k < 0 ? 0 : k > hi ? hi : k;
 }
