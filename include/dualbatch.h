@@ -245,8 +245,8 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             DUAL_TIER_COMPILE; gradients of over 1000 instructions made of
  *                             the language's unrolled loops as loops again, other gradients and
  *                             VJPs of over 1000 in segments (experimental: bitwise equal to the
- *                             interpreter; grad at B = 1e5 on the H200 3x the interpreter,
- *                             0.53x JAX; a program over the
+ *                             interpreter; grad at B = 1e5 on the H200 2.9x the interpreter,
+ *                             about 0.5x JAX; a program over the
  *                             compile-time rules — 2048 instructions in segments — fails with
  *                             DUAL_ERR_COMPILE; 0 = they interpret, default)
  *                                                                 DUALBATCH_JIT_REVERSE=1
