@@ -686,10 +686,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_gpu: %s\n", dual_context_last_error(ctx));
     return 2;
   }
-  /* the compiled rows of hess and grad measure the experimental compiled second order and
-   * reverse mode (issue 17) */
-  dual_context_set_knob(ctx, DUAL_KNOB_JIT_SECOND, 1);
-  dual_context_set_knob(ctx, DUAL_KNOB_JIT_REVERSE, 1);
   struct cudaDeviceProp prop;
   CUDA_OK(cudaGetDeviceProperties(&prop, 0));
   char date[64];

@@ -145,12 +145,13 @@ int dual_context_set_width(dual_context *ctx, int width);
  * with n; dual_hessian / dual_hvp run forward-over-reverse: a sweep carrying one direction's
  * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n), or DUAL_AD_AUTO
  * (default: a cost model over n, the outputs and the device picks: reverse for a gradient from
- * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output (GPU:
- * from n = 20); nested forward for Hessians up to ~400 inputs on the CPU and always on the GPU;
- * bench/NOTES.md has the measured crossovers).  The model is the interpreter's: with the
- * experimental compiled second order (DUAL_KNOB_JIT_SECOND) forward-over-reverse was faster on
- * the H100 for Hessians from n = 16 (1.9x; 0.8x at n = 8) and for HVPs at every n measured
- * (1.1x at n = 4 .. 16), so ask for DUAL_AD_REVERSE there.  The choice never depends on the tier
+ * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output; for
+ * Hessians nested forward up to ~400 inputs on the CPU, and on the GPU forward-over-reverse for
+ * one output from n = 12 while its compiled kernel is within the compile rule (12 000 terms:
+ * about 30 inputs of the grad family), nested forward otherwise; bench/NOTES.md has the
+ * measured crossovers).  The GPU's second-order model is fitted to the compiled tier, which
+ * serves these products by default (H200: forward-over-reverse Hessians 1.03x nested forward at
+ * n = 12, 1.36x at 16, 2.06x at 24).  The choice never depends on the tier
  * (a call's bits are the same on both) nor on a forced width.  dual_vjp always runs in reverse.  The results of the
  * two modes agree to rounding (their sums run in different orders); each is bitwise
  * reproducible.  Reverse mode needs per point (doubles): the registers, the tape (one row per
@@ -166,8 +167,9 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode);
  * choice is reported here. */
 int dual_context_last_ad_mode(const dual_context *ctx);
 
-/* GPU contexts: which of the two GPU tiers runs first-order products (dual_eval, dual_jvp,
- * dual_jacobian and forward dual_gradient; the other products always interpret).
+/* GPU contexts: which of the two GPU tiers runs a product (every product: forward and reverse
+ * first order, second order nested or forward-over-reverse, dual_sgrad; the knobs
+ * DUAL_KNOB_JIT_SECOND, _REVERSE and _SGRAD keep a family on the interpreter).
  *   DUAL_TIER_INTERPRET  the interpreter: one pre-built kernel family runs every program, with no
  *                        compilation.
  *   DUAL_TIER_COMPILE    the compiled tier: the program gets its own kernel, generated as CUDA C
@@ -183,10 +185,15 @@ int dual_context_last_ad_mode(const dual_context *ctx);
  *                        is ready.  Where the compiled tier cannot serve, the interpreter does,
  *                        and dual_context_last_note says why (with the compiler's log).
  * Both tiers compute every op with the same rules and floating-point options: results are bitwise
- * equal, to each other and to the CPU.  Size rule: programs of more than 20000 instructions, or
- * whose instructions times forward passes exceed 100000, stay on the interpreter (their compile
- * would take minutes).  DUALBATCH_TIER=auto|interpret|compile, read when the context is created,
- * overrides the default. */
+ * equal, to each other and to the CPU.  Size rules (beyond them a compile would take minutes):
+ * programs of more than 20000 instructions, or whose instructions times passes exceed 100000;
+ * forward kernels of over 4000 tangent-lane sums; reverse-mode and forward-over-reverse kernels
+ * of over 12000 tangent and adjoint terms, or (first order) over 1000 instructions unless one
+ * sweep made of the language's loops (written as loops again) or up to 2048 (in segments);
+ * reverse-mode dual_sgrad over 1000 instructions or a sample row of 47 doubles.  A program over
+ * a rule stays on the interpreter under AUTO (the note names the rule) and fails under COMPILE.
+ * DUALBATCH_TIER=auto|interpret|compile, read when the context is created, overrides the
+ * default. */
 typedef enum dual_tier { DUAL_TIER_AUTO = 0, DUAL_TIER_INTERPRET = 1, DUAL_TIER_COMPILE = 2 } dual_tier;
 int dual_context_set_tier(dual_context *ctx, int tier);
 /* The tier of the last successful evaluation: DUAL_TIER_COMPILE or DUAL_TIER_INTERPRET (also for
@@ -234,34 +241,22 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_JIT_TRACE       compiled tier: 1 = the time of each step of a kernel's preparation,
  *                             and its registers and spills, on stderr
  *                                                                 DUALBATCH_JIT_TRACE (any value)
- *   DUAL_KNOB_JIT_SECOND      compiled tier: 1 = Hessians and HVPs too, under DUAL_TIER_COMPILE,
- *                             in the context's AD mode (nested forward, or forward-over-reverse
- *                             with DUAL_AD_REVERSE), bitwise equal to the interpreter's in that
- *                             mode (experimental: on hess 1.09x JAX at B = 1e6; a program over the
- *                             compile-time rules fails with DUAL_ERR_COMPILE; 0 = they
- *                             interpret, default)                 DUALBATCH_JIT_SECOND=1
+ *   DUAL_KNOB_JIT_SECOND      compiled tier: 1 = Hessians and HVPs too (default), in the
+ *                             context's AD mode (nested forward or forward-over-reverse); 0 = they
+ *                             interpret (hess at B = 1e6 on the H200: 8.1e8 Hessians/s compiled,
+ *                             6.6e7 interpreted)                  DUALBATCH_JIT_SECOND=0
  *   DUAL_KNOB_JIT_REVERSE     compiled tier: 1 = reverse-mode gradients, Jacobians and VJPs too
- *                             (DUAL_AD_REVERSE, or AUTO choosing reverse), under
- *                             DUAL_TIER_COMPILE; gradients of over 1000 instructions made of
- *                             the language's unrolled loops as loops again, other gradients and
- *                             VJPs of over 1000 in segments (experimental: bitwise equal to the
- *                             interpreter; grad at B = 1e5 on the H200 2.9x the interpreter,
- *                             about 0.5x JAX; a program over the
- *                             compile-time rules — 2048 instructions in segments — fails with
- *                             DUAL_ERR_COMPILE; 0 = they interpret, default)
- *                                                                 DUALBATCH_JIT_REVERSE=1
- *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad too, under DUAL_TIER_COMPILE
- *                             (pathwise and score function, with or without antithetic
- *                             sampling), bitwise equal to the interpreter in the context's AD
+ *                             (default); gradients of over 1000 instructions made of the
+ *                             language's unrolled loops as loops again, other gradients and VJPs
+ *                             of over 1000 in segments; 0 = they interpret (grad at B = 1e5 on
+ *                             the H200: 1.9e7 gradients/s compiled, 6.5e6 interpreted)
+ *                                                                 DUALBATCH_JIT_REVERSE=0
+ *   DUAL_KNOB_JIT_SGRAD       compiled tier: 1 = dual_sgrad too (default: pathwise and score
+ *                             function, with or without antithetic sampling) in the context's AD
  *                             mode: forward, one kernel per pass of up to 16 inputs running each
- *                             point's sample blocks; reverse (DUAL_AD_REVERSE), a thread per
- *                             sample and one adjoint sweep, for programs of up to 1000
- *                             instructions whose sample row (outputs, gradients) holds up to 47
- *                             doubles (experimental: on sgrad.db reverse mode ran 2.1x forward
- *                             and 1.8x JAX at B = 1e5 on the H100, 1.95x on the H200; a kernel
- *                             that cannot be had fails with DUAL_ERR_COMPILE; 0 = it
- *                             interprets, default)
- *                                                                 DUALBATCH_JIT_SGRAD=1
+ *                             point's sample blocks; reverse, a thread per sample and one adjoint
+ *                             sweep; 0 = it interprets (sgrad.db at B = 1e5 on the H200: 1.3e7
+ *                             points/s compiled in reverse mode)  DUALBATCH_JIT_SGRAD=0
  *   DUAL_KNOB_JIT_LOADS_AHEAD compiled reverse mode's loops (above): 1 = each iteration loads
  *                             the next one's inputs, so that their latency overlaps its work
  *                             (default), 0 = loads where they are used

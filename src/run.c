@@ -15,6 +15,7 @@
 #include "engine/pass2.h"
 #include "exec.h"
 #include "gpu.h"
+#include "jit/jit_source_rev.h"
 #include "sgrad_score.h"
 
 static const char *mode_name(int mode) {
@@ -60,19 +61,31 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
 
 /* Second order in AUTO: nested forward passes (engine/pass2.h) against forward-over-reverse
  * (a tangent-carrying taping sweep, then an adjoint pair sweep per output; per direction for a
- * Hessian), in units of a forward value sweep per instruction, fitted at m = 1 on the grad family
- * (bench_crossover --product hvp|hessian, bench/NOTES.md):
+ * Hessian).  CPU: in units of a forward value sweep per instruction, fitted at m = 1 on the grad
+ * family (bench_crossover --product hvp|hessian, bench/NOTES.md):
  *   CPU HVP      forward  ceil(n / 31) * 128                reverse  40 + 60 m
  *   CPU Hessian  forward  n (n + 1) / 2 + 4 n               reverse  n (100 + 100 m)
+ * (forward-over-reverse HVPs 1.3x faster at n = 4, 7.8x at n = 256; Hessians slower up to
+ * n = 64, even at 256.)  GPU: fitted to the compiled tier, which serves these products by
+ * default (the interpreter serves a kernel's first calls while it compiles, and programs over
+ * the compile rules).  Compiled forward-over-reverse against compiled nested forward, grad
+ * family, H100 (bench/results/crossover-compiled-2026-11-26-h100.md): HVPs 1.10-1.96x at every
+ * n from 4 to 32 — so forward-over-reverse for one output; for several, the interpreter's model
  *   GPU HVP      forward  ceil(n / 31) * (14 + min(n, 31))  reverse  13 + 20 m
- * (CPU: forward-over-reverse HVPs 1.3x faster at n = 4, 7.8x at n = 256; Hessians slower up to
- * n = 64, even at 256.  H200: HVPs 0.84x at n = 8, 0.89-1.11x at 16, 1.19x at 24, 13.6x at
- * 1024, so AUTO switches at n = 20.)  GPU Hessians stay forward: forward-over-reverse measured
- * 0.14-0.38x of nested forward for n = 2 .. 256. */
+ * (H200, interpreter: 0.84x at n = 8, 13.6x at 1024) — and Hessians 0.78x at n = 8, 1.86x at 16,
+ * 2.35x at 24, so forward-over-reverse for one output from n = 12 while its compiled kernel is
+ * within the compile rule (DUAL_JIT_MAX_REV_TERMS terms; hess, n = 16, has 7 776): beyond it
+ * the interpreter would run it, at 0.14-0.38x of nested forward. */
 static int choose_reverse2(const dual_context *ctx, const dual_program *prog, int mode) {
   const int64_t n = prog->n_in, m = prog->n_out, passes = (n + 30) / 31;
-  if (ctx->device == DUAL_DEVICE_GPU)
-    return mode == DUAL_MODE_HVP && 13 + 20 * m < passes * (14 + (n < 31 ? n : 31));
+  if (ctx->device == DUAL_DEVICE_GPU) {
+    if (mode == DUAL_MODE_HVP) return m == 1 || 13 + 20 * m < passes * (14 + (n < 31 ? n : 31));
+    if (m != 1 || n < 12) return 0;
+    dual_job j;
+    memset(&j, 0, sizeof j);
+    j.prog = prog, j.mode = DUAL_MODE_HESSIAN, j.reverse = 1;
+    return dual_jit_rev_sums(&j) <= DUAL_JIT_MAX_REV_TERMS;
+  }
   if (mode == DUAL_MODE_HVP) return 40 + 60 * m < passes * 128;
   return n * (100 + 100 * m) < n * (n + 1) / 2 + 4 * n;
 }

@@ -149,11 +149,11 @@ Test(api, knobs_tier_and_their_environment) {
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_GPU_GROUP), 0);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_MIN_BLOCKS), -1);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_HESSIAN_NESTED), 0);
-  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SECOND), 0, "compiled second order is opt-in");
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SECOND), 1, "compiled second order by default");
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SECOND, 2), DUAL_ERR_ARGUMENT);
-  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_REVERSE), 0, "compiled reverse mode is opt-in");
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_REVERSE), 1, "compiled reverse mode by default");
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_REVERSE, -1), DUAL_ERR_ARGUMENT);
-  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SGRAD), 0, "compiled dual_sgrad is opt-in");
+  cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_SGRAD), 1, "compiled dual_sgrad by default");
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SGRAD, 2), DUAL_ERR_ARGUMENT);
   cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_JIT_SGRAD") != NULL, "%s", dual_context_last_error(c));
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_SGRAD, -1), DUAL_ERR_ARGUMENT);
@@ -175,17 +175,17 @@ Test(api, knobs_tier_and_their_environment) {
   setenv("DUALBATCH_GPU_REGFILE", "shared", 1);
   setenv("DUALBATCH_HESSIAN_BLOCKS", "nested", 1);
   setenv("DUALBATCH_JIT_WIDTH", "99", 1); /* out of range: the default stays */
-  setenv("DUALBATCH_JIT_REVERSE", "1", 1);
-  setenv("DUALBATCH_JIT_SGRAD", "1", 1);
+  setenv("DUALBATCH_JIT_REVERSE", "0", 1);
+  setenv("DUALBATCH_JIT_SGRAD", "0", 1);
   dual_context *e = NULL;
   cr_assert_eq(dual_context_create(&e, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   unsetenv("DUALBATCH_GPU_GROUP"), unsetenv("DUALBATCH_GPU_REGFILE");
   unsetenv("DUALBATCH_HESSIAN_BLOCKS"), unsetenv("DUALBATCH_JIT_WIDTH");
   unsetenv("DUALBATCH_JIT_REVERSE");
   unsetenv("DUALBATCH_JIT_SGRAD");
-  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_SGRAD), 1, "DUALBATCH_JIT_SGRAD=1, read at creation");
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_SGRAD), 0, "DUALBATCH_JIT_SGRAD=0, read at creation");
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_GROUP), 8);
-  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_REVERSE), 1);
+  cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_REVERSE), 0);
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_GPU_REGFILE), 1);
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_HESSIAN_NESTED), 1);
   cr_assert_eq(dual_context_knob(e, DUAL_KNOB_JIT_WIDTH), 0);

@@ -1,10 +1,12 @@
 /*
  * test_gpu_jit.c — the compiled GPU tier's policy on a GPU: AUTO interprets while the kernel
- * compiles in the background and then switches, bitwise equal; a disk cache entry written by
- * another process is used on the first call; a corrupt entry is ignored and rebuilt; no NVRTC, a
- * compile failure and a load failure fall back under AUTO (with a note saying why) and fail with
- * DUAL_ERR_COMPILE under COMPILE; column-major and strided results through the warp-staged
- * stores.  The tier and cache are set per context, so this file ignores DUALBATCH_TIER.
+ * compiles in the background and then switches, bitwise equal (first-order forward mode; second
+ * order, reverse mode and dual_sgrad, whose knobs keep them interpreted); a disk cache entry
+ * written by another process is used on the first call; a corrupt entry is ignored and
+ * rebuilt; no NVRTC, a compile failure and a load failure fall back under AUTO (with a note
+ * saying why) and fail with DUAL_ERR_COMPILE under COMPILE; column-major and strided results
+ * through the warp-staged stores.  The tier and cache are set per context, so this file ignores
+ * DUALBATCH_TIER.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -115,6 +117,81 @@ Test(gpu_jit, auto_interprets_then_switches) {
   free(x), free(p);
   dual_program_destroy(&prog);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
+/* The products beyond first-order forward mode, under AUTO with the knobs at their defaults:
+ * nested and forward-over-reverse Hessians, reverse-mode gradients, dual_sgrad in both modes. */
+enum { PROD_HESS_NESTED, PROD_HESS_FOR, PROD_GRAD_REV, PROD_SGRAD_FWD, PROD_SGRAD_REV, PROD_COUNT };
+static const char *const PROD_NAMES[PROD_COUNT] = {"nested Hessian", "forward-over-reverse Hessian",
+                                                   "reverse gradient", "forward sgrad", "reverse sgrad"};
+enum { PN = 5 };
+static const char *SMOOTH = "input x[5]\noutput f = sin(x[0]*x[1]) + exp(0.3*x[2])*x[3] + x[4]^3/(1 + x[0]^2)"
+                            " + log1p(x[1]^2 + x[3]^2)\n";
+static const char *DRAWN = "input x[5]\nlet y[5]\nfor i in 0..5 { y[i] = x[i] + 0.1 * normal() }\n"
+                           "output f = sum(i in 0..4, (y[i+1] - y[i]^2)^2) + log(sum(i in 0..5, exp(y[i])))\n";
+
+/* One call of product `k` over B points into `o` (1 + n + n*n doubles per point, packed by
+ * entry); returns the call's status. */
+static int run_product(dual_context *ctx, const dual_program *prog, int k, int64_t B, const double *x,
+                       double *o) {
+  const int64_t n = PN;
+  double *f = o, *g = o + B, *h = o + B + B * n;
+  dual_context_set_ad_mode(ctx, k == PROD_HESS_NESTED || k == PROD_SGRAD_FWD ? DUAL_AD_FORWARD : DUAL_AD_REVERSE);
+  switch (k) {
+  case PROD_HESS_NESTED:
+  case PROD_HESS_FOR:
+    return dual_hessian(ctx, prog, B, x, n, NULL, 0, f, 1, g, n, h, n * n, DUAL_HESSIAN_FULL, NULL);
+  case PROD_GRAD_REV: return dual_gradient(ctx, prog, B, x, n, NULL, 0, f, g, n, NULL);
+  default: return dual_sgrad(ctx, prog, B, x, n, NULL, 0, 64, 9, 0, f, g, n, h, n, NULL);
+  }
+}
+
+Test(gpu_jit, auto_compiles_second_order_reverse_and_sgrad) {
+  need_gpu();
+  char cache[1024];
+  fresh_cache(cache, sizeof cache, "auto2");
+  dual_context *cpu = tier_context(DUAL_DEVICE_CPU, DUAL_TIER_AUTO, cache);
+  dual_program *smooth = NULL, *drawn = NULL;
+  cr_assert_eq(dual_program_compile(cpu, SMOOTH, "smooth", &smooth), DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+  cr_assert_eq(dual_program_compile(cpu, DRAWN, "drawn", &drawn), DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+  uint64_t rng = 31;
+  const int64_t B = 700, len = B * (1 + PN + PN * PN);
+  double *x = points(&rng, B * PN), *ref = calloc((size_t)len, 8), *o = calloc((size_t)len, 8);
+  for (int k = 0; k < PROD_COUNT; ++k) {
+    const dual_program *prog = k >= PROD_SGRAD_FWD ? drawn : smooth;
+    memset(ref, 0, (size_t)len * 8);
+    cr_assert_eq(run_product(cpu, prog, k, B, x, ref), DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+    /* with its knob off the product stays on the interpreter */
+    dual_context *off = tier_context(DUAL_DEVICE_GPU, DUAL_TIER_AUTO, cache);
+    const int knob = k >= PROD_SGRAD_FWD ? DUAL_KNOB_JIT_SGRAD : k == PROD_GRAD_REV ? DUAL_KNOB_JIT_REVERSE
+                                                                                    : DUAL_KNOB_JIT_SECOND;
+    cr_assert_eq(dual_context_set_knob(off, knob, 0), DUAL_SUCCESS);
+    memset(o, 0, (size_t)len * 8);
+    cr_assert_eq(run_product(off, prog, k, B, x, o), DUAL_SUCCESS, "%s", dual_context_last_error(off));
+    cr_assert_eq(dual_context_last_tier(off), DUAL_TIER_INTERPRET, "%s with its knob off", PROD_NAMES[k]);
+    cr_assert(memcmp(ref, o, (size_t)len * 8) == 0, "%s, interpreted: not bitwise the CPU's", PROD_NAMES[k]);
+    dual_context_destroy(&off);
+    /* by default: interpreted while its kernel compiles, then compiled, bitwise the same */
+    dual_context *gpu = tier_context(DUAL_DEVICE_GPU, DUAL_TIER_AUTO, cache);
+    int calls = 0;
+    const time_t start = time(NULL);
+    do {
+      memset(o, 0, (size_t)len * 8);
+      cr_assert_eq(run_product(gpu, prog, k, B, x, o), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+      cr_assert(memcmp(ref, o, (size_t)len * 8) == 0, "%s, call %d (%s): not bitwise the CPU's",
+                PROD_NAMES[k], calls, dual_context_last_tier(gpu) == DUAL_TIER_COMPILE ? "compiled" : "interpreted");
+      if (calls++ == 0)
+        cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_INTERPRET, "%s: a cold kernel ran", PROD_NAMES[k]);
+      else usleep(20000);
+    } while (dual_context_last_tier(gpu) != DUAL_TIER_COMPILE && time(NULL) - start < 180);
+    cr_assert_eq(dual_context_last_tier(gpu), DUAL_TIER_COMPILE, "%s never switched: %s", PROD_NAMES[k],
+                 dual_context_last_note(gpu));
+    cr_log_info("%s: compiled after %d interpreted calls", PROD_NAMES[k], calls - 1);
+    dual_context_destroy(&gpu);
+  }
+  free(x), free(ref), free(o);
+  dual_program_destroy(&smooth), dual_program_destroy(&drawn);
+  dual_context_destroy(&cpu);
 }
 
 /* Run `prog` once under COMPILE in a child process, which writes the disk cache. */

@@ -214,30 +214,39 @@ Test(gpu_reverse_hvp, checkpointed_segments_equal_the_cpu) {
   dual_context_destroy(&cpu);
 }
 
-/* AUTO on the GPU (run.c's model, fitted to the H200's crossover): nested forward for the HVP of
- * a small scalar function, forward-over-reverse from ~16 inputs, forward for Hessians. */
+/* AUTO on the GPU (run.c's model, fitted to the compiled tier): forward-over-reverse for the HVP
+ * of a scalar function at every n; for its Hessian from n = 12 while the compiled
+ * forward-over-reverse kernel is within the compile rule (the ring at n = 16: 2 768 terms; at
+ * n = 64: 44 864, over the 12 000), nested forward otherwise. */
 Test(gpu_reverse_hvp, auto_mode_choice) {
   need_gpu();
   dual_context *gpu = NULL;
   cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
-  static const int sizes[2] = {8, 32};
-  static const int want[2] = {DUAL_AD_FORWARD, DUAL_AD_REVERSE};
-  for (int k = 0; k < 2; ++k) {
+  static const int sizes[3] = {8, 16, 64};
+  static const int want_hess[3] = {DUAL_AD_FORWARD, DUAL_AD_REVERSE, DUAL_AD_FORWARD};
+  for (int k = 0; k < 3; ++k) {
     const int n = sizes[k];
     char src[256];
     snprintf(src, sizeof src, "input x[%d]\noutput f = sum(i in 0..%d, sin(x[i]) * x[(i + 1) %% %d])\n", n, n, n);
     dual_program *prog = NULL;
     cr_assert_eq(dual_program_compile(gpu, src, "ring", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
-    double x[32], v[32], hv[32], H[32 * 32], y[1];
+    static double x[64], v[64], hv[64], H[64 * 64], y[1];
     for (int i = 0; i < n; ++i) x[i] = 0.1 * i, v[i] = 1.0;
     cr_assert_eq(dual_hvp(gpu, prog, 1, x, n, NULL, 0, v, n, y, 1, NULL, 0, hv, n, NULL), DUAL_SUCCESS);
-    cr_assert_eq(dual_context_last_ad_mode(gpu), want[k], "HVP at n = %d", n);
+    cr_assert_eq(dual_context_last_ad_mode(gpu), DUAL_AD_REVERSE, "HVP at n = %d", n);
     for (int i = 0; i < n; ++i) { /* -sin(x_i) x_{i+1} + cos(x_i) + cos(x_{i-1}) */
       const double ref = -sin(x[i]) * x[(i + 1) % n] + cos(x[i]) + cos(x[(i + n - 1) % n]);
       cr_assert(fabs(hv[i] - ref) <= 1e-14 * (1 + fabs(ref)), "n %d, i %d: %.17g vs %.17g", n, i, hv[i], ref);
     }
     cr_assert_eq(dual_hessian(gpu, prog, 1, x, n, NULL, 0, y, 1, NULL, 0, H, n * n, DUAL_HESSIAN_FULL, NULL), DUAL_SUCCESS);
-    cr_assert_eq(dual_context_last_ad_mode(gpu), DUAL_AD_FORWARD, "Hessian at n = %d", n);
+    cr_assert_eq(dual_context_last_ad_mode(gpu), want_hess[k], "Hessian at n = %d", n);
+    for (int i = 0; i < n; ++i) /* H v with v = 1: the HVP's reference again */
+      {
+        double hv_i = 0.0;
+        for (int j = 0; j < n; ++j) hv_i += H[i * n + j];
+        const double ref = -sin(x[i]) * x[(i + 1) % n] + cos(x[i]) + cos(x[(i + n - 1) % n]);
+        cr_assert(fabs(hv_i - ref) <= 1e-13 * (1 + fabs(ref)), "Hessian n %d, row %d: %.17g vs %.17g", n, i, hv_i, ref);
+      }
     dual_program_destroy(&prog);
   }
   dual_context_destroy(&gpu);

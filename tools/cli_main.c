@@ -33,7 +33,7 @@
   X(CLI_OPT_SCORE, "--score", NULL, NULL,                                                          \
     "sgrad: score-function estimator for normal(mu, sigma) draws")                                 \
   X(CLI_OPT_TIER, "--tier", NULL, "auto|interpret|compile",                                       \
-    "GPU tier for first-order products (default auto; DUALBATCH_TIER overrides the default)")     \
+    "GPU tier: interpreter or compiled kernels (default auto; DUALBATCH_TIER sets the default)")  \
   X(CLI_OPT_VERBOSE, "--verbose", "-v", NULL, "report the device and GPU tier that ran, and why")   \
   X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
 

@@ -273,12 +273,15 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   const int second = dual_mode_is_second_order(job->mode);
   const int rev = job->reverse; /* reverse mode or forward-over-reverse (jit/jit_source_rev.c) */
   const int gen2 = second || rev; /* kernels of jit_source2.c or jit_source_rev.c */
-  /* dual_sgrad, for now only when asked for (DUAL_TIER_COMPILE and the experimental knob
-   * DUAL_KNOB_JIT_SGRAD): the sample loop's kernels, forward mode (dual_jit_source_sgrad) or
-   * reverse mode (dual_jit_source_rev) */
+  /* dual_sgrad: the sample loop's kernels, forward mode (dual_jit_source_sgrad) or reverse mode
+   * (dual_jit_source_rev) */
   const int sgrad = job->samples > 0;
-  if (sgrad && (ctx->tier != DUAL_TIER_COMPILE || !ctx->knobs[DUAL_KNOB_JIT_SGRAD])) return DUAL_SUCCESS;
   if (ctx->tier == DUAL_TIER_INTERPRET) return DUAL_SUCCESS;
+  /* Each family beyond first-order forward mode has a knob that keeps it on the interpreter (on
+   * by default): dual_sgrad, second order (nested or forward-over-reverse), reverse mode. */
+  const int knob = sgrad ? DUAL_KNOB_JIT_SGRAD : second ? DUAL_KNOB_JIT_SECOND
+                   : rev ? DUAL_KNOB_JIT_REVERSE : -1;
+  if (knob >= 0 && !ctx->knobs[knob]) return DUAL_SUCCESS;
   /* Second order (Hessian, HVP): one kernel per pass of engine/pass2.h at the job's block
    * width (forward-over-reverse: per pass of directions; reverse mode: one kernel), the
    * compiler's choice of registers; its key also names the layout, the blocking and the AD mode. */
@@ -408,6 +411,26 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (m == NULL) return decline(ctx, dual_strdup(why));
   *out = m;
   return DUAL_SUCCESS;
+}
+
+int dual_gpu_jit_try(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
+                     dual_gpu_jit_runner run, int *st) {
+  const dual_jit_module *jit = NULL;
+  *st = dual_gpu_jit_select(ctx, g, job, &jit);
+  if (*st != DUAL_SUCCESS) return 1;
+  if (jit == NULL) return 0;
+  *st = run(ctx, g, job, jit);
+  if (*st == DUAL_SUCCESS) {
+    ctx->last_tier = DUAL_TIER_COMPILE;
+    return 1;
+  }
+  if (ctx->tier == DUAL_TIER_COMPILE) return 1;
+  /* AUTO: the interpreter runs the whole job again, and the note says what failed */
+  dual_set_note(ctx, dual_strdup_printf("interpreted: the compiled kernel failed: %s",
+                                        dual_context_last_error(ctx)));
+  dual_clear_error(ctx);
+  *st = DUAL_SUCCESS;
+  return 0;
 }
 
 int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, const dual_jit_args *ja,

@@ -368,21 +368,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, job->b);
   if (st != DUAL_SUCCESS) return st;
-  const dual_jit_module *jit = NULL;
-  st = dual_gpu_jit_select(ctx, g, job, &jit);
-  if (st != DUAL_SUCCESS) return st;
-  if (jit != NULL) {
-    st = dual_gpu_run_compiled(ctx, g, job, jit);
-    if (st == DUAL_SUCCESS) {
-      ctx->last_tier = DUAL_TIER_COMPILE;
-      return st;
-    }
-    if (ctx->tier == DUAL_TIER_COMPILE) return st;
-    /* AUTO: the interpreter runs the whole job again, and the note says what failed */
-    dual_set_note(ctx, dual_strdup_printf("interpreted: the compiled kernel failed: %s",
-                                          dual_context_last_error(ctx)));
-    dual_clear_error(ctx);
-  }
+  if (dual_gpu_jit_try(ctx, g, job, dual_gpu_run_compiled, &st)) return st;
   const dual_program *prog = job->prog;
   const size_t limit = pool_limit(ctx, g);
   const int64_t passes = dual_job_passes(job);

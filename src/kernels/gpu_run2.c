@@ -207,16 +207,8 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
-  /* The compiled tier, for now only when asked for (DUAL_TIER_COMPILE and the experimental knob
-   * DUAL_KNOB_JIT_SECOND): second order stays on the interpreter until its compiled kernels are
-   * measured faster and tested across the GPU suite (issue 17). */
-  if (ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[DUAL_KNOB_JIT_SECOND]) {
-    const dual_jit_module *jit = NULL;
-    st = dual_gpu_jit_select(ctx, g, job, &jit);
-    if (st == DUAL_SUCCESS && jit != NULL) st = dual_gpu_run_compiled2(ctx, g, job, jit);
-    if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
-    if (st != DUAL_SUCCESS || jit != NULL) return st;
-  }
+  /* The compiled kernels (jit/jit_source2.c), unless the tier or a knob says interpret */
+  if (dual_gpu_jit_try(ctx, g, job, dual_gpu_run_compiled2, &st)) return st;
   cudaError_t e = cudaSuccess;
   if (g->blocks2 == 0) { /* once per context: the kernel's shape never changes */
     e = (cudaError_t)dual_gpu_kernel2_blocks_per_sm(&g->blocks2);

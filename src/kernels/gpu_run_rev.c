@@ -162,19 +162,10 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, b);
   if (st != DUAL_SUCCESS) return st;
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
-  /* The compiled kernels (jit/jit_source_rev.c), under experimental gates: forward-over-reverse
-   * with compiled nested second order (DUAL_KNOB_JIT_SECOND, gpu_run2.c), gradients, Jacobians
-   * and VJPs with DUAL_KNOB_JIT_REVERSE, dual_sgrad with DUAL_KNOB_JIT_SGRAD (gpu_run.c's launch
-   * of the sample blocks and their fold). */
-  const int gate = job->samples > 0 ? DUAL_KNOB_JIT_SGRAD : for_ ? DUAL_KNOB_JIT_SECOND : DUAL_KNOB_JIT_REVERSE;
-  if (ctx->tier == DUAL_TIER_COMPILE && ctx->knobs[gate]) {
-    const dual_jit_module *jit = NULL;
-    st = dual_gpu_jit_select(ctx, g, job, &jit);
-    if (st == DUAL_SUCCESS && jit != NULL)
-      st = job->samples > 0 ? dual_gpu_run_compiled(ctx, g, job, jit) : dual_gpu_run_compiled2(ctx, g, job, jit);
-    if (st == DUAL_SUCCESS && jit != NULL) ctx->last_tier = DUAL_TIER_COMPILE;
-    if (st != DUAL_SUCCESS || jit != NULL) return st;
-  }
+  /* The compiled kernels (jit/jit_source_rev.c; dual_sgrad's through gpu_run.c's launch of the
+   * sample blocks and their fold), unless the tier or a knob says interpret (gpu_jit.c). */
+  const dual_gpu_jit_runner run = job->samples > 0 ? dual_gpu_run_compiled : dual_gpu_run_compiled2;
+  if (dual_gpu_jit_try(ctx, g, job, run, &st)) return st;
   int bps = 0;
   const int64_t extra = dual_gpu_sgrad_rows(job); /* dual_sgrad's spare rows (gpu_kernel.h) */
   cudaError_t e = (cudaError_t)dual_gpu_kernel_rev_blocks_per_sm(for_ ? 1 : extra > 0 ? 2 : 0, &bps);
