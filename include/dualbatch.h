@@ -257,10 +257,10 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             point's sample blocks; reverse, a thread per sample and one adjoint
  *                             sweep; 0 = it interprets (sgrad.db at B = 1e5 on the H200: 1.3e7
  *                             points/s compiled in reverse mode)  DUALBATCH_JIT_SGRAD=0
- *   DUAL_KNOB_JIT_LOADS_AHEAD compiled reverse mode's loops (above): 1 = each iteration loads
- *                             the next one's inputs, so that their latency overlaps its work
- *                             (default), 0 = loads where they are used
- *                                                                 DUALBATCH_JIT_LOADS_AHEAD=0
+ *   DUAL_KNOB_JIT_LOADS_AHEAD compiled reverse mode's loops (above): D = 1..8, each iteration
+ *                             loads the inputs of the iteration D ahead, so that their latency
+ *                             overlaps D iterations' work (default 1), 0 = loads where they
+ *                             are used                            DUALBATCH_JIT_LOADS_AHEAD=D
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,

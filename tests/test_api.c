@@ -161,7 +161,8 @@ Test(api, knobs_tier_and_their_environment) {
   cr_assert(strstr(dual_context_last_error(c), "DUALBATCH_GPU_GROUP") != NULL, "%s", dual_context_last_error(c));
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_WIDTH, 33), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD), 1, "loads ahead by default");
-  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD, 2), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD, 9), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD, 8), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD, 0), DUAL_SUCCESS);
   cr_assert_eq(dual_context_knob(c, DUAL_KNOB_JIT_LOADS_AHEAD), 0);
   cr_assert_eq(dual_context_set_knob(c, DUAL_KNOB_COUNT, 0), DUAL_ERR_ARGUMENT);

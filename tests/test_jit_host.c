@@ -160,6 +160,10 @@ static int64_t compare(const dual_program *prog, int mode, int width, int64_t B,
   return compare_ad(prog, mode, width, 0, B, x, p, v, colmajor);
 }
 
+/* The loops' loads ahead (DUAL_KNOB_JIT_LOADS_AHEAD) of compare_ad's reverse-mode kernels: the
+ * knob's default, unless a test sets it. */
+static int rev_loads_ahead = 1;
+
 /* As compare, or in reverse mode (`reverse`: the CPU engine in DUAL_AD_REVERSE against the
  * kernel of jit/jit_source_rev.c; mode GRADIENT, JACOBIAN, or VJP with the cotangents in v). */
 static int64_t compare_ad(const dual_program *prog, int mode, int width, int reverse, int64_t B,
@@ -199,6 +203,7 @@ static int64_t compare_ad(const dual_program *prog, int mode, int width, int rev
     dual_job job;
     memset(&job, 0, sizeof job);
     job.prog = prog, job.b = &b, job.mode = mode, job.threads = 1, job.reverse = 1;
+    job.loads_ahead = rev_loads_ahead;
     int np2 = 0;
     char why[256];
     char *src = dual_jit_source_rev(&job, 0, &np2, why, sizeof why);
@@ -694,7 +699,8 @@ static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
  * takes segments; a sum whose iterations share a square with their neighbour, which the
  * backward loop computes again for the iteration before; and a running sum that starts from a
  * constant beside a passive running count (neither the constant nor the count takes an
- * adjoint).  Gradients bitwise against the CPU engine in reverse mode. */
+ * adjoint).  Gradients bitwise against the CPU engine in reverse mode (grad's also with its
+ * loops' loads where used, and 4 and 8 iterations ahead). */
 Test(jit_host_rev, looped_reverse_mode) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
@@ -734,6 +740,11 @@ Test(jit_host_rev, looped_reverse_mode) {
       u[1] = 0.0, u[2] = NAN;
       compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, NULL, u, 0);
       compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 1);
+      for (int d = 0; d <= 8; d += 4) { /* loads where used, and 4 and 8 iterations ahead */
+        rev_loads_ahead = d;
+        compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, NULL, NULL, 0);
+      }
+      rev_loads_ahead = 1;
       free(u);
     }
     free(x), free(p);
@@ -745,7 +756,8 @@ Test(jit_host_rev, looped_reverse_mode) {
 /* Random programs of loops for the looped kernel: a few sums (and sometimes a product, which
  * takes segments) over N inputs of bodies drawn from a list — neighbours, values from before the
  * loop, a parameter, comparisons, select, max, the elementary functions — tied together by
- * straight-line code; gradients and VJPs bitwise against the CPU engine in reverse mode.  Bodies
+ * straight-line code; gradients and VJPs bitwise against the CPU engine in reverse mode, the
+ * loops' loads 1, 2 or 3 iterations ahead.  Bodies
  * with x[i] and x[i + 1] share values between neighbouring iterations (CSE), so some loops
  * carry a computed value that their backward loop computes again for the iteration before. */
 static char *random_loop_program(uint64_t *rng, int n) {
@@ -809,8 +821,10 @@ Test(jit_host_rev, looped_random_programs) {
     double *x = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * 2, 0.5, 2.0);
     double *u = random_array(&rng, B, -1.0, 1.0);
     x[5] = NAN, x[n + 2] = 0.0, x[2 * n + 7] = -0.0;
+    rev_loads_ahead = 1 + c % 3; /* the loops' loads 1, 2 or 3 iterations ahead */
     compare_ad(prog, DUAL_MODE_GRADIENT, 0, 1, B, x, p, NULL, 0);
     compare_ad(prog, DUAL_MODE_VJP, 0, 1, B, x, p, u, 0);
+    rev_loads_ahead = 1;
     free(x), free(p), free(u);
     dual_program_destroy(&prog);
   }

@@ -71,7 +71,8 @@ typedef struct genr {
   /* looped kernels with job->loads_ahead: while a loop's body is written (piping), its loads
    * of inputs base + (k_ + shift) step, and its reads of the gx_ slots of the load positions
    * gx_ahead marks, each progression (base, step, shift, 0 for x or 1 for gx_) once in pipe,
-   * read variable lx<q>, which the iteration before loaded */
+   * read variable lx<q>, which an iteration before loaded (job->loads_ahead before for inputs,
+   * one before for gx_ slots) */
   int piping, npipe;
   int64_t pipe[DUAL_JITR_MAX_PIPE][4];
   const uint8_t *gx_ahead;

@@ -243,28 +243,40 @@ static dual_strbuf body_begin(genr *g) {
   return outer;
 }
 
-/* Then the loop: the collected loads' variables n<tag><r>_<q> loaded for iteration `first`
- * before it, the `head` line, each iteration's lx<q> taken from them (and flagged there) and
- * the next iteration's loads issued (the iteration after, or before when `back`; clamped to the
- * loop's, whose inputs the loop loads anyway, so the flags do not change), and the body. */
+/* Then the loop: the collected loads' variables n<tag><r>_<q>_<d> loaded for iterations `first`
+ * .. first + D - 1 before it (D = job->loads_ahead for inputs, 1 for gx_ slots), the `head`
+ * line, each iteration's lx<q> taken from n.._0 (and flagged there), the others moved down and
+ * the load for the iteration D ahead issued (after, or before when `back`; clamped to the loop's,
+ * whose inputs the loop loads anyway, so the flags do not change), and the body. */
 static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first, int back, int64_t C, int64_t r,
                      char tag) {
   dual_strbuf body = g->out;
   g->out = outer;
   g->out.failed |= body.failed;
+  const int64_t dir = back ? -1 : 1;
   for (int q = 0; q < g->npipe; ++q) {
-    const int64_t *pq = g->pipe[q], k0 = first + pq[2] < 0 ? 0 : first + pq[2] > C - 1 ? C - 1 : first + pq[2];
-    EMIT("    double n%c%" PRId64 "_%d = %s%" PRId64 "%s;\n", tag, r, q, pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(",
-         pq[0] + k0 * pq[1], pq[3] ? "]" : ")");
+    const int64_t *pq = g->pipe[q];
+    const int D = pq[3] ? 1 : g->job->loads_ahead;
+    for (int d = 0; d < D; ++d) {
+      int64_t k0 = first + dir * d + pq[2];
+      k0 = k0 < 0 ? 0 : k0 > C - 1 ? C - 1 : k0;
+      EMIT("    double n%c%" PRId64 "_%d_%d = %s%" PRId64 "%s;\n", tag, r, q, d,
+           pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(", pq[0] + k0 * pq[1], pq[3] ? "]" : ")");
+    }
   }
   EMIT("%s", head);
   for (int q = 0; q < g->npipe; ++q) {
-    const int64_t *pq = g->pipe[q], d = (back ? -1 : 1) + pq[2];
-    if (pq[3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d;\n", q, tag, r, q);
-    else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d);\n", q, tag, r, q);
-    EMIT("      n%c%" PRId64 "_%d = %s%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64 "%s;\n",
-         tag, r, q, pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(", pq[0], d < 0 ? '-' : '+', d < 0 ? -d : d, C - 1, pq[1],
-         pq[3] ? "]" : ")");
+    const int64_t *pq = g->pipe[q];
+    const int D = pq[3] ? 1 : g->job->loads_ahead;
+    const int64_t d = dir * D + pq[2];
+    if (pq[3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d_0;\n", q, tag, r, q);
+    else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d_0);\n", q, tag, r, q);
+    for (int e = 0; e + 1 < D; ++e)
+      EMIT("      n%c%" PRId64 "_%d_%d = n%c%" PRId64 "_%d_%d;\n", tag, r, q, e, tag, r, q, e + 1);
+    EMIT("      n%c%" PRId64 "_%d_%d = %s%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64
+         "%s;\n",
+         tag, r, q, D - 1, pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(", pq[0], d < 0 ? '-' : '+', d < 0 ? -d : d, C - 1,
+         pq[1], pq[3] ? "]" : ")");
   }
   if (body.s != NULL) EMIT("%s", body.s);
   free(body.s);

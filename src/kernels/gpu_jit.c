@@ -309,10 +309,12 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
                          : gen2 || (sgrad && knob_blocks < 0) ? 0
                                                                : jit_min_blocks(ctx, width, npass);
   /* the memory key's mode: the job's, and what else the generator bakes in (second order: the
-   * layout, the blocking; reverse: the AD mode; sgrad: the sample loop and pathwise or score) */
+   * layout, the blocking; reverse: the AD mode, the loops' loads ahead; sgrad: the sample loop
+   * and pathwise or score) */
   const int sg_bits = sgrad << 14 | (sgrad && job->score != 0) << 15;
   const int key_mode = gen2 ? job->mode | (second ? job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
-                                  rev << 13 | (rev ? job->groups : 0) << 16 | sg_bits
+                                  rev << 13 | (rev ? job->groups : 0) << 16 | (rev ? job->loads_ahead : 0) << 23 |
+                                  sg_bits
                               : job->mode | sg_bits;
   const char *name_fmt = gen2 ? DUAL_JIT2_KERNEL_NAME : DUAL_JIT_KERNEL_NAME;
   if (prog->n_instr > MAX_INSTR || prog->n_instr * (int64_t)npass > MAX_WORK)
