@@ -729,6 +729,8 @@ Test(jit_host_rev, looped_reverse_mode) {
     if (looped[c]) cr_assert_lt(strlen(src), 40000, "program %d: %zu bytes of source", c, strlen(src));
     if (looped[c]) /* its loops load their inputs an iteration ahead */
       cr_assert(strstr(src, "DUAL_JIT_LDX_AHEAD(") != NULL, "program %d", c);
+    if (c == 0) /* the backward ring loop reads x[k_ + 1] as the next iteration's x[k_ + 2] */
+      cr_assert(strstr(src, "      nb0_1_0 = lx0;\n") != NULL);
     if (c == 3) /* square(x[i]) is the iteration before's square(x[i + 1]): computed again */
       cr_assert(strstr(src, "      if (k_ > 0) {\n") != NULL);
     free(src);

@@ -247,16 +247,29 @@ static dual_strbuf body_begin(genr *g) {
  * .. first + D - 1 before it (D = job->loads_ahead for inputs, 1 for gx_ slots), the `head`
  * line, each iteration's lx<q> taken from n.._0 (and flagged there), the others moved down and
  * the load for the iteration D ahead issued (after, or before when `back`; clamped to the loop's,
- * whose inputs the loop loads anyway, so the flags do not change), and the body. */
+ * whose inputs the loop loads anyway, so the flags do not change), and the body.  A progression
+ * of inputs whose value the next iteration reads through another progression — the same
+ * inputs one step along (x[k_ + 1] read again as x[k_] after an iteration forward, x[k_ - 1] as
+ * x[k_] backward) — hands its value over instead of loading it again (the same clamped index,
+ * so the same value and flags). */
 static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first, int back, int64_t C, int64_t r,
                      char tag) {
   dual_strbuf body = g->out;
   g->out = outer;
   g->out.failed |= body.failed;
   const int64_t dir = back ? -1 : 1;
+  int from[DUAL_JITR_MAX_PIPE]; /* the progression whose lx the next iteration's lx<q> is, or -1 */
   for (int q = 0; q < g->npipe; ++q) {
     const int64_t *pq = g->pipe[q];
-    const int D = pq[3] ? 1 : g->job->loads_ahead;
+    from[q] = -1;
+    for (int p = 0; p < g->npipe && !pq[3]; ++p) {
+      const int64_t *pp = g->pipe[p];
+      if (!pp[3] && pp[0] == pq[0] && pp[1] == pq[1] && pp[2] == pq[2] + dir) from[q] = p;
+    }
+  }
+  for (int q = 0; q < g->npipe; ++q) {
+    const int64_t *pq = g->pipe[q];
+    const int D = pq[3] || from[q] >= 0 ? 1 : g->job->loads_ahead;
     for (int d = 0; d < D; ++d) {
       int64_t k0 = first + dir * d + pq[2];
       k0 = k0 < 0 ? 0 : k0 > C - 1 ? C - 1 : k0;
@@ -266,11 +279,17 @@ static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first
   }
   EMIT("%s", head);
   for (int q = 0; q < g->npipe; ++q) {
+    if (g->pipe[q][3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d_0;\n", q, tag, r, q);
+    else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d_0);\n", q, tag, r, q);
+  }
+  for (int q = 0; q < g->npipe; ++q) {
     const int64_t *pq = g->pipe[q];
+    if (from[q] >= 0) {
+      EMIT("      n%c%" PRId64 "_%d_0 = lx%d;\n", tag, r, q, from[q]);
+      continue;
+    }
     const int D = pq[3] ? 1 : g->job->loads_ahead;
     const int64_t d = dir * D + pq[2];
-    if (pq[3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d_0;\n", q, tag, r, q);
-    else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d_0);\n", q, tag, r, q);
     for (int e = 0; e + 1 < D; ++e)
       EMIT("      n%c%" PRId64 "_%d_%d = n%c%" PRId64 "_%d_%d;\n", tag, r, q, e, tag, r, q, e + 1);
     EMIT("      n%c%" PRId64 "_%d_%d = %s%" PRId64 " + dual_jit_clamp(k_ %c %" PRId64 ", %" PRId64 ") * %" PRId64
