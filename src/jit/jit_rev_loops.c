@@ -334,18 +334,18 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   }
 }
 
-/* Position j's adjoint on entering iteration k (an expression): its input's gx_ slot for a
- * load; for the last iteration's value read later, its a<t>; else +0.0. */
-static void incoming(genr *g, const loops *L, const dual_jit_run *run, int64_t j, const char *k,
-                     int last, int zero, char *buf, size_t cap) {
+/* Position j's adjoint on entering iteration k_ (or with `prev` k_ - 1; an expression): its
+ * input's gx_ slot for a load; for the last iteration's value read later, its a<t>; else +0.0. */
+static void incoming(genr *g, const loops *L, const dual_jit_run *run, int64_t j, int prev, int last,
+                     int zero, char *buf, size_t cap) {
   const dual_program *prog = g->prog;
+  const char *k = prev ? "k_ - 1" : "k_";
   char idx[96];
   if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && zero) {
     snprintf(buf, cap, "0.0"); /* (its slots untouched so far: gx_plan) */
   } else if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX) {
-    const int shift = strcmp(k, "k_") == 0 ? 0 : -1; /* (in the loop: k_ or k_ - 1) */
     if (g->piping && g->gx_ahead != NULL && g->gx_ahead[j] &&
-        pipe_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], shift, 1, buf, cap))
+        pipe_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], prev ? -1 : 0, 1, buf, cap))
       return; /* read an iteration ahead (gx_ahead_plan) */
     load_index(run, prog, j, k, idx, sizeof idx);
     snprintf(buf, cap, "gx_[%s]", idx);
@@ -466,7 +466,7 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && !inc_zero[j])
         snprintf(buf, sizeof buf, "gx_[%" PRId64 "]",
                  (int64_t)DUAL_INSTR_A(words(prog, run->t0 + j)) + (run->count - 1) * run->astep[j]);
-      else incoming(g, L, run, j, "k_", 1, inc_zero[j], buf, sizeof buf);
+      else incoming(g, L, run, j, 0, 1, inc_zero[j], buf, sizeof buf);
       EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
     }
   uint8_t *ahead = g->job->loads_ahead > 0 ? (uint8_t *)calloc((size_t)P, 1) : NULL;
@@ -488,12 +488,12 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   for (int64_t j = 0; j < P; ++j) {
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, at(run, 1, j))))) continue;
     if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64, r, j);
-    else incoming(g, L, run, j, "k_", 0, inc_zero[j], buf, sizeof buf);
+    else incoming(g, L, run, j, 0, 0, inc_zero[j], buf, sizeof buf);
     EMIT("      double aw%" PRId64 " = %s;\n", j, buf);
   }
   for (int64_t j = 0; j < P; ++j)
     if (carried[j]) {
-      incoming(g, L, run, j, "k_ - 1", 0, inc_zero[j], buf, sizeof buf);
+      incoming(g, L, run, j, 1, 0, inc_zero[j], buf, sizeof buf);
       EMIT("      ca%" PRId64 "_%" PRId64 " = k_ > 0 ? %s : 0.0;\n", r, j, buf);
     }
   for (int64_t j = P - 1; j >= 0; --j) {
