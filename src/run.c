@@ -73,9 +73,11 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
  * n from 4 to 32 — so forward-over-reverse for one output; for several, the interpreter's model
  *   GPU HVP      forward  ceil(n / 31) * (14 + min(n, 31))  reverse  13 + 20 m
  * (H200, interpreter: 0.84x at n = 8, 13.6x at 1024) — and Hessians 0.78x at n = 8, 1.86x at 16,
- * 2.35x at 24, so forward-over-reverse for one output from n = 12 while its compiled kernel is
- * within the compile rule (DUAL_JIT_MAX_REV_TERMS terms; hess, n = 16, has 7 776): beyond it
- * the interpreter would run it, at 0.14-0.38x of nested forward. */
+ * 2.35x at 24 (H200, 2026-11-27, bench/results/crossover-compiled-2026-11-27-h200.md: 1.21x at
+ * n = 8, 1.03x at 12, 1.36x at 16, 2.06x at 24), so forward-over-reverse for one output from
+ * n = 12 while its compiled kernel is within the compile rule (DUAL_JIT_MAX_REV_TERMS terms;
+ * hess, n = 16, has 7 776): beyond it the interpreter would run it, at 0.14-0.38x of nested
+ * forward. */
 static int choose_reverse2(const dual_context *ctx, const dual_program *prog, int mode) {
   const int64_t n = prog->n_in, m = prog->n_out, passes = (n + 30) / 31;
   if (ctx->device == DUAL_DEVICE_GPU) {
