@@ -145,13 +145,14 @@ int dual_context_set_width(dual_context *ctx, int width);
  * with n; dual_hessian / dual_hvp run forward-over-reverse: a sweep carrying one direction's
  * tangents, then adjoint pairs, so an HVP costs a few gradients whatever n), or DUAL_AD_AUTO
  * (default: a cost model over n, the outputs and the device picks: reverse for a gradient from
- * n = 33 inputs on the CPU, n = 24 on the GPU; forward-over-reverse for HVPs of one output; for
+ * n = 33 inputs on the CPU, and on the GPU from n = 8 while its compiled kernel is within the
+ * compile rule, from n = 24 otherwise; forward-over-reverse for HVPs of one output; for
  * Hessians nested forward up to ~400 inputs on the CPU, and on the GPU forward-over-reverse for
  * one output from n = 12 while its compiled kernel is within the compile rule (12 000 terms:
  * about 30 inputs of the grad family), nested forward otherwise; bench/NOTES.md has the
  * measured crossovers).  The GPU's second-order model is fitted to the compiled tier, which
- * serves these products by default (H200: forward-over-reverse Hessians 1.03x nested forward at
- * n = 12, 1.36x at 16, 2.06x at 24).  The choice never depends on the tier
+ * serves these products by default (H200: reverse gradients 1.12x forward at n = 8, 1.99x at
+ * 24; forward-over-reverse Hessians 1.03x nested forward at n = 12, 1.36x at 16, 2.06x at 24).  The choice never depends on the tier
  * (a call's bits are the same on both) nor on a forced width.  dual_vjp always runs in reverse.  The results of the
  * two modes agree to rounding (their sums run in different orders); each is bitwise
  * reproducible.  Reverse mode needs per point (doubles): the registers, the tape (one row per

@@ -59,6 +59,18 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
   return best;
 }
 
+/* Whether a reverse-mode job of `mode` on `prog` is within the compiled tier's rules for a
+ * straight-line kernel (jit/jit_source_rev.h: its terms, and for first order its instructions):
+ * the programs whose AUTO crossovers are fitted to the compiled tier.  Longer ones may still
+ * compile (looped or segmented kernels) but take the interpreter's crossovers. */
+static int reverse_kernel_fits(const dual_program *prog, int mode) {
+  dual_job j;
+  memset(&j, 0, sizeof j);
+  j.prog = prog, j.mode = mode, j.reverse = 1;
+  return dual_jit_rev_sums(&j) <= DUAL_JIT_MAX_REV_TERMS &&
+         (dual_mode_is_second_order(mode) || prog->n_instr <= DUAL_JIT_MAX_REV_INSTR);
+}
+
 /* Second order in AUTO: nested forward passes (engine/pass2.h) against forward-over-reverse
  * (a tangent-carrying taping sweep, then an adjoint pair sweep per output; per direction for a
  * Hessian).  CPU: in units of a forward value sweep per instruction, fitted at m = 1 on the grad
@@ -82,11 +94,7 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
   const int64_t n = prog->n_in, m = prog->n_out, passes = (n + 30) / 31;
   if (ctx->device == DUAL_DEVICE_GPU) {
     if (mode == DUAL_MODE_HVP) return m == 1 || 13 + 20 * m < passes * (14 + (n < 31 ? n : 31));
-    if (m != 1 || n < 12) return 0;
-    dual_job j;
-    memset(&j, 0, sizeof j);
-    j.prog = prog, j.mode = DUAL_MODE_HESSIAN, j.reverse = 1;
-    return dual_jit_rev_sums(&j) <= DUAL_JIT_MAX_REV_TERMS;
+    return m == 1 && n >= 12 && reverse_kernel_fits(prog, DUAL_MODE_HESSIAN);
   }
   if (mode == DUAL_MODE_HVP) return 40 + 60 * m < passes * 128;
   return n * (100 + 100 * m) < n * (n + 1) / 2 + 4 * n;
@@ -98,11 +106,16 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
  *   CPU  forward passes * (W + 4)  (the value sweep is worth about four tangent lanes)
  *        reverse  12 + 28 * s      (a taping forward sweep, then one adjoint sweep per
  *                                   cotangent s: 1 for a gradient, m for a Jacobian)
- *   GPU  forward passes * (8 + min(n, W))   reverse  19 + 12 * s
+ *   GPU  forward passes * (8 + min(n, W))   reverse  3 + 12 * s, while the compiled reverse
+ *        kernel is within the compile rule (DUAL_JIT_MAX_REV_TERMS), else 19 + 12 * s
  * The constants come from the measured crossover (bench/bench_crossover.c, bench/NOTES.md): on
- * the CPU reverse was faster from n = 48 (0.92x at 32, 2.7x at 48), AUTO switches at n = 33; on
- * the H200 reverse was faster from n = 24 (0.76x at 16, 1.27x at 24), AUTO switches at n = 24
- * (one pass of width >= n up to 31 inputs: 8 + n against 31). */
+ * the CPU reverse was faster from n = 48 (0.92x at 32, 2.7x at 48), AUTO switches at n = 33.  On
+ * the GPU the compiled tier serves by default: its reverse gradient was faster from n = 8 (H200,
+ * 2026-11-27, bench/results/crossover-compiled-2026-11-27-h200.md: 1.12x at n = 8, 1.05x at 16,
+ * 1.99x at 24), so AUTO switches at n = 8 (one pass of width >= n: 8 + n against 15).  A
+ * program whose reverse kernel is over the compile rule would run on the interpreter, whose
+ * reverse was faster only from n = 24 (0.76x at 16, 1.27x at 24): 19 + 12 s, the interpreter's
+ * fit.  As for second order, the choice depends on the program only, never on the tier. */
 static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_VJP) return 1;
   if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP) return 0;
@@ -112,7 +125,11 @@ static int choose_reverse(const dual_context *ctx, const dual_program *prog, int
   const int width = choose_width(ctx, prog, mode, 0);
   const int64_t n = prog->n_in, s = mode == DUAL_MODE_GRADIENT ? 1 : prog->n_out;
   const int64_t passes = (n + width - 1) / (width > 0 ? width : 1);
-  if (ctx->device == DUAL_DEVICE_GPU) return 19 + 12 * s < passes * (8 + (n < width ? n : width));
+  if (ctx->device == DUAL_DEVICE_GPU) {
+    const int64_t forward = passes * (8 + (n < width ? n : width));
+    if (19 + 12 * s < forward) return 1;
+    return 3 + 12 * s < forward && reverse_kernel_fits(prog, mode);
+  }
   return 12 + 28 * s < passes * (width + 4);
 }
 

@@ -31,10 +31,13 @@
 
 #define TOL 1e-13
 
+/* A context in forward mode: this file tests the forward engines (AUTO would take reverse mode
+ * for hess's gradient on the GPU and forward on the CPU: test_gpu_reverse compares those). */
 static dual_context *context(int device) {
   dual_context *ctx = NULL;
   int st = dual_context_create(&ctx, device);
   cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD), DUAL_SUCCESS);
   return ctx;
 }
 

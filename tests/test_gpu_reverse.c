@@ -251,3 +251,48 @@ Test(gpu_reverse, compiled_kernels_equal_the_cpu_bitwise) {
   cr_assert_eq(diff, 0);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
+
+/* AUTO's first-order choice on the GPU (run.c's model, fitted to the compiled tier): forward for
+ * a gradient of fewer than 8 inputs, reverse from n = 8 while the compiled reverse kernel is
+ * within the compile rule, from n = 24 otherwise (the interpreter's crossover); a Jacobian weighs
+ * one adjoint sweep per output.  Each call's Jacobian is checked against the ring's hand-derived
+ * gradient, df/dx_j = r (cos(x_j) x_{j+1} + sin(x_{j-1})) for r repetitions of the ring. */
+Test(gpu_reverse, auto_mode_choice) {
+  need_gpu();
+  dual_context *gpu = NULL;
+  cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  /* AUTO's tier too (the [compile] variant's COMPILE would refuse the long forward program);
+   * the choice of mode does not depend on the tier */
+  cr_assert_eq(dual_context_set_tier(gpu, DUAL_TIER_AUTO), DUAL_SUCCESS);
+  static const struct { int n, rings, outputs, want; } cases[] = {
+      {4, 1, 1, DUAL_AD_FORWARD},  /* 12 against 15 */
+      {8, 1, 1, DUAL_AD_REVERSE},  /* 16 against 15 */
+      {16, 1, 1, DUAL_AD_REVERSE},
+      {16, 1, 2, DUAL_AD_FORWARD}, /* two sweeps: 24 against 27 */
+      {24, 1, 2, DUAL_AD_REVERSE}, /* 32 against 27 */
+      {16, 80, 1, DUAL_AD_FORWARD}, /* 1 328 instructions: over the straight-line rule */
+      {32, 80, 1, DUAL_AD_REVERSE}, /* over it too, but past the interpreter's crossover */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    const int n = cases[c].n, r = cases[c].rings, m = cases[c].outputs;
+    char src[256];
+    snprintf(src, sizeof src, "input x[%d]\noutput f = sum(i in 0..%d, sin(x[i %% %d]) * x[(i + 1) %% %d])\n%s",
+             n, n * r, n, n, m == 2 ? "output g = x[0] * x[1]\n" : "");
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_program_compile(gpu, src, "ring", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    static double x[32], y[2], J[2 * 32];
+    for (int i = 0; i < n; ++i) x[i] = 0.1 * i - 0.7;
+    cr_assert_eq(dual_jacobian(gpu, prog, 1, x, n, NULL, 0, y, m, J, m * n, NULL), DUAL_SUCCESS,
+                 "%s", dual_context_last_error(gpu));
+    cr_assert_eq(dual_context_last_ad_mode(gpu), cases[c].want, "case %zu: n %d, %d rings, %d outputs", c, n, r, m);
+    for (int j = 0; j < n; ++j) {
+      const double ref = r * (cos(x[j]) * x[(j + 1) % n] + sin(x[(j + n - 1) % n]));
+      cr_assert(fabs(J[j] - ref) <= 1e-13 * (1 + fabs(ref)), "case %zu, entry %d: %.17g vs %.17g", c, j, J[j], ref);
+    }
+    if (m == 2)
+      for (int j = 0; j < n; ++j)
+        cr_assert_eq(J[n + j], j == 0 ? x[1] : j == 1 ? x[0] : 0.0, "case %zu, d g / dx_%d", c, j);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&gpu);
+}
