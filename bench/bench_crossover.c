@@ -460,6 +460,10 @@ int main(int argc, char **argv) {
   build[k] = '\0';
   printf("date: %s; commit %s%s\nbuild: %s\n", date, commit[0] ? commit : "unknown",
          dirty[0] ? " + uncommitted changes" : "", build);
+  /* under AUTO a GPU mode's first calls interpret while its kernel compiles, so the rows may
+   * mix tiers: run_gpu.sh sets DUALBATCH_TIER=compile (the tier AUTO's GPU model is fitted to) */
+  const char *tier = getenv("DUALBATCH_TIER");
+  printf("GPU tier: %s (DUALBATCH_TIER)\n", tier && *tier ? tier : "auto, the default: rows may mix tiers");
   printf("grad family f = sum sin(x_i) x_(i+1 mod n) + log1p(sum x_i^2), %s, FP64, "
          "points N(0,1); B per (n, mode): CPU ~%.2g s per call, GPU where the rate stops rising "
          "(calls up to %.2g s, at most %.3g points); best of %d calls after a warm-up\n\n",

@@ -346,7 +346,8 @@ static void compare_for(dual_context *ctx, const dual_program *prog, const workl
 }
 
 /* --jit-time: the first and second call of one workload's first-order product (Jacobian; the
- * gradient for hess and grad) under DUAL_TIER_COMPILE with the cache directory `cache`: with an
+ * gradient for hess and grad; forward mode, except grad's reverse-mode gradient, the kernel its
+ * benchmark runs) under DUAL_TIER_COMPILE with the cache directory `cache`: with an
  * empty directory the first call includes the cold compile, with a filled one the disk load.
  * Line: JIT <workload> <first s> <second s> <tier of the first call> <note>. */
 static int jit_time(const char *name, const char *cache) {
@@ -359,7 +360,7 @@ static int jit_time(const char *name, const char *cache) {
   if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS) return 2;
   dual_context_set_tier(ctx, DUAL_TIER_COMPILE);
   dual_context_set_cache_dir(ctx, cache);
-  dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD);
+  dual_context_set_ad_mode(ctx, w->ad_mode == DUAL_AD_REVERSE ? DUAL_AD_REVERSE : DUAL_AD_FORWARD);
   char path[1024];
   snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w->name);
   dual_program *prog = NULL;

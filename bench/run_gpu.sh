@@ -4,8 +4,8 @@
 # runs dualbatch_bench_gpu (device-resident and host-array calls, width study, roofline; ba, kin,
 # hess, and grad by reverse mode at its own batch sizes), then the JAX and PyTorch peers on the
 # identical points it wrote, and prints the tables of bench/gpu_table.py; last the forward/reverse
-# crossover studies on the GPU (dualbatch_bench_crossover --device gpu: gradients, HVPs,
-# Hessians; their own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
+# crossover studies on the GPU's compiled tier (dualbatch_bench_crossover --device gpu: gradients,
+# HVPs, Hessians; their own tables; a failure there is reported and does not fail the run).  Raw lines and tables go
 # to $DUAL_RESULTS (default bench/results).  Arguments are passed to dualbatch_bench_gpu;
 # PEER_BATCHES / GRAD_PEER_BATCHES / PEER_REPS tune the peers, CROSSOVER_ARGS the crossover study.
 set -uo pipefail
@@ -63,8 +63,12 @@ python3 bench/gpu_table.py "$raw" | tee "$table"
 crossover=build-gpu/bench/dualbatch_bench_crossover
 if [ -x "$crossover" ]; then
   for product in grad hvp hessian; do # gradients, HVPs, Hessians (nested forward vs forward-over-reverse)
+    # on the compiled tier, which AUTO's GPU model is fitted to (under AUTO a mode's first calls
+    # interpret while its kernel compiles, so rows would mix tiers); a program over a compile
+    # rule shows as failed.  CROSSOVER_TIER=interpret measures the interpreter.
     # shellcheck disable=SC2086
-    "$crossover" --device gpu --product "$product" --commit "$commit" ${CROSSOVER_ARGS:-} \
+    DUALBATCH_TIER="${CROSSOVER_TIER:-compile}" \
+      "$crossover" --device gpu --product "$product" --commit "$commit" ${CROSSOVER_ARGS:-} \
       | tee -a "$results/gpu-$stamp.crossover.md" \
       || echo "run_gpu.sh: the $product crossover study failed (exit ${PIPESTATUS[0]}); the run goes on" >&2
   done
