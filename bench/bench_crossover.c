@@ -170,7 +170,7 @@ static int gpu_run(runner *r, int64_t B, double *g_host, int64_t keep) {
     r->d_count = B, r->dx_of = x;
   }
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B;
   b.memory = DUAL_MEMORY_DEVICE;
   b.x = r->dx, b.x_ps = n, b.x_es = 1;

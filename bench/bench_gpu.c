@@ -147,7 +147,7 @@ static double flops_per_point(const dual_program *prog, int width) {
  * for the product terms) and the second partials of the LIN ops. */
 static double flops_per_point2(const dual_program *prog) {
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   dual_job job = {.prog = prog, .b = &b, .mode = DUAL_MODE_HESSIAN, .width = 32, .threads = 1};
   dual_pass2 *ps = xmalloc(sizeof *ps);
   dual_plan2 pl;
@@ -265,7 +265,7 @@ static int reference_on_cpu(const workload *w, const dual_program *prog, int64_t
   if (st == DUAL_SUCCESS) st = dual_context_set_ad_mode(cpu, w->ad_mode);
   const int64_t n = w->n, np = w->p, m = w->m;
   dual_batch h;
-  memset(&h, 0, sizeof h);
+  dual_batch_init(&h);
   h.count = count;
   h.x = x, h.x_ps = n, h.x_es = 1;
   h.p = np ? p : NULL, h.p_ps = np, h.p_es = 1;
@@ -377,7 +377,7 @@ static int jit_time(const char *name, const char *cache) {
   CUDA_OK(cudaMemcpy(dx, x, sizeof(double) * (size_t)(B * n), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(dp, p, sizeof(double) * (size_t)(B * 2), cudaMemcpyHostToDevice));
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.memory = DUAL_MEMORY_DEVICE, b.count = B;
   b.x = dx, b.x_ps = n, b.x_es = 1, b.p = w->p ? dp : NULL, b.p_ps = w->p, b.p_es = 1;
   b.y = dy, b.y_ps = m, b.y_es = 1, b.d = dJ, b.d_ps = m * n, b.d_rs = mode == DUAL_MODE_GRADIENT ? 0 : n;
@@ -465,7 +465,7 @@ static void run_workload(const options *o, const workload *w, dual_context *ctx)
   CUDA_OK(cudaMemcpy(dx, x, sizeof(double) * (size_t)(bmax * n), cudaMemcpyHostToDevice));
   if (np > 0) CUDA_OK(cudaMemcpy(dp, p, sizeof(double) * (size_t)(bmax * np), cudaMemcpyHostToDevice));
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.memory = DUAL_MEMORY_DEVICE;
   b.x = dx, b.x_ps = n, b.x_es = 1;
   b.p = dp, b.p_ps = np, b.p_es = 1;

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
     if (*c == '\n') *c = ';';
   printf("INFO hvp commit=%s n=%d build=%s\n", commit, N, info);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.memory = DUAL_MEMORY_DEVICE;
   b.x = device_copy(x, cells), b.x_ps = N, b.x_es = 1;
   b.v = device_copy(v, cells), b.v_ps = N, b.v_es = 1;

@@ -35,7 +35,7 @@ static void fail(dual_context *ctx, const char *what) {
 
 /* The batch's arrays: host, or device copies (GPU). */
 static void make_batch(dual_batch *b, int64_t B, double *x, double *out, int device) {
-  memset(b, 0, sizeof *b);
+  dual_batch_init(b);
   b->count = B;
 #ifdef DUAL_HAVE_CUDA
   if (device == DUAL_DEVICE_GPU) {

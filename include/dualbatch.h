@@ -29,9 +29,22 @@
 extern "C" {
 #endif
 
+/* Every function declared here is the library's exported API: the library is built with hidden
+ * visibility and this header gives its declarations the default one (a shared libdualbatch
+ * exports nothing else). */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility push(default)
+#endif
+
+/* The version of this header.  dual_version() gives the library's at run time, as
+ * DUAL_VERSION_MAJOR * 10000 + DUAL_VERSION_MINOR * 100 + DUAL_VERSION_PATCH, and
+ * dual_version_string() as "major.minor.patch": a program can check that the library it loaded
+ * is the one it was compiled against (the same major version: the ABI of libdualbatch.so.<major>). */
 #define DUAL_VERSION_MAJOR 0
 #define DUAL_VERSION_MINOR 1
 #define DUAL_VERSION_PATCH 0
+int dual_version(void);
+const char *dual_version_string(void);
 
 /* ------------------------------------------------------------------------------------------------
  * Status codes.  One list, expanded into the enum and into dual_status_string().
@@ -285,7 +298,7 @@ int64_t dual_context_knob(const dual_context *ctx, int knob);
 /* The seed of the random draws (dual_builder_normal / uniform, the language's normal() and
  * uniform()) for every call but dual_sgrad (which takes its own): default 0.  Such calls see
  * sample 0 of this seed — one fixed realization of the draws, the same on every run. */
-int dual_context_set_seed(dual_context *ctx, uint64_t seed);
+int dual_context_set_seed(dual_context *ctx, int64_t seed); /* any value: its 64 bits key the draws */
 
 /* The message of the last failure on this context (a static "no error" if none).  The pointer
  * stays valid until the next call that takes this context. */
@@ -470,7 +483,12 @@ typedef enum dual_mode {
  * memory; the library checks each pointer with CUDA and refuses a mismatch. */
 typedef enum dual_memory { DUAL_MEMORY_HOST = 0, DUAL_MEMORY_DEVICE = 1 } dual_memory;
 
+/* A batch: fill it after dual_batch_init, which zeroes every field and sets `size`.  The library
+ * refuses (DUAL_ERR_ARGUMENT) a batch whose size is not its own sizeof(dual_batch), so a binding
+ * or a program compiled against another version of this header fails cleanly instead of being
+ * misread.  Fields are int64_t, int32_t and pointers only. */
 typedef struct dual_batch {
+  int64_t size;  /* sizeof(dual_batch), set by dual_batch_init */
   int64_t count; /* B, number of points (>= 0) */
   const double *x;
   int64_t x_ps, x_es; /* inputs (n per point) */
@@ -494,13 +512,16 @@ typedef struct dual_batch {
   /* DUAL_MODE_SGRAD only (ignored otherwise): samples per point, the seed of the draws, and
    * DUAL_SGRAD_* flags, as the arguments of dual_sgrad. */
   int64_t samples;
-  uint64_t seed;
+  int64_t seed; /* any value: its 64 bits key the draws */
   int32_t sgrad_flags;
   /* Every mode: the index the random draws see for the batch's first point (point b draws as
    * point0 + b), so that a large batch cut into calls keeps the draws of one call (default 0;
    * the simple calls use 0). */
   int64_t point0;
 } dual_batch;
+
+/* Zero *batch (host memory, no arrays, point0 0) and set batch->size. */
+void dual_batch_init(dual_batch *batch);
 
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *batch);
 
@@ -548,9 +569,13 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
 enum dual_sgrad_flag { DUAL_SGRAD_ANTITHETIC = 1, DUAL_SGRAD_SCORE = 2 };
 
 int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
-               int64_t ldx, const double *p, int64_t ldp, int64_t samples, uint64_t seed,
+               int64_t ldx, const double *p, int64_t ldp, int64_t samples, int64_t seed,
                int flags, double *f, double *g, int64_t ldg, double *se, int64_t ldse,
                int32_t *status);
+
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

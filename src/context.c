@@ -280,9 +280,9 @@ int dual_context_set_ad_mode(dual_context *ctx, int mode) {
   return DUAL_SUCCESS;
 }
 
-int dual_context_set_seed(dual_context *ctx, uint64_t seed) {
+int dual_context_set_seed(dual_context *ctx, int64_t seed) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
-  ctx->seed = seed;
+  ctx->seed = (uint64_t)seed;
   return DUAL_SUCCESS;
 }
 
@@ -336,6 +336,14 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed) {
 
 int dual_context_last_ad_mode(const dual_context *ctx) {
   return ctx == NULL ? DUAL_AD_FORWARD : ctx->last_ad_mode;
+}
+
+int dual_version(void) { return DUAL_VERSION_MAJOR * 10000 + DUAL_VERSION_MINOR * 100 + DUAL_VERSION_PATCH; }
+
+#define DUAL_STR_(x) #x
+#define DUAL_STR(x) DUAL_STR_(x)
+const char *dual_version_string(void) {
+  return DUAL_STR(DUAL_VERSION_MAJOR) "." DUAL_STR(DUAL_VERSION_MINOR) "." DUAL_STR(DUAL_VERSION_PATCH);
 }
 
 int64_t dual_build_info(char *buf, int64_t cap) {

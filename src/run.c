@@ -188,9 +188,19 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     if (!(cond)) return dual_fail(ctx, DUAL_ERR_ARGUMENT, __VA_ARGS__);                          \
   } while (0)
 
+void dual_batch_init(dual_batch *batch) {
+  if (batch == NULL) return;
+  memset(batch, 0, sizeof *batch);
+  batch->size = (int64_t)sizeof *batch;
+}
+
 int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   NEED(prog != NULL && b != NULL, "dual_run: program or batch is NULL");
+  NEED(b->size == (int64_t)sizeof(dual_batch),
+       "dual_run: the batch's size field is %lld, this library's dual_batch has %lld bytes: "
+       "initialize batches with dual_batch_init (or the caller was built against another "
+       "version of dualbatch.h)", (long long)b->size, (long long)sizeof(dual_batch));
   NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_SGRAD, "dual_run: unknown mode %d", mode);
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
   NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
@@ -252,7 +262,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   dual_program *score = NULL;
   if (mode == DUAL_MODE_SGRAD) { /* per sample: a gradient, or the score program's Jacobian */
     job.samples = b->samples;
-    job.seed = b->seed;
+    job.seed = (uint64_t)b->seed;
     job.antithetic = (b->sgrad_flags & DUAL_SGRAD_ANTITHETIC) != 0;
     job.score = (b->sgrad_flags & DUAL_SGRAD_SCORE) != 0;
     job.mode = job.score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT;
@@ -295,7 +305,7 @@ static int check_ld(dual_context *ctx, const char *fn, const char *arr, const vo
 
 static void batch_init(dual_batch *b, int64_t B, const double *x, int64_t ldx, const double *p,
                        int64_t ldp, double *y, int64_t ldy, int32_t *status) {
-  memset(b, 0, sizeof *b);
+  dual_batch_init(b);
   b->count = B;
   b->x = x, b->x_ps = ldx, b->x_es = 1;
   b->p = p, b->p_ps = ldp, b->p_es = 1;
@@ -414,7 +424,7 @@ int dual_vjp(dual_context *ctx, const dual_program *prog, int64_t B, const doubl
 }
 
 int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const double *x,
-               int64_t ldx, const double *p, int64_t ldp, int64_t samples, uint64_t seed,
+               int64_t ldx, const double *p, int64_t ldp, int64_t samples, int64_t seed,
                int flags, double *f, double *g, int64_t ldg, double *se, int64_t ldse,
                int32_t *status) {
   const char *fn = "dual_sgrad";

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,14 @@ static dual_program *prog2(void) {
   return p;
 }
 
+/* The library's run-time version is the header's. */
+Test(api, version_matches_the_header) {
+  cr_assert_eq(dual_version(), DUAL_VERSION_MAJOR * 10000 + DUAL_VERSION_MINOR * 100 + DUAL_VERSION_PATCH);
+  char want[32];
+  snprintf(want, sizeof want, "%d.%d.%d", DUAL_VERSION_MAJOR, DUAL_VERSION_MINOR, DUAL_VERSION_PATCH);
+  cr_assert_str_eq(dual_version_string(), want);
+}
+
 Test(api, dimension_and_argument_errors) {
   dual_program *p = prog2();
   double x[4] = {1, 2, 3, 4}, c[2] = {1, 1}, y[4], J[8];
@@ -58,10 +67,20 @@ Test(api, dimension_and_argument_errors) {
   cr_assert_eq(dual_context_set_width(ctx, 3), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_set_threads(ctx, -2), DUAL_ERR_ARGUMENT);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = 2, b.x = x, b.x_ps = INT64_MAX / 2, b.x_es = 1, b.p = c, b.p_ps = 1, b.y = y, b.y_ps = 2, b.y_es = 1;
   cr_assert_eq(dual_run(ctx, p, DUAL_MODE_EVAL, &b), DUAL_ERR_DIMENSION, "stride overflow");
   cr_assert_eq(dual_run(ctx, p, 9, &b), DUAL_ERR_ARGUMENT);
+  /* a batch not made by dual_batch_init (size 0), or by another header's (another size) */
+  b.x_ps = 2;
+  for (int k = 0; k < 2; ++k) {
+    b.size = k == 0 ? 0 : (int64_t)sizeof b - 8;
+    cr_assert_eq(dual_run(ctx, p, DUAL_MODE_EVAL, &b), DUAL_ERR_ARGUMENT);
+    cr_assert(strstr(dual_context_last_error(ctx), "dual_batch_init") != NULL, "%s", dual_context_last_error(ctx));
+  }
+  dual_batch_init(&b);
+  cr_assert(b.size == (int64_t)sizeof b && b.count == 0 && b.x == NULL && b.memory == DUAL_MEMORY_HOST);
+  dual_batch_init(NULL); /* harmless */
   cr_assert_str_eq(dual_status_string(DUAL_ERR_DIMENSION), "array dimensions do not match the program");
   cr_assert_str_eq(dual_status_string(12345), "unknown status");
   dual_program_destroy(&p);
@@ -74,7 +93,7 @@ Test(api, fortran_column_major_layout_via_strides) {
   double x[B * 2], c[B], y[B * 2], J[B * 4];
   for (int b = 0; b < B; ++b) x[b] = 0.1 * b, x[B + b] = 1.0 + 0.05 * b, c[b] = 2.0 - 0.01 * b;
   dual_batch bt;
-  memset(&bt, 0, sizeof bt);
+  dual_batch_init(&bt);
   bt.count = B;
   bt.x = x, bt.x_ps = 1, bt.x_es = B;
   bt.p = c, bt.p_ps = 1, bt.p_es = B;

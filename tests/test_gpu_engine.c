@@ -309,7 +309,7 @@ Test(gpu, device_arrays_equal_host_arrays) {
   cr_assert_eq(cudaStreamCreate(&stream), cudaSuccess);
   cr_assert_eq(dual_context_set_stream(gpu, stream), 0);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.memory = DUAL_MEMORY_DEVICE;
   b.x = dx, b.x_ps = 1, b.x_es = B;
   b.p = dp, b.p_ps = 1, b.p_es = B;
@@ -395,7 +395,7 @@ Test(gpu, no_device_behaviour) {
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
   cr_assert_eq(dual_context_device(ctx), DUAL_DEVICE_CPU);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.memory = DUAL_MEMORY_DEVICE;
   b.count = 1;
   dual_program *prog = bench_program(ctx, "hess");

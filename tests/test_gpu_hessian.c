@@ -191,7 +191,7 @@ Test(gpu2, device_arrays_and_small_memory_limit_equal_host_arrays) {
   double *dH = to_device(NULL, sizeof(double) * (size_t)(B * n * n));
   int32_t *dst = to_device(NULL, sizeof(int32_t) * (size_t)B);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.memory = DUAL_MEMORY_DEVICE;
   b.x = dx, b.x_ps = n, b.x_es = 1;
   b.y = dy, b.y_ps = 1, b.y_es = 1;

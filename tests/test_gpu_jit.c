@@ -376,7 +376,7 @@ Test(gpu_jit, strided_and_column_major_results) {
     const int64_t d_ps = layout ? m * n + 5 : 1, d_rs = layout ? 1 : B, d_cs = layout ? m : B * m;
     double *y = calloc((size_t)(B * (m + 3)), 8), *J = calloc((size_t)(B * (m * n + 5)), 8);
     dual_batch b;
-    memset(&b, 0, sizeof b);
+    dual_batch_init(&b);
     b.count = B, b.x = x, b.x_ps = n, b.x_es = 1;
     b.y = y, b.y_ps = y_ps, b.y_es = y_es, b.d = J, b.d_ps = d_ps, b.d_rs = d_rs, b.d_cs = d_cs;
     int st = dual_run(gpu, prog, DUAL_MODE_JACOBIAN, &b);

@@ -125,7 +125,7 @@ Test(gpu_reverse, device_arrays_and_chunks_equal_the_cpu) {
   cr_assert_eq(dual_gradient(gpu, prog, B, dx, n, NULL, 0, dy, dg, n, dst), DUAL_ERR_ARGUMENT,
                "host-memory call with device pointers must be refused");
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.memory = DUAL_MEMORY_DEVICE;
   b.x = dx, b.x_ps = n, b.x_es = 1;
   b.y = dy, b.y_ps = 1, b.y_es = 1;

@@ -131,7 +131,7 @@ Test(gpu_reverse_hvp, benchmark_functions_equal_the_cpu_bitwise) {
   double *dg = to_device(NULL, bytes), *dh = to_device(NULL, bytes);
   int32_t *dst = to_device(NULL, sizeof(int32_t) * (size_t)B);
   dual_batch bt;
-  memset(&bt, 0, sizeof bt);
+  dual_batch_init(&bt);
   bt.count = B, bt.memory = DUAL_MEMORY_DEVICE;
   bt.x = dx, bt.x_ps = n, bt.x_es = 1;
   bt.v = dv, bt.v_ps = n, bt.v_es = 1;

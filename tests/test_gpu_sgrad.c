@@ -166,7 +166,7 @@ Test(gpu_sgrad, chunks_and_device_arrays) {
   double *dx = to_device(x, sizeof(double) * B * 2), *dy = to_device(NULL, sizeof(double) * B);
   double *dg = to_device(NULL, sizeof(double) * B * 2), *dse = to_device(NULL, sizeof(double) * B * 2);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.memory = DUAL_MEMORY_DEVICE;
   b.x = dx, b.x_ps = 2, b.x_es = 1;
   b.y = dy, b.y_ps = 1, b.y_es = 1;

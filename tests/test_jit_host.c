@@ -181,7 +181,7 @@ static int64_t compare_ad(const dual_program *prog, int mode, int width, int rev
     st[k] = calloc((size_t)B, 4);
   }
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
   if (mode == DUAL_MODE_VJP) b.u = v, b.u_ps = m, b.u_es = 1;
   else b.v = v, b.v_ps = n, b.v_es = 1;
@@ -410,7 +410,7 @@ static int64_t compare2n(const dual_program *prog, int mode, int layout, int wid
     h[k] = calloc((size_t)(B * m * len + 1), 8), st[k] = calloc((size_t)B, 4);
   }
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
   b.v = v, b.v_ps = n, b.v_es = 1;
   b.y_ps = m, b.y_es = 1, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
@@ -682,7 +682,7 @@ Test(jit_host_rev, segmented_reverse_mode) {
 /* The reverse-mode gradient kernel's source for prog (NULL with the reason in why). */
 static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   dual_job job;
   memset(&job, 0, sizeof job);
   job.prog = prog, job.b = &b, job.mode = DUAL_MODE_GRADIENT, job.threads = 1, job.reverse = 1;
@@ -905,7 +905,7 @@ static int64_t compare_sgrad(const dual_program *prog, int flags, int width, int
   const int reverse = width == 0, ad = reverse ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
   cr_assert(dual_context_set_ad_mode(cpu, ad) == DUAL_SUCCESS);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.x = x, b.x_ps = n, b.x_es = 1, b.p = p, b.p_ps = np, b.p_es = 1;
   b.y = f[0], b.y_ps = 1, b.y_es = 1, b.d = g[0], b.d_ps = colmajor ? 1 : n, b.d_cs = colmajor ? B : 1;
   b.h = se[0], b.h_ps = b.d_ps, b.h_es = b.d_cs, b.status = st[0];

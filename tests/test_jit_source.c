@@ -148,7 +148,7 @@ Test(jit_source, second_order_kernels_compile) {
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   dual_program *prog = bench_program(ctx, "hess");
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.h_layout = DUAL_HESSIAN_FULL;
   const int modes2[2] = {DUAL_MODE_HESSIAN, DUAL_MODE_HVP}, widths[2] = {16, 8};
   const int passes[2] = {1, 2}; /* one diagonal block of 16; the HVP's 16 inputs in chunks of 8 */
@@ -179,7 +179,7 @@ Test(jit_source, forward_over_reverse_kernels_compile_and_their_rule_refuses) {
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
   dual_program *prog = bench_program(ctx, "hess");
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.h_layout = DUAL_HESSIAN_FULL;
   dual_job job;
   memset(&job, 0, sizeof job);
@@ -242,7 +242,7 @@ Test(jit_source, reverse_mode_kernels_compile_and_their_rule_refuses) {
   const char *names[3] = {"ba", "ba", "hess"};
   const int mode[3] = {DUAL_MODE_JACOBIAN, DUAL_MODE_VJP, DUAL_MODE_GRADIENT};
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   dual_job job;
   memset(&job, 0, sizeof job);
   job.b = &b, job.threads = 1, job.reverse = 1;
@@ -397,7 +397,7 @@ Test(jit_source, sgrad_kernels_compile) {
    * score program's rows of 20 inputs (2 + 40 doubles) fit, 30 inputs' (62) do not */
   for (int i = 0; i < 2; ++i) {
     dual_batch b;
-    memset(&b, 0, sizeof b);
+    dual_batch_init(&b);
     dual_job job;
     memset(&job, 0, sizeof job);
     job.prog = cases[i].prog, job.b = &b, job.threads = 1, job.reverse = 1, job.samples = 64;
@@ -419,7 +419,7 @@ Test(jit_source, sgrad_kernels_compile) {
                                         "(normal(x[i], 0.5) > 0) * x[i])\n", "sf30", &sf30) == 0);
     cr_assert(dual_sgrad_score_program(ctx, sf30, &score30) == DUAL_SUCCESS);
     dual_batch b;
-    memset(&b, 0, sizeof b);
+    dual_batch_init(&b);
     dual_job job;
     memset(&job, 0, sizeof job);
     job.prog = score30, job.b = &b, job.threads = 1, job.reverse = 1, job.samples = 64, job.score = 1;

@@ -86,7 +86,7 @@ static void check_mode(dual_context *ctx, const dual_program *prog, int mode, in
   double *d0 = calloc((size_t)(B * nd + 1), sizeof(double)), *d1 = calloc((size_t)(B * nd + 1), sizeof(double));
   int32_t s0[B], s1[B];
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B;
   b.x = x, b.x_ps = n, b.x_es = 1;
   b.p = p, b.p_ps = np, b.p_es = 1;

@@ -252,7 +252,7 @@ Test(sgrad, general_entry_point_and_errors) {
   for (int i = 0; i < B * 2; ++i) x[i] = 0.1 * i - 1;
   cr_assert_eq(dual_sgrad(ctx, prog, B, x, 2, NULL, 0, S, 4, 0, f, g, 2, se, 2, st), DUAL_SUCCESS);
   dual_batch b;
-  memset(&b, 0, sizeof b);
+  dual_batch_init(&b);
   b.count = B, b.x = x, b.x_ps = 2, b.x_es = 1;
   b.y = out, b.y_ps = 8, b.y_es = 1;
   b.d = out + 1, b.d_ps = 8, b.d_cs = 3;

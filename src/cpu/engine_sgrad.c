@@ -42,7 +42,7 @@ static void chunk_batch(const dual_job *job, const sgrad_scratch *s, int64_t p0,
                         dual_batch *ib) {
   const dual_batch *b = job->b;
   const int64_t m = job->prog->n_out, n = job->prog->n_in;
-  memset(ib, 0, sizeof *ib);
+  dual_batch_init(ib);
   ib->count = c;
   ib->x = b->x ? b->x + p0 * b->x_ps : NULL, ib->x_ps = b->x_ps, ib->x_es = b->x_es;
   ib->p = b->p ? b->p + p0 * b->p_ps : NULL, ib->p_ps = b->p_ps, ib->p_es = b->p_es;

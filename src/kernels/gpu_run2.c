@@ -149,7 +149,7 @@ static int launch_compiled_chunk(dual_context *ctx, void *user, int64_t p0, int6
   const int second = dual_mode_is_second_order(job->mode);
   const int64_t len = second ? dual_pass2_out_len(job->mode, n, job->b->h_layout) : 0;
   dual_batch cb;
-  memset(&cb, 0, sizeof cb);
+  dual_batch_init(&cb);
   cb.count = c;
   cb.x = (const double *)dev[AX], cb.x_ps = n, cb.x_es = 1;
   cb.p = (const double *)dev[AP], cb.p_ps = np, cb.p_es = 1;

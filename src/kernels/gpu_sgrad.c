@@ -26,7 +26,7 @@ static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t count
   const dual_job *job = (const dual_job *)user;
   const int64_t n = job->prog->n_in, np = job->prog->n_par;
   dual_batch cb;
-  memset(&cb, 0, sizeof cb);
+  dual_batch_init(&cb);
   cb.count = count, cb.memory = DUAL_MEMORY_DEVICE;
   cb.x = (const double *)dev[SX], cb.x_ps = n, cb.x_es = 1;
   cb.p = np > 0 ? (const double *)dev[SP] : NULL, cb.p_ps = np, cb.p_es = 1;
