@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dualbatch.h" /* DUAL_VERSION_*: what --version must print */
+
 #define CLI DUAL_BINARY_DIR "/tools/dualbatch"
 
 static const char *const PROG_F = "input x; input y; param c; output f = x*y + c*sin(x)\n";
@@ -320,6 +322,33 @@ Test(cli, comments_blank_lines_spaces_crlf) {
   free_result(&b);
 }
 
+/* Separators (',' or ';' or spaces and tabs, decided per line) and a header row (skipped when it
+ * has no number, or when --header says so) read as the same three points. */
+Test(cli, separators_and_header_rows) {
+  run_result a = run_verb("jacobian", PROG_F, PTS_CSV, NULL);
+  static const char *const same[] = {
+      "x;y;c\n1;2;3\n0.5;-1;2\n-2;0.25;-1.5\n",
+      "x y c\n1 2 3\n 0.5\t-1   2 \n-2 0.25 -1.5\n",
+      "# comment first\n\"x\", \"y\", \"c\"\n1,2,3\n0.5 -1 2\n-2;0.25;-1.5\n",
+  };
+  for (int k = 0; k < 3; ++k) {
+    run_result b = run_verb("jacobian", PROG_F, same[k], NULL);
+    cr_assert_str_eq(a.out, b.out, "input %d", k);
+    free_result(&b);
+  }
+  run_result h = run_verb("jacobian", PROG_F, "7,7,7\n1,2,3\n0.5,-1,2\n-2,0.25,-1.5\n", "--header");
+  cr_assert_str_eq(a.out, h.out, "--header skips a numeric first line");
+  free_result(&h);
+  /* a first line with a number is data: a bad field there is an error, not a header */
+  char *pp = temp_text(PROG_F), *in = temp_text("x,2,3\n1,2,3\n"), args[512];
+  snprintf(args, sizeof args, "eval %s", pp);
+  run_result e = run_cli(args, in);
+  assert_fails(&e, 1, "'x' is not a number");
+  free_result(&e);
+  remove_file(pp), remove_file(in);
+  free_result(&a);
+}
+
 Test(cli, f64_round_trip_equals_csv) {
   char *pp = temp_text(PROG_F);
   char *in = temp_file(PTS, sizeof PTS);
@@ -405,6 +434,13 @@ Test(cli, disasm_info_help) {
   run_result h = run_cli("--help", NULL);
   cr_assert_eq(h.status, 0);
   cr_assert(strstr(h.out, "jacobian") != NULL);
+  run_result ver = run_cli("--version", NULL); /* the header's version, as the library reports it */
+  char want[64];
+  snprintf(want, sizeof want, "dualbatch %d.%d.%d (header %d.%d.%d)\n", DUAL_VERSION_MAJOR, DUAL_VERSION_MINOR,
+           DUAL_VERSION_PATCH, DUAL_VERSION_MAJOR, DUAL_VERSION_MINOR, DUAL_VERSION_PATCH);
+  cr_assert_eq(ver.status, 0, "%s", ver.err);
+  cr_assert(strncmp(ver.out, want, strlen(want)) == 0 && strstr(ver.out, "OpenMP") != NULL, "%s", ver.out);
+  free_result(&ver);
   run_result hv = run_cli("help jvp", NULL);
   cr_assert_eq(hv.status, 0);
   cr_assert(strstr(hv.out, "usage: dualbatch jvp PROGRAM") != NULL, "%s", hv.out);

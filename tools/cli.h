@@ -29,12 +29,14 @@ enum {
   CLI_OPT_ANTITHETIC = 1 << 10,
   CLI_OPT_SCORE = 1 << 11,
   CLI_OPT_TIER = 1 << 12,
-  CLI_OPT_VERBOSE = 1 << 13
+  CLI_OPT_VERBOSE = 1 << 13,
+  CLI_OPT_VERSION = 1 << 14, /* alone, without a verb */
+  CLI_OPT_HEADER = 1 << 15
 };
 #define CLI_OPTS_SGRAD (CLI_OPTS_STREAM | CLI_OPT_SAMPLES | CLI_OPT_SEED | CLI_OPT_ANTITHETIC | CLI_OPT_SCORE)
 #define CLI_OPTS_STREAM                                                                            \
   (CLI_OPT_IN | CLI_OPT_OUT | CLI_OPT_FORMAT | CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_WIDTH |  \
-   CLI_OPT_MODE | CLI_OPT_TIER | CLI_OPT_VERBOSE | CLI_OPT_HELP)
+   CLI_OPT_MODE | CLI_OPT_TIER | CLI_OPT_VERBOSE | CLI_OPT_HELP | CLI_OPT_HEADER)
 
 /* The verbs, once: X(id, name, options accepted, positional args (min, max), synopsis, help). */
 #define CLI_VERB_LIST(X)                                                                           \
@@ -81,6 +83,7 @@ typedef struct cli_options {
   int ad_mode;       /* dual_ad_mode (--mode) */
   int tier;          /* dual_tier (--tier; -1 = the context's default) */
   int verbose;       /* --verbose: report where each run went (device, tier) and every note */
+  int header;        /* --header: the CSV input's first data line is a header row */
   int64_t samples;   /* sgrad: --samples (required) */
   uint64_t seed;     /* sgrad: --seed (required) */
   int sgrad_flags;   /* sgrad: DUAL_SGRAD_ANTITHETIC (--antithetic), DUAL_SGRAD_SCORE (--score) */

@@ -26,6 +26,7 @@ struct cli_reader {
   cli_layout lay;
   int64_t fields;  /* numbers per record */
   int64_t line;    /* CSV: lines consumed so far */
+  int64_t seen_data; /* CSV: lines that were neither blank nor comments */
   int64_t records; /* records consumed so far */
   int64_t bytes;   /* f64: bytes consumed so far */
   char *linebuf;   /* CSV: getline buffer */
@@ -158,15 +159,55 @@ static int parse_field(cli_reader *r, char *s, char *e, int64_t field, double *v
   return ok ? 0 : -1;
 }
 
-static int64_t count_fields(const char *s) {
-  int64_t k = 1;
-  for (; *s; s++) k += *s == ',';
+/* A line's separator: ',' when it has one, else ';' when it has one, else runs of spaces and
+ * tabs (' '). */
+static char line_separator(const char *s) { return strchr(s, ',') ? ',' : strchr(s, ';') ? ';' : ' '; }
+
+/* The next field of a line from *s: [*fs, *fe); advances *s past its separator.  Returns 0 at the
+ * end of the line. */
+static int next_field(char **s, char sep, char **fs, char **fe) {
+  char *p = *s;
+  if (p == NULL) return 0;
+  if (sep == ' ') {
+    while (is_space(*p)) p++;
+    if (*p == '\0') return 0;
+    *fs = p;
+    while (*p != '\0' && !is_space(*p)) p++;
+    *fe = p;
+    *s = p;
+    return 1;
+  }
+  *fs = p;
+  char *e = strchr(p, sep);
+  *fe = e ? e : p + strlen(p);
+  *s = e ? e + 1 : NULL;
+  return 1;
+}
+
+static int64_t count_fields(char *s, char sep) {
+  int64_t k = 0;
+  char *fs, *fe;
+  while (next_field(&s, sep, &fs, &fe)) k++;
   return k;
+}
+
+/* A header line: no field of it reads as a number. */
+static int is_header(char *s) {
+  const char sep = line_separator(s);
+  char *fs, *fe;
+  while (next_field(&s, sep, &fs, &fe)) {
+    while (fs < fe && is_space(*fs)) fs++;
+    char *end = NULL;
+    if (fs < fe) strtod(fs, &end);
+    if (fs < fe && end != fs) return 0;
+  }
+  return 1;
 }
 
 /* Parse one data line (NUL-terminated, newline stripped) into rec[fields]. */
 static int parse_line(cli_reader *r, char *s, double *rec) {
-  int64_t found = count_fields(s);
+  const char sep = line_separator(s);
+  int64_t found = count_fields(s, sep);
   if (found != r->fields) {
     char what[128];
     describe_layout(&r->lay, what, sizeof what);
@@ -176,11 +217,9 @@ static int parse_line(cli_reader *r, char *s, double *rec) {
               (long long)found);
     return -1;
   }
-  for (int64_t k = 0; k < r->fields; k++) {
-    char *e = strchr(s, ',');
-    if (!e) e = s + strlen(s);
-    if (parse_field(r, s, e, k + 1, &rec[k]) != 0) return -1;
-    s = e + 1;
+  char *fs, *fe;
+  for (int64_t k = 0; k < r->fields && next_field(&s, sep, &fs, &fe); k++) {
+    if (parse_field(r, fs, fe, k + 1, &rec[k]) != 0) return -1;
   }
   return 0;
 }
@@ -213,6 +252,7 @@ static int csv_read(cli_reader *r, double *buf, int64_t cap, int64_t *count, int
     }
     while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r')) s[--len] = '\0';
     if (skip_line(s)) continue;
+    if (!r->seen_data++ && (r->lay.header || is_header(s))) continue; /* a header row */
     r->records++;
     if (parse_line(r, s, buf + got * r->fields) != 0) return -1;
     if (lines) lines[got] = r->line;

@@ -1,6 +1,7 @@
 /*
  * cli_io.h — record readers and writers of the `dualbatch` command-line tool: CSV text (one point
- * per line, `#` comments and blank lines skipped) and f64 (raw little-endian doubles, records
+ * per line; fields separated by ',', or ';', or spaces and tabs; `#` comments and blank lines
+ * skipped; a header row skipped) and f64 (raw little-endian doubles, records
  * back to back).  Readers fill point-major arrays chunk by chunk so memory stays bounded; writers
  * emit one completed chunk at a time.  Included by cli_run.c and cli_main.c.
  */
@@ -17,6 +18,8 @@ typedef struct cli_layout {
   int32_t inputs;     /* n */
   int32_t params;     /* p */
   int32_t directions; /* extra values per record: n for jvp and hvp, m for vjp, else 0 */
+  int32_t header;     /* CSV: 1 = the first data line is a header (--header); 0 = it is skipped
+                         only when none of its fields reads as a number */
 } cli_layout;
 
 int64_t cli_layout_fields(const cli_layout *lay);

@@ -35,7 +35,10 @@
   X(CLI_OPT_TIER, "--tier", NULL, "auto|interpret|compile",                                       \
     "GPU tier: interpreter or compiled kernels (default auto; DUALBATCH_TIER sets the default)")  \
   X(CLI_OPT_VERBOSE, "--verbose", "-v", NULL, "report the device and GPU tier that ran, and why")   \
-  X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")
+  X(CLI_OPT_HEADER, "--header", NULL, NULL,                                                        \
+    "csv: the first line (after comments) is a header row (default: skipped when it has no number)") \
+  X(CLI_OPT_HELP, "--help", "-h", NULL, "show help (for the verb, when one is given)")          \
+  X(CLI_OPT_VERSION, "--version", NULL, NULL, "print the library's version and build, then exit")
 
 static const struct cli_option_def {
   int bit;
@@ -137,8 +140,9 @@ static void print_usage(FILE *f) {
   fputs("usage: dualbatch VERB PROGRAM [options]\n"
         "\n"
         "Evaluate a dualbatch program f: R^n x R^p -> R^m and its derivatives (first and second\n"
-        "order, forward mode) over many points.  PROGRAM is program text or compiled bytecode\n"
-        "(see `dualbatch compile`).\n"
+        "order, forward or reverse mode; Monte-Carlo gradients) over many points.  PROGRAM is\n"
+        "program text or compiled bytecode (see `dualbatch compile`).  `dualbatch --version`\n"
+        "prints the library's version and build.\n"
         "\nverbs:\n",
         f);
   for (int i = 0; i < CLI_VERB_COUNT; i++)
@@ -146,8 +150,9 @@ static void print_usage(FILE *f) {
   fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad; before or after PROGRAM):\n", f);
   print_option_help(f, CLI_OPTS_STREAM);
   fputs("\nInput: one record per point: the n inputs, then the p params (jvp, hvp: then the n\n"
-        "direction values).  csv: comma-separated numbers, one point per line; '#' comment lines\n"
-        "and blank lines are skipped.  f64: raw little-endian doubles, records back to back.\n"
+        "direction values).  csv: numbers separated by ',' (or ';', or spaces and tabs), one point\n"
+        "per line; '#' comment lines and blank lines are skipped, and a first line with no number\n"
+        "(a header row: --header forces it).  f64: raw little-endian doubles, records back to back.\n"
         "Output: one record per point, numbers printed with %.17g (f64: raw doubles).\n"
         "Points whose values are NaN/Inf or hit a domain error are still written, and listed on\n"
         "stderr.  Exit status: 0 success, 1 error, 2 usage error.\n"
@@ -212,6 +217,7 @@ static void store_option(cli_parse *ps, int bit, const char *value) {
   case CLI_OPT_MODE: ps->mode = value; break;
   case CLI_OPT_TIER: ps->tier = value; break;
   case CLI_OPT_VERBOSE: ps->o.verbose = 1; break;
+  case CLI_OPT_HEADER: ps->o.header = 1; break;
   case CLI_OPT_SAMPLES: ps->samples = value; break;
   case CLI_OPT_SEED: ps->seed = value; break;
   case CLI_OPT_ANTITHETIC: ps->o.sgrad_flags |= DUAL_SGRAD_ANTITHETIC; break;
@@ -565,6 +571,13 @@ int main(int argc, char **argv) {
   int rc = parse_argv(&ps, argc, argv);
   if (rc != 0) return rc;
   if (ps.npos == 0) {
+    if (ps.seen & CLI_OPT_VERSION) { /* the library's version, and the header's it was built with */
+      char info[1024];
+      dual_build_info(info, sizeof info);
+      printf("dualbatch %s (header %d.%d.%d)\n%s", dual_version_string(), DUAL_VERSION_MAJOR,
+             DUAL_VERSION_MINOR, DUAL_VERSION_PATCH, strchr(info, '\n') ? strchr(info, '\n') + 1 : "");
+      return CLI_EXIT_OK;
+    }
     if (ps.seen & CLI_OPT_HELP) {
       print_usage(stdout);
       return CLI_EXIT_OK;

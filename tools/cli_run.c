@@ -288,6 +288,7 @@ static int stream_setup(cli_stream *s, const cli_options *o) {
   int32_t n = dual_program_num_inputs(s->prog);
   s->lay.inputs = n;
   s->lay.params = dual_program_num_params(s->prog);
+  s->lay.header = o->header;
   s->m = dual_program_num_outputs(s->prog);
   s->lay.directions = o->verb == CLI_VERB_JVP || o->verb == CLI_VERB_HVP ? n
                       : o->verb == CLI_VERB_VJP                    ? s->m
@@ -329,7 +330,7 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
                     s->out + 1, lo, s->out + 1 + n, lo, s->status);
   case CLI_VERB_SGRAD: { /* draws keyed by the record number, so chunking changes nothing */
     dual_batch b;
-    memset(&b, 0, sizeof b);
+    dual_batch_init(&b);
     b.count = count;
     b.x = x, b.x_ps = ld, b.x_es = 1;
     b.p = p, b.p_ps = ld, b.p_es = 1;
@@ -337,7 +338,7 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
     b.d = s->out + 1, b.d_ps = lo, b.d_cs = 1;
     b.h = s->out + 1 + n, b.h_ps = lo, b.h_es = 1;
     b.status = s->status;
-    b.samples = s->samples, b.seed = s->seed, b.sgrad_flags = s->sgrad_flags;
+    b.samples = s->samples, b.seed = (int64_t)s->seed, b.sgrad_flags = s->sgrad_flags;
     b.point0 = s->written;
     return dual_run(s->ctx, s->prog, DUAL_MODE_SGRAD, &b);
   }
