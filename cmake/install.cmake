@@ -3,7 +3,8 @@
 # (find_package(dualbatch CONFIG): dualbatch::dualbatch, the shared library, and
 # dualbatch::dualbatch_static, which carries OpenMP, the static CUDA runtime, libdl and threads)
 # with its version file, and a pkg-config file (dualbatch.pc; `--static` adds the static link's
-# libraries).
+# libraries).  With Fortran: libdualbatch_fortran.a (dualbatch::dualbatch_fortran, on the shared
+# library), the compiled module dualbatch.mod and its source dualbatch.f90 beside the header.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -15,6 +16,12 @@ install(TARGETS dualbatch dualbatch_shared EXPORT dualbatchTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/dualbatch.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET dualbatch_fortran)
+  install(TARGETS dualbatch_fortran EXPORT dualbatchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES $<TARGET_PROPERTY:dualbatch_fortran,Fortran_MODULE_DIRECTORY>/dualbatch.mod
+                ${PROJECT_SOURCE_DIR}/src/fortran/dualbatch.f90 DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
 if(TARGET dualbatch_cli)
   install(TARGETS dualbatch_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
