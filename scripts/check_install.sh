@@ -2,7 +2,10 @@
 # check_install.sh BUILD_DIR — installs BUILD_DIR (a configured, built dualbatch tree) into a
 # temporary prefix and builds a downstream C project (tests/downstream) against the installed
 # tree twice, through the CMake package (shared and static library) and through pkg-config, and
-# runs each; also runs the installed CLI's --version.  Run by .ci/run.
+# runs each; also runs the installed CLI's --version.  When the install has the Fortran module
+# (dualbatch.mod) and gfortran exists, builds tests/downstream/main.f90 against it through the
+# CMake package (dualbatch::dualbatch_fortran) and with gfortran -I -L directly, and runs both.
+# Run by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/check_install.sh BUILD_DIR}
@@ -22,3 +25,17 @@ export PKG_CONFIG_PATH=$libdir
 cc -std=c11 -o "$work/pc_shared" tests/downstream/main.c $(pkg-config --cflags --libs dualbatch) -lm \
    -Wl,-rpath,"$(pkg-config --variable=libdir dualbatch)"
 echo -n "pkg-config, shared: " && "$work/pc_shared"
+
+if [ -f "$prefix/include/dualbatch.mod" ] && command -v gfortran >/dev/null 2>&1; then
+  if [ ! -x "$work/cmake/downstream_fortran" ]; then
+    echo "the install has dualbatch.mod but the CMake package built no Fortran program" >&2
+    exit 1
+  fi
+  echo -n "CMake package, Fortran: " && "$work/cmake/downstream_fortran"
+  lib=$(pkg-config --variable=libdir dualbatch)
+  gfortran -o "$work/f_direct" tests/downstream/main.f90 -I"$prefix/include" -L"$lib" -ldualbatch_fortran \
+           -ldualbatch -Wl,-rpath,"$lib"
+  echo -n "gfortran -I -L, shared: " && "$work/f_direct"
+else
+  echo "no Fortran check: $( [ -f "$prefix/include/dualbatch.mod" ] && echo "no gfortran" || echo "the install has no Fortran module")"
+fi
