@@ -4,7 +4,8 @@
  * shape, jit/jit_key.h), in the disk cache (keyed by the generated source and everything that
  * decides the CUBIN), or compiled: at once for DUAL_TIER_COMPILE, in the background for
  * DUAL_TIER_AUTO (one worker thread per process takes the queued compiles in order; the call that
- * queued one interprets, and the first call after it finished loads the CUBIN).  Loaded modules
+ * queued one interprets, and the first call after it finished loads the CUBIN; at process exit
+ * a compile in progress is finished, not abandoned).  Loaded modules
  * stay for the life of the process and are shared by its contexts.  Modules are loaded with the
  * runtime's library API (cudaLibraryLoadData), so no driver library is linked.
  */
@@ -54,6 +55,7 @@ static pthread_cond_t finished = PTHREAD_COND_INITIALIZER;
 static dual_jit_module *loaded;
 static pending *pendings;
 static int worker_running;
+static int exiting; /* set at process exit: the worker takes no new compile */
 
 /* ---- tracing ------------------------------------------------------------------------------ */
 
@@ -193,7 +195,7 @@ static void *worker(void *unused) {
   for (;;) {
     pending *p = pendings;
     while (p != NULL && p->state != QUEUED) p = p->next;
-    if (p == NULL) break;
+    if (p == NULL || exiting) break;
     p->state = RUNNING;
     pthread_mutex_unlock(&lock);
     void *image = NULL;
@@ -208,8 +210,36 @@ static void *worker(void *unused) {
     pthread_cond_broadcast(&finished);
   }
   worker_running = 0;
+  pthread_cond_broadcast(&finished);
   pthread_mutex_unlock(&lock);
   return NULL;
+}
+
+/* At process exit (atexit, registered when the worker first starts, so it runs before the CUDA
+ * runtime's teardown): let a compile in progress finish (its CUBIN lands in the disk cache) and
+ * start no other.  A process that returned from main while the worker was inside NVRTC used to
+ * crash in the teardown (about 1 exit in 6 of the CLI right after an AUTO call, H200). */
+static void wait_for_worker_at_exit(void) {
+  pthread_mutex_lock(&lock);
+  exiting = 1;
+  while (worker_running) pthread_cond_wait(&finished, &lock);
+  pthread_mutex_unlock(&lock);
+}
+
+/* fork(): the child has no worker thread, so the compiles queued or running in the parent are
+ * dropped there (a call of the child queues its own again; waiting for them would never end,
+ * nor would the child's exit); the lock is held across the fork so that its state is
+ * consistent. */
+static void drop_pending(pending *p);
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_child(void) {
+  for (pending *p = pendings, *next; p != NULL; p = next) {
+    next = p->next;
+    if (p->state == QUEUED || p->state == RUNNING) drop_pending(p);
+  }
+  worker_running = 0;
+  pthread_mutex_unlock(&lock);
 }
 
 /* Queue a compile (caller holds the lock; takes ownership of source and dir). */
@@ -227,6 +257,9 @@ static int queue_compile(const uint8_t key[32], const uint8_t disk_key[32], char
   p->next = pendings;
   pendings = p;
   if (!worker_running) {
+    static int hooks; /* (under the lock) */
+    if (!hooks)
+      hooks = atexit(wait_for_worker_at_exit) == 0 && pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     pthread_t t;
     pthread_attr_t at;
     pthread_attr_init(&at);
