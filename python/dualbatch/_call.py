@@ -10,7 +10,7 @@ from ._device import allocate, call_stream, device_operand, is_device_array
 from ._native import LIB, text
 from ._operands import (broadcast_rows, check_output, check_points, host_array, host_operand,
                         host_output)
-from .constants import Memory
+from .constants import Device, Memory
 from .errors import DimensionError, error_for
 
 _DTYPES = {"float64": np.float64, "int32": np.int32}
@@ -119,13 +119,15 @@ class Call:
         with ctx._lock:
             ctx._check_open()
             handle = ctx._handle
-            if self.device:
+            # a CPU context takes no stream: dual_run itself refuses device memory there
+            on_stream = self.device and LIB.dual_context_device(handle) == Device.GPU
+            if on_stream:
                 ctx._call(LIB.dual_context_set_stream, handle, self.stream)
             try:
                 st = LIB.dual_run(handle, self.program._handle, int(mode), ctypes.byref(batch))
                 message = text(LIB.dual_context_last_error(handle)) if st else None
             finally:
-                if self.device:
+                if on_stream:
                     LIB.dual_context_set_stream(handle, ctx._stream)
         if st:
             raise error_for(st, message)

@@ -112,7 +112,7 @@ def _cai_operand(obj, name, dtype_name):
     return Operand(ptr or 0, shape, strides, Memory.DEVICE, obj, readonly=readonly)
 
 
-def _dlpack_operand(obj, name, dtype_name, stream):
+def _dlpack_operand(obj, name, dtype_name, stream, devices=(KDL_CUDA, KDL_CUDA_MANAGED)):
     try:
         capsule = obj.__dlpack__(stream=stream)
     except TypeError:  # a producer without the stream argument
@@ -123,7 +123,7 @@ def _dlpack_operand(obj, name, dtype_name, stream):
     if (t.dtype.code, t.dtype.bits, t.dtype.lanes) != (code, bits, 1):
         raise TypeError("%s: DLPack tensor of type code %d, %d bits, %d lanes; this needs %s"
                         % (name, t.dtype.code, t.dtype.bits, t.dtype.lanes, dtype_name))
-    if t.device.device_type not in (KDL_CUDA, KDL_CUDA_MANAGED):
+    if t.device.device_type not in devices:
         raise ValueError("%s: DLPack device type %d is not CUDA memory" % (name, t.device.device_type))
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:

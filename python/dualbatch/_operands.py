@@ -40,7 +40,7 @@ def host_array(obj, dtype=np.float64):
         a = a.astype(dtype)
     itemsize = a.itemsize
     if not a.flags.aligned or any(s % itemsize for s in a.strides):
-        a = np.ascontiguousarray(a)
+        a = np.array(a, dtype=dtype, order="C", copy=True)  # a new, aligned buffer
     return a
 
 

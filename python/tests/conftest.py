@@ -1,0 +1,28 @@
+"""Shared fixtures of the binding's tests: a CPU context, a seeded generator, and where the
+repository's header is (for the header checks).  The library is the one `import dualbatch`
+finds: CTest and scripts/check_python.sh point DUALBATCH_LIBRARY or the loader at a build."""
+import pathlib
+
+import numpy as np
+import pytest
+
+import dualbatch as db
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+HEADER = REPO / "include" / "dualbatch.h"
+
+
+def pytest_report_header(config):
+    return "dualbatch: %s (found by %s), version %s" % (db.library_path, db.library_found_by,
+                                                         db.library_version_string())
+
+
+@pytest.fixture
+def ctx():
+    with db.Context(device="cpu") as c:
+        yield c
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261128)
