@@ -124,7 +124,8 @@ def _dlpack_operand(obj, name, dtype_name, stream, devices=(KDL_CUDA, KDL_CUDA_M
         raise TypeError("%s: DLPack tensor of type code %d, %d bits, %d lanes; this needs %s"
                         % (name, t.dtype.code, t.dtype.bits, t.dtype.lanes, dtype_name))
     if t.device.device_type not in devices:
-        raise ValueError("%s: DLPack device type %d is not CUDA memory" % (name, t.device.device_type))
+        raise ValueError("%s: DLPack device type %d is not CUDA memory"
+                         % (name, t.device.device_type))
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:
         strides = tuple(t.strides[i] for i in range(t.ndim))  # DLPack strides are in elements

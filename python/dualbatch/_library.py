@@ -154,7 +154,8 @@ def declare(lib):
             fn = getattr(lib, name)
         except AttributeError as e:
             raise ImportError("dualbatch: the library has no %s: it is not a libdualbatch of "
-                              "major version %d; %s" % (name, EXPECTED_MAJOR, _how_to_point())) from e
+                              "major version %d; %s"
+                              % (name, EXPECTED_MAJOR, _how_to_point())) from e
         fn.restype = restype
         fn.argtypes = argtypes
 

@@ -61,7 +61,8 @@ class Context:
         self._lock = threading.RLock()
         self._stream = None
         self._handle = ctypes.c_void_p()
-        st = LIB.dual_context_create(ctypes.byref(self._handle), int(_enum(device, Device, "device")))
+        st = LIB.dual_context_create(ctypes.byref(self._handle),
+                                     int(_enum(device, Device, "device")))
         if st:
             if self._handle:
                 message = text(LIB.dual_context_last_error(self._handle))

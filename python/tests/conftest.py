@@ -16,8 +16,8 @@ HEADER = REPO / "include" / "dualbatch.h"
 
 
 def pytest_report_header(config):
-    return "dualbatch: %s (found by %s), version %s" % (db.library_path, db.library_found_by,
-                                                         db.library_version_string())
+    return "dualbatch: %s (found by %s), version %s; package %s" % (
+        db.library_path, db.library_found_by, db.library_version_string(), db.__file__)
 
 
 @pytest.fixture

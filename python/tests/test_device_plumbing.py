@@ -69,7 +69,8 @@ def test_host_batch_fields(ctx, recorder, rng):
     r = prog.hessian(x, [2.0], packed=True)
     (b,) = recorder.batches
     assert b["memory"] == db.Memory.HOST and (b["x_ps"], b["x_es"]) == (7, 2)
-    assert b["h_layout"] == db.HessianLayout.PACKED and (b["h_ps"], b["h_rs"], b["h_es"]) == (12, 6, 1)
+    assert b["h_layout"] == db.HessianLayout.PACKED
+    assert (b["h_ps"], b["h_rs"], b["h_es"]) == (12, 6, 1)
     # packed (0,0) (0,1) (0,2) (1,1) (1,2) (2,2): a = 2 x0 x1 has 2 at (0,1), b = x2^2 2 at (2,2)
     np.testing.assert_array_equal(r.H, np.broadcast_to([[0, 2, 0, 0, 0, 0], [0, 0, 0, 0, 0, 2]],
                                                        (6, 2, 6)))

@@ -55,7 +55,8 @@ def c_size(ctype):
 
 def header_batch_fields():
     """[(name, C type)] of struct dual_batch in order."""
-    body = re.search(r"typedef struct dual_batch \{(.*?)\} dual_batch;", header_code(), re.S).group(1)
+    body = re.search(r"typedef struct dual_batch \{(.*?)\} dual_batch;", header_code(),
+                     re.S).group(1)
     fields = []
     for decl in body.split(";"):
         decl = " ".join(decl.split())

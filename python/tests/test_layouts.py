@@ -7,7 +7,6 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import dualbatch as db
 from dualbatch._operands import host_array, host_operand
 
 SRC = """input x[3]
@@ -53,7 +52,8 @@ def test_fortran_and_strided_inputs_match_contiguous(prog, data, method):
     fx, fs = np.asfortranarray(x), np.asfortranarray(s)
     assert not fx.flags.c_contiguous
     for xv, sv, back in [(fx, fs, slice(None)),
-                         (np.repeat(x, 3, axis=0)[::3], np.repeat(s, 2, axis=1)[:, ::2], slice(None)),
+                         (np.repeat(x, 3, axis=0)[::3], np.repeat(s, 2, axis=1)[:, ::2],
+                          slice(None)),
                          (np.concatenate([x, x], axis=1)[:, 3:], s, slice(None)),
                          (x[::-1], s[::-1], slice(None, None, -1))]:
         r = getattr(prog, method)(xv, sv)

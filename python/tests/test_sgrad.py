@@ -5,7 +5,6 @@ estimator against its exact variance, seeds (64 bits) and point0."""
 import numpy as np
 import pytest
 
-import dualbatch as db
 
 PATHWISE = "input x\nparam s\noutput f = (x + s*normal())^2\n"
 SCORE = "input x\nparam s\noutput f = normal(x, s)^2\n"
@@ -44,7 +43,8 @@ def test_score_function_estimator(ctx, rng):
     x = rng.uniform(-1, 1, size=(B, 1))
     s = rng.uniform(0.5, 1.0, size=(B, 1))
     r = ctx.compile(SCORE, name="score").sgrad(x, s, samples=S, seed=11, score=True)
-    # per sample f * (xi - x) / s^2 with xi = x + s z: mean 2x, E[.^2] = (x^4 + 18x^2 s^2 + 15 s^4)/s^2
+    # per sample f * (xi - x) / s^2 with xi = x + s z: mean 2x and
+    # E[.^2] = E[(x + s z)^4 z^2] / s^2 = (x^4 + 18 x^2 s^2 + 15 s^4) / s^2
     var = (x ** 4 + 18 * x ** 2 * s ** 2 + 15 * s ** 4) / s ** 2 - 4 * x ** 2
     se_exact = np.sqrt(var / S)
     assert np.all(np.abs(r.g - 2 * x) <= 4.5 * se_exact)
