@@ -60,6 +60,9 @@ python3 bench/peers/jax_peer.py --dir "$points" --batches "$batches" --grad-batc
 python3 bench/peers/torch_peer.py --dir "$points" --batches "$batches" --grad-batches "$grad_batches" \
   --reps "$reps" | tee -a "$raw" || echo "run_gpu.sh: the PyTorch peer failed" >&2
 python3 bench/gpu_table.py "$raw" | tee "$table"
+# throughput against batch size, one PNG per workload (skipped with a message without matplotlib)
+python3 bench/plot_throughput.py --out "$results/plots-$stamp" --title "$commit" "$raw" \
+  || echo "run_gpu.sh: the plots failed" >&2
 crossover=build-gpu/bench/dualbatch_bench_crossover
 if [ -x "$crossover" ]; then
   for product in grad hvp hessian; do # gradients, HVPs, Hessians (nested forward vs forward-over-reverse)

@@ -19,3 +19,5 @@ batches="${HVP_BATCHES:-1e3,1e4,1e5}"
 build-gpu/bench/dualbatch_bench_hvp --dir "$points" --commit "$commit" --batches "$batches" "$@" | tee "$raw" || exit 1
 python3 bench/peers/jax_hvp.py --dir "$points" --batches "$batches" | tee -a "$raw" \
   || echo "run_hvp.sh: the JAX peer failed" >&2
+python3 bench/plot_throughput.py --out "${raw%.raw}-plots" --title "$commit" "$raw" \
+  || echo "run_hvp.sh: the plot failed" >&2

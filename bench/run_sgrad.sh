@@ -19,3 +19,5 @@ batches="${SGRAD_BATCHES:-1e3,1e4,1e5}"
 build-gpu/bench/dualbatch_bench_sgrad --dir "$points" --commit "$commit" --batches "$batches" "$@" | tee "$raw" || exit 1
 python3 bench/peers/jax_sgrad.py --dir "$points" --batches "$batches" | tee -a "$raw" \
   || echo "run_sgrad.sh: the JAX peer failed" >&2
+python3 bench/plot_throughput.py --out "${raw%.raw}-plots" --title "$commit" "$raw" \
+  || echo "run_sgrad.sh: the plot failed" >&2
