@@ -107,7 +107,7 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
  *        reverse  12 + 28 * s      (a taping forward sweep, then one adjoint sweep per
  *                                   cotangent s: 1 for a gradient, m for a Jacobian)
  *   GPU  forward passes * (8 + min(n, W))   reverse  3 + 12 * s, while the compiled reverse
- *        kernel is within the compile rule (DUAL_JIT_MAX_REV_TERMS), else 19 + 12 * s
+ *        kernel is within the straight-line rules (reverse_kernel_fits), else 19 + 12 * s
  * The constants come from the measured crossover (bench/bench_crossover.c, bench/NOTES.md): on
  * the CPU reverse was faster from n = 48 (0.92x at 32, 2.7x at 48), AUTO switches at n = 33.  On
  * the GPU the compiled tier serves by default: its reverse gradient was faster from n = 8 (H200,
