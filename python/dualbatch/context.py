@@ -5,6 +5,7 @@ import ctypes
 import os
 import threading
 
+from ._handle import OwnsHandle
 from ._native import LIB, text
 from .constants import ADMode, Device, Knob, Tier
 from .errors import error_for
@@ -41,7 +42,7 @@ def _stream_handle(stream):
     return int(stream) or None
 
 
-class Context:
+class Context(OwnsHandle):
     """A dualbatch context.
 
     Context(device="auto", threads=None, ad_mode=None, tier=None, width=None, seed=None)
@@ -95,18 +96,6 @@ class Context:
     @property
     def closed(self):
         return not self._handle
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
 
     def __repr__(self):
         if self.closed:

@@ -18,6 +18,7 @@ import os
 import numpy as np
 
 from ._call import Call
+from ._handle import OwnsHandle
 from ._native import LIB, text
 from .constants import HessianLayout, Mode, SgradFlag
 from .context import _seed64
@@ -43,7 +44,7 @@ def unpack_hessian(H, n):
     return full
 
 
-class Program:
+class Program(OwnsHandle):
     """A compiled program (Context.compile / Context.load); evaluates on its Context."""
 
     def __init__(self, context, handle):
@@ -66,18 +67,6 @@ class Program:
         """Destroy the library program."""
         if self._handle:
             LIB.dual_program_destroy(ctypes.byref(self._handle))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
 
     def __repr__(self):
         return "<dualbatch.Program n=%d p=%d m=%d inputs=%s outputs=%s>" % (
