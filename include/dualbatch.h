@@ -197,10 +197,11 @@ int dual_context_last_ad_mode(const dual_context *ctx);
  *                        otherwise the call interprets while the kernel compiles in a background
  *                        thread (one at a time per process), and later calls switch to it when it
  *                        is ready.  Where the compiled tier cannot serve, the interpreter does,
- *                        and dual_context_last_note says why (with the compiler's log).  A
- *                        process that exits while a kernel compiles waits for that compile (its
- *                        CUBIN lands in the disk cache; queued ones are dropped); a fork()ed
- *                        child starts with no compile in flight.
+ *                        and dual_context_last_note says why (with the compiler's log).  The
+ *                        background compile runs in a child process (fork), so the process may
+ *                        exit at any time: the child finishes the compile in progress and stores
+ *                        its CUBIN in the disk cache (queued ones are dropped); a fork()ed child
+ *                        of the application starts with no compile in flight.
  * Both tiers compute every op with the same rules and floating-point options: results are bitwise
  * equal, to each other and to the CPU.  Size rules (beyond them a compile would take minutes):
  * programs of more than 20000 instructions, or whose instructions times passes exceed 100000;

@@ -4,9 +4,10 @@
  * shape, jit/jit_key.h), in the disk cache (keyed by the generated source and everything that
  * decides the CUBIN), or compiled: at once for DUAL_TIER_COMPILE, in the background for
  * DUAL_TIER_AUTO (one worker thread per process takes the queued compiles in order; the call that
- * queued one interprets, and the first call after it finished loads the CUBIN; at process exit
- * a compile in progress is finished, not abandoned).  Loaded modules
- * stay for the life of the process and are shared by its contexts.  Modules are loaded with the
+ * queued one interprets, and the first call after it finished loads the CUBIN; the worker runs
+ * each compile in a child process, jit/rtc_child.h, so that the process may exit at any time and
+ * the compile still lands in the disk cache).  Loaded modules stay for the life of the process
+ * and are shared by its contexts.  Modules are loaded with the
  * runtime's library API (cudaLibraryLoadData), so no driver library is linked.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -24,6 +25,7 @@
 #include "jit/jit_source.h"
 #include "jit/jit_source2.h"
 #include "jit/jit_source_rev.h"
+#include "jit/rtc_child.h"
 #include "jit/rtc_compile.h"
 #include "engine/pass2.h"
 
@@ -201,9 +203,15 @@ static void *worker(void *unused) {
     void *image = NULL;
     size_t size = 0;
     char *log = NULL;
-    int st = compile(p->source, p->cc, &image, &size, &log);
-    if (st == DUAL_SUCCESS && p->cache_dir != NULL)
-      dual_jit_cache_store(p->cache_dir, p->disk_key, image, size, NULL);
+    /* in a child process (jit/rtc_child.h: the process may exit meanwhile), which also stores
+     * the CUBIN in the disk cache; in this thread where no child can be started */
+    int st = dual_rtc_compile_in_child(compile, p->source, p->cc, p->cache_dir, p->disk_key, &image,
+                                       &size, &log);
+    if (st < 0) {
+      st = compile(p->source, p->cc, &image, &size, &log);
+      if (st == DUAL_SUCCESS && p->cache_dir != NULL)
+        dual_jit_cache_store(p->cache_dir, p->disk_key, image, size, NULL);
+    }
     pthread_mutex_lock(&lock);
     p->image = image, p->size = size, p->log = log;
     p->state = st == DUAL_SUCCESS ? DONE : FAILED;
@@ -215,29 +223,23 @@ static void *worker(void *unused) {
   return NULL;
 }
 
-/* At process exit (atexit, registered when the worker first starts, so it runs before the CUDA
- * runtime's teardown): let a compile in progress finish (its CUBIN lands in the disk cache) and
- * start no other.  A process that returned from main while the worker was inside NVRTC used to
- * crash in the teardown (about 1 exit in 6 of the CLI right after an AUTO call, H200). */
-static void wait_for_worker_at_exit(void) {
+/* At process exit (atexit): start no other compile.  The one in progress runs in its own
+ * process (jit/rtc_child.h), which finishes it and stores its CUBIN in the disk cache; this
+ * thread meanwhile only waits on a pipe, out of the way of the exit's teardown. */
+static void stop_worker_at_exit(void) {
   pthread_mutex_lock(&lock);
   exiting = 1;
-  while (worker_running) pthread_cond_wait(&finished, &lock);
   pthread_mutex_unlock(&lock);
 }
 
 /* fork(): the child has no worker thread, so the compiles queued or running in the parent are
- * dropped there (a call of the child queues its own again; waiting for them would never end,
- * nor would the child's exit); the lock is held across the fork so that its state is
- * consistent. */
-static void drop_pending(pending *p);
+ * forgotten there (a call of the child queues its own again).  They are unlinked, not freed:
+ * the worker's own compile child still reads the source of the compile it runs.  The lock is
+ * held across the fork so that its state is consistent. */
 static void fork_prepare(void) { pthread_mutex_lock(&lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 static void fork_child(void) {
-  for (pending *p = pendings, *next; p != NULL; p = next) {
-    next = p->next;
-    if (p->state == QUEUED || p->state == RUNNING) drop_pending(p);
-  }
+  pendings = NULL;
   worker_running = 0;
   pthread_mutex_unlock(&lock);
 }
@@ -259,7 +261,7 @@ static int queue_compile(const uint8_t key[32], const uint8_t disk_key[32], char
   if (!worker_running) {
     static int hooks; /* (under the lock) */
     if (!hooks)
-      hooks = atexit(wait_for_worker_at_exit) == 0 && pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
+      hooks = atexit(stop_worker_at_exit) == 0 && pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     pthread_t t;
     pthread_attr_t at;
     pthread_attr_init(&at);
