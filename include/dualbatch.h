@@ -577,6 +577,88 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
                int flags, double *f, double *g, int64_t ldg, double *se, int64_t ldse,
                int32_t *status);
 
+/* ------------------------------------------------------------------------------------------------
+ * Batched nonlinear solvers: one small system per point, each point solved on its own (a point's
+ * failure never stops the others; points that have converged cost nothing more).
+ *
+ *   dual_newton  square systems F(x; p) = 0 (m == n): Newton's method, the step from an LU
+ *                factorization with partial pivoting of the Jacobian, damped by a backtracking
+ *                line search on phi = ||F||^2 / 2 (Armijo, c = 1e-4; halving or a quadratic
+ *                model, never below a tenth of the previous step; at most 40 reductions).  A
+ *                point whose Jacobian is singular, whose line search fails, or that needed a
+ *                damped step 10 times in a row continues with the trust region of dual_lsq
+ *                from where it stopped, then with Newton again, whose tests alone decide that
+ *                it converged (its info is that second run's; iters counts both solvers').
+ *   dual_lsq     least squares min ||F(x; p)||^2 / 2 (m >= n): Levenberg-Marquardt with the trust
+ *                region of MINPACK's lmder (Moré 1978): QR with column pivoting of J, the
+ *                parameter from the secular equation, variables scaled by J's column norms (the
+ *                largest seen), the region's radius step_bound * ||D x0|| at first.
+ *
+ * The program's inputs are the unknowns x (n per point), its parameters p are held fixed, its
+ * outputs are F.  x [B][ldx >= n] holds the starting points and receives the last iterates.
+ * Per point (each may be NULL): info[b] a dual_solve_status, iters[b] the steps taken, fnorm[b]
+ * ||F||_2 at the returned x.  A point converges when, after an iteration,
+ *     ||F||_2 <= f_abs  or  ||F||_2 <= f_rel * ||F(x0)||_2  or  ||dx||_2 <= x_rel * ||x||_2 + x_abs,
+ * the step test only for a full Newton step dx (one the line search took undamped); ||F|| = 0
+ * converges at once.  Each point goes through the same arithmetic however the batch is chunked or
+ * threaded: results are bitwise identical across thread counts and chunkings, and a GPU context
+ * gives the CPU's bits (its engine's F and J are the CPU's; the factorizations run on the host).
+ * -------------------------------------------------------------------------------------------- */
+typedef enum dual_solve_status {
+  DUAL_SOLVE_CONVERGED = 0,   /* a convergence test held */
+  DUAL_SOLVE_MAX_ITER = 1,    /* max_iter steps taken without convergence */
+  DUAL_SOLVE_SINGULAR = 2,    /* the Jacobian is singular to working precision: a pivot of
+                                 magnitude <= n * eps * max |J_ij| */
+  DUAL_SOLVE_NONFINITE = 3,   /* F or J not finite at an iterate, or a NaN/inf start or param */
+  DUAL_SOLVE_LINE_SEARCH = 4, /* no step along the Newton direction decreased phi enough */
+  DUAL_SOLVE_NO_PROGRESS = 5  /* least squares: f_red, x_rel or g_tol is below the double
+                                 epsilon's reach: no further reduction is possible */
+} dual_solve_status;
+
+/* Options: fill after dual_solve_options_init, which sets `size` and the defaults below; the
+ * library refuses (DUAL_ERR_ARGUMENT) a struct of another size or a value out of range.  Fields
+ * are int64_t, int32_t and double only. */
+typedef struct dual_solve_options {
+  int64_t size;        /* sizeof(dual_solve_options), set by dual_solve_options_init */
+  int32_t max_iter;    /* >= 0; Newton: steps per point (0: 50); least squares: Jacobians per
+                          point (0: no limit but max_evals) */
+  int32_t max_evals;   /* >= 0; least squares: residual evaluations per point (0: 100 (n + 1),
+                          MINPACK lmder1's) */
+  int32_t line_search; /* Newton: 1 backtracking and the trust-region fallback (default), 0 full
+                          steps only (no fallback) */
+  int32_t reserved;    /* 0 */
+  double f_abs;        /* >= 0: converged when ||F||_2 <= f_abs (default 0) */
+  double f_rel;        /* >= 0: Newton: converged when ||F||_2 <= f_rel ||F(x0)||_2 (default 0) */
+  double x_abs;        /* >= 0: Newton: the step test's absolute part (default 0) */
+  double x_rel;        /* >= 0: Newton: the step test's relative part (default 1.49e-8, the square
+                          root of the double epsilon, as MINPACK's hybrj1 and lmder1) */
+  double f_red;        /* >= 0: least squares: converged when the actual and the predicted
+                          relative reductions of ||F||^2 are both <= f_red (MINPACK's ftol;
+                          default 1.49e-8); its x_rel test is on the trust region: radius <=
+                          x_rel * ||D x|| (MINPACK's xtol) */
+  double g_tol;        /* >= 0: least squares: converged when the cosine of the angle between F
+                          and every column of J is <= g_tol (MINPACK's gtol; default 0: only an
+                          exact zero gradient or F = 0) */
+  double step_bound;   /* > 0: least squares: the first trust region's radius over ||D x0||
+                          (MINPACK's factor; default 100) */
+} dual_solve_options;
+
+void dual_solve_options_init(dual_solve_options *opt);
+
+/* opt may be NULL (the defaults).  Fails with DUAL_ERR_DIMENSION unless m == n. */
+int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
+                int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
+                int32_t *iters, double *fnorm);
+
+/* opt may be NULL (the defaults).  Fails with DUAL_ERR_DIMENSION unless m >= n >= 1.  iters[b]:
+ * the Jacobians taken; fnorm[b]: ||F||_2 at the returned x, the best point found. */
+int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt, int64_t B,
+             double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+             double *fnorm);
+
+/* The name of a dual_solve_status ("converged", ...; "unknown" otherwise). */
+const char *dual_solve_status_string(int status);
+
 #if defined(__GNUC__) && !defined(__CUDACC__)
 #pragma GCC visibility pop
 #endif

@@ -1,0 +1,143 @@
+/*
+ * solve_common.c — option checks, chunking, gathering and engine calls shared by the batched
+ * solvers (solve_common.h), and the public option helpers.
+ */
+#include "solve/solve_common.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stddef.h>
+
+#include "context.h"
+
+void dual_solve_options_init(dual_solve_options *opt) {
+  if (opt == NULL) return;
+  opt->size = (int64_t)sizeof *opt;
+  opt->max_iter = 0, opt->max_evals = 0;
+  opt->line_search = 1, opt->reserved = 0;
+  opt->f_abs = 0.0, opt->f_rel = 0.0;
+  opt->x_abs = 0.0, opt->x_rel = 1.4901161193847656e-08; /* sqrt(DBL_EPSILON) */
+  opt->f_red = 1.4901161193847656e-08, opt->g_tol = 0.0, opt->step_bound = 100.0;
+}
+
+const char *dual_solve_status_string(int status) {
+  switch (status) {
+  case DUAL_SOLVE_CONVERGED: return "converged";
+  case DUAL_SOLVE_MAX_ITER: return "maximum iterations";
+  case DUAL_SOLVE_SINGULAR: return "singular Jacobian";
+  case DUAL_SOLVE_NONFINITE: return "not finite";
+  case DUAL_SOLVE_LINE_SEARCH: return "line search failed";
+  case DUAL_SOLVE_NO_PROGRESS: return "no further progress possible";
+  default: return "unknown";
+  }
+}
+
+static int bad_tol(double v) { return !(v >= 0.0 && v <= 1e300); }
+
+int dual_solve_check_options(dual_context *ctx, const char *fn, const dual_solve_options *opt,
+                             dual_solve_options *out) {
+  if (opt == NULL) {
+    dual_solve_options_init(out);
+    return DUAL_SUCCESS;
+  }
+  if (opt->size != (int64_t)sizeof *opt)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "%s: options.size is %lld, not this library's sizeof(dual_solve_options) = %d "
+                     "(fill the options after dual_solve_options_init)",
+                     fn, (long long)opt->size, (int)sizeof *opt);
+  if (opt->max_iter < 0 || opt->max_evals < 0)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: options.max_iter = %d and options.max_evals = %d must be >= 0",
+                     fn, (int)opt->max_iter, (int)opt->max_evals);
+  if (opt->reserved != 0)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: options.reserved = %d must be 0", fn, (int)opt->reserved);
+  if (!(opt->step_bound > 0.0 && opt->step_bound <= 1e300))
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: options.step_bound = %g must be finite and > 0", fn,
+                     opt->step_bound);
+  if (opt->line_search != 0 && opt->line_search != 1)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: options.line_search = %d must be 0 or 1", fn,
+                     (int)opt->line_search);
+  const double tol[6] = {opt->f_abs, opt->f_rel, opt->x_abs, opt->x_rel, opt->f_red, opt->g_tol};
+  static const char *names[6] = {"f_abs", "f_rel", "x_abs", "x_rel", "f_red", "g_tol"};
+  for (int i = 0; i < 6; ++i)
+    if (bad_tol(tol[i]))
+      return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: options.%s = %g must be finite and >= 0", fn,
+                       names[i], tol[i]);
+  *out = *opt;
+  return DUAL_SUCCESS;
+}
+
+int dual_solve_check_arrays(dual_context *ctx, const char *fn, const dual_program *prog, int64_t B,
+                            const double *x, int64_t ldx, const double *p, int64_t ldp) {
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+  if (B < 0) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: B = %lld is negative", fn, (long long)B);
+  if (B > 0 && n > 0 && x == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: x is NULL", fn);
+  if (B > 0 && np > 0 && p == NULL)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: p is NULL but the program has %d parameters", fn, np);
+  if (x != NULL && ldx < n)
+    return dual_fail(ctx, DUAL_ERR_DIMENSION, "%s: ldx = %lld is smaller than the %d inputs of each point",
+                     fn, (long long)ldx, n);
+  if (p != NULL && np > 0 && ldp < np)
+    return dual_fail(ctx, DUAL_ERR_DIMENSION,
+                     "%s: ldp = %lld is smaller than the %d parameters of each point", fn, (long long)ldp, np);
+  return DUAL_SUCCESS;
+}
+
+int64_t dual_solve_chunk(int64_t B, int n, int m, int np) {
+  const int64_t per_point = 8 * ((int64_t)m * n + 4 * (int64_t)n + 2 * (int64_t)m + np + 8);
+  int64_t c = ((int64_t)64 << 20) / per_point;
+  if (c < 64) c = 64;
+  return c < B ? c : B;
+}
+
+void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
+                       const double *p, int64_t ldp, double *xa, double *pa, int threads) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (k > 4096)
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t b = idx[i];
+    for (int j = 0; j < n; ++j) xa[i * n + j] = x[b * ldx + j];
+    if (p != NULL)
+      for (int j = 0; j < np; ++j) pa[i * np + j] = p[b * ldp + j];
+  }
+}
+
+int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
+                         const double *pa, double *F, double *J, int32_t *st) {
+  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+  const int np = dual_program_num_params(prog);
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = k;
+  b.x = xa, b.x_ps = n, b.x_es = 1;
+  b.p = np > 0 ? pa : NULL, b.p_ps = np, b.p_es = 1;
+  b.y = F, b.y_ps = m, b.y_es = 1;
+  b.status = st;
+  if (J != NULL) b.d = J, b.d_ps = (int64_t)m * n, b.d_rs = n, b.d_cs = 1;
+  return dual_run(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
+}
+
+int dual_solve_finite(const double *v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!isfinite(v[i])) return 0;
+  return 1;
+}
+
+double dual_solve_norm(const double *v, int n) {
+  double scale = 0.0, ssq = 1.0;
+  for (int i = 0; i < n; ++i) {
+    const double a = fabs(v[i]);
+    if (a == 0.0) continue;
+    if (a > scale) {
+      const double r = scale / a;
+      ssq = 1.0 + ssq * r * r;
+      scale = a;
+    } else {
+      const double r = a / scale;
+      ssq += r * r;
+    }
+  }
+  return scale * sqrt(ssq);
+}
+
+int dual_solve_threads(const dual_context *ctx) {
+  return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+}

@@ -1,0 +1,45 @@
+/*
+ * solve_common.h — what the batched solvers share: option checks, the work-chunk size, and the
+ * engine calls on the compacted active points (gathered x and p, results contiguous).
+ */
+#ifndef DUAL_SOLVE_COMMON_H
+#define DUAL_SOLVE_COMMON_H
+
+#include <stdint.h>
+
+#include "dualbatch.h"
+
+/* Options `opt` (NULL: the defaults) checked and copied into *out; a DUAL_ERR_* status with the
+ * context's error naming `fn` and the field otherwise. */
+int dual_solve_check_options(dual_context *ctx, const char *fn, const dual_solve_options *opt,
+                             dual_solve_options *out);
+
+/* The arrays' checks both solvers make (B, x, ldx, p, ldp against the program); a DUAL_ERR_*
+ * status with the context's error naming `fn` otherwise. */
+int dual_solve_check_arrays(dual_context *ctx, const char *fn, const dual_program *prog, int64_t B,
+                            const double *x, int64_t ldx, const double *p, int64_t ldp);
+
+/* Points per chunk of work for a system of n unknowns, m residuals and np parameters: the
+ * chunk's work arrays stay near 64 MiB. */
+int64_t dual_solve_chunk(int64_t B, int n, int m, int np);
+
+/* Gather the k points idx[0..k) of x (point stride ldx) and p (ldp; p may be NULL) into the
+ * contiguous xa [k][n] and pa [k][np]. */
+void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
+                       const double *p, int64_t ldp, double *xa, double *pa, int threads);
+
+/* F (and J, row-major m x n, when J is not NULL) at the k contiguous points xa, pa; the
+ * engine's point flags in st.  Any engine error is the call's. */
+int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
+                         const double *pa, double *F, double *J, int32_t *st);
+
+/* 1 when all n values are finite. */
+int dual_solve_finite(const double *v, int64_t n);
+
+/* ||v||_2, by scaled sums of squares in a fixed order (no overflow for finite v). */
+double dual_solve_norm(const double *v, int n);
+
+/* The threads the solvers' per-point loops use (the context's setting; 0 = the default). */
+int dual_solve_threads(const dual_context *ctx);
+
+#endif /* DUAL_SOLVE_COMMON_H */
