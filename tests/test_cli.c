@@ -718,3 +718,38 @@ Test(cli_errors, unsupported_verbs_and_shapes) {
   assert_fails(&r, 2, "-o FILE");
   free_result(&r);
 }
+
+Test(cli, solve_and_lsq) {
+  /* solve: x^2 = a per record from the start given: 2 and 3; a = -1 has no real root */
+  run_result r = run_verb("solve", "input x; param a\noutput f = x^2 - a\n", "1,4\n3,9\n1,-1\n", NULL);
+  double v[3 * 8];
+  int cols;
+  cr_assert_eq(parse_csv(r.out, v, 3, 8, &cols), 3);
+  cr_assert_eq(cols, 4);
+  assert_close(v[0], 2.0, "root of 4");
+  assert_close(v[8], 3.0, "root of 9");
+  cr_assert(v[1] == 0 && v[9] == 0, "status words %g %g", v[1], v[9]);
+  cr_assert(v[2] >= 1 && v[3] <= 1e-15 && v[11] <= 1e-14, "steps %g, ||F|| %g %g", v[2], v[3], v[11]);
+  cr_assert(v[17] != 0 && v[19] >= 1 - 1e-12, "no root: status %g, ||F|| %g", v[17], v[19]);
+  assert_err_contains(&r, "2 of 3 records converged");
+  free_result(&r);
+  /* lsq: a + b t through (1, 1), (2, 3), (3, 4): b = 1.5, a = -1/3 */
+  r = run_verb("lsq", "input a; input b\noutput r[3]\nr[0] = a + b - 1; r[1] = a + 2 * b - 3; r[2] = a + 3 * b - 4\n",
+               "0,0\n", NULL);
+  cr_assert_eq(parse_csv(r.out, v, 1, 8, &cols), 1);
+  cr_assert_eq(cols, 5);
+  cr_assert(fabs(v[0] + 1.0 / 3) <= 1e-12 && fabs(v[1] - 1.5) <= 1e-12, "(%.17g, %.17g)", v[0], v[1]);
+  cr_assert(v[2] == 0 && fabs(v[4] - sqrt(1.0 / 6)) <= 1e-12, "status %g, ||F|| %.17g", v[2], v[4]);
+  cr_assert_str_empty(r.err);
+  free_result(&r);
+  /* the shapes */
+  char *pp = temp_text("input x; input y\noutput f = x + y\n"), *in = temp_text("1,2\n"), args[512];
+  snprintf(args, sizeof args, "solve %s", pp);
+  run_result bad = run_cli(args, in);
+  assert_fails(&bad, 1, "solve needs a square system");
+  snprintf(args, sizeof args, "lsq %s", pp);
+  run_result bad2 = run_cli(args, in);
+  assert_fails(&bad2, 1, "lsq needs at least as many outputs as inputs");
+  remove_file(pp), remove_file(in);
+  free_result(&bad), free_result(&bad2);
+}

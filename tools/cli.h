@@ -55,6 +55,12 @@ enum {
     "f, the n gradient entries, then the n entries of H v (records end with n direction values)") \
   X(SGRAD, "sgrad", CLI_OPTS_SGRAD, 1, 1, "PROGRAM --samples S --seed K",                          \
     "Monte-Carlo: E f, the n gradient estimates, then their n standard errors (m = 1)")             \
+  X(SOLVE, "solve", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                              \
+    "Newton per record (m = n; records: the n starting values, then the parameters): the n "      \
+    "solution values, then the status (0 converged), the steps taken and ||F||")                   \
+  X(LSQ, "lsq", CLI_OPTS_STREAM, 1, 1, "PROGRAM",                                                  \
+    "least squares per record (m >= n; Levenberg-Marquardt): the n values, then the status, the " \
+    "Jacobians taken and ||F||")                                                                  \
   X(COMPILE, "compile", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM -o FILE",                       \
     "compile (or re-validate) PROGRAM and save its bytecode to FILE")                              \
   X(DISASM, "disasm", CLI_OPT_OUT | CLI_OPT_HELP, 1, 1, "PROGRAM", "print the program's bytecode") \
@@ -105,7 +111,7 @@ void cli_warning(const char *fmt, ...) CLI_PRINTF(1, 2);
  * Returns 0, or CLI_EXIT_FAIL after printing the error (both outputs NULL then). */
 int cli_load(const cli_options *o, int strict_device, dual_context **ctx, dual_program **prog);
 
-/* eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad: stream o->in through the program into o->out. */
+/* eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad, solve, lsq: stream o->in through the program into o->out. */
 int cli_run_stream(const cli_options *o);
 
 #endif /* DUAL_CLI_H */

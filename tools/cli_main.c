@@ -147,7 +147,7 @@ static void print_usage(FILE *f) {
         f);
   for (int i = 0; i < CLI_VERB_COUNT; i++)
     fprintf(f, "  %-9s %-16s %s\n", verbs[i].name, verbs[i].synopsis, verbs[i].help);
-  fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad; before or after PROGRAM):\n", f);
+  fputs("\noptions (eval, jacobian, gradient, jvp, vjp, hessian, hvp, sgrad, solve, lsq; before or after\nPROGRAM):\n", f);
   print_option_help(f, CLI_OPTS_STREAM);
   fputs("\nInput: one record per point: the n inputs, then the p params (jvp, hvp: then the n\n"
         "direction values).  csv: numbers separated by ',' (or ';', or spaces and tabs), one point\n"

@@ -1,6 +1,6 @@
 /*
  * cli_run.c — the streaming verbs of the `dualbatch` tool (eval, jacobian, gradient, jvp, vjp,
- * hessian, hvp, sgrad): read a chunk of records, evaluate it with one library call, write it, report flagged points,
+ * hessian, hvp, sgrad, solve, lsq): read a chunk of records, evaluate it with one library call, write it, report flagged points,
  * repeat.  Memory is bounded by the chunk size whatever the input size.  Also loads programs
  * (text or bytecode) for every verb.  Uses only the public API of dualbatch.h.
  */
@@ -56,6 +56,8 @@ typedef struct cli_stream {
   cli_flag_report flags;
   int noted_fallback; /* the AUTO device's CPU fallback was reported */
   char last_where[64], last_note[512]; /* --verbose: what was reported last */
+  int32_t *iters;     /* solve, lsq */
+  int64_t solved[8];  /* solve, lsq: points per dual_solve_status (the last: any other) */
   int64_t samples;    /* sgrad */
   uint64_t seed;
   int sgrad_flags;
@@ -214,6 +216,7 @@ static int64_t output_fields(cli_verb verb, int64_t n, int64_t m) {
   case CLI_VERB_HESSIAN: return 1 + n + n * n;
   case CLI_VERB_HVP: return 1 + 2 * n;
   case CLI_VERB_SGRAD: return 1 + 2 * n;
+  case CLI_VERB_SOLVE: case CLI_VERB_LSQ: return n + 3;
   default: return m;
   }
 }
@@ -242,6 +245,17 @@ static int check_shape(const cli_options *o, const dual_program *prog, const cli
                                             : " (the C API serves m > 1)");
     return CLI_EXIT_FAIL;
   }
+  const int32_t n = dual_program_num_inputs(prog);
+  if (o->verb == CLI_VERB_SOLVE && m != n) {
+    cli_error("solve needs a square system (m = n), but '%s' has %d outputs and %d inputs; use lsq",
+              o->arg, (int)m, (int)n);
+    return CLI_EXIT_FAIL;
+  }
+  if (o->verb == CLI_VERB_LSQ && (m < n || n < 1)) {
+    cli_error("lsq needs at least as many outputs as inputs (m >= n >= 1), but '%s' has %d and %d",
+              o->arg, (int)m, (int)n);
+    return CLI_EXIT_FAIL;
+  }
   if (cli_layout_fields(lay) == 0) {
     cli_error("'%s' has no inputs or parameters: there is nothing to read per point", o->arg);
     return CLI_EXIT_FAIL;
@@ -255,8 +269,9 @@ static int alloc_buffers(cli_stream *s) {
   s->out = malloc(c * (size_t)(s->out_fields > 0 ? s->out_fields : 1) * sizeof(double));
   s->f = malloc(c * sizeof(double));
   s->status = malloc(c * sizeof(int32_t));
+  s->iters = malloc(c * sizeof(int32_t));
   s->lines = malloc(c * sizeof(int64_t));
-  if (!s->in || !s->out || !s->f || !s->status || !s->lines) {
+  if (!s->in || !s->out || !s->f || !s->status || !s->iters || !s->lines) {
     cli_error("out of memory allocating %lld-point buffers", (long long)s->chunk);
     return CLI_EXIT_FAIL;
   }
@@ -342,8 +357,38 @@ static int eval_chunk(cli_stream *s, cli_verb verb, int64_t count) {
     b.point0 = s->written;
     return dual_run(s->ctx, s->prog, DUAL_MODE_SGRAD, &b);
   }
+  case CLI_VERB_SOLVE:
+  case CLI_VERB_LSQ: { /* solved in place in the output records: x, then status, steps, ||F|| */
+    for (int64_t b = 0; b < count; b++) memcpy(s->out + b * lo, x + b * ld, sizeof(double) * (size_t)n);
+    int st = verb == CLI_VERB_SOLVE
+                 ? dual_newton(s->ctx, s->prog, NULL, count, s->out, lo, p, ld, s->status, s->iters, s->f)
+                 : dual_lsq(s->ctx, s->prog, NULL, count, s->out, lo, p, ld, s->status, s->iters, s->f);
+    for (int64_t b = 0; st == DUAL_SUCCESS && b < count; b++) {
+      const int32_t info = s->status[b];
+      s->out[b * lo + n] = info, s->out[b * lo + n + 1] = s->iters[b], s->out[b * lo + n + 2] = s->f[b];
+      s->solved[info >= 0 && info < 7 ? info : 7]++;
+      s->status[b] = 0; /* the point flags' table does not apply */
+    }
+    return st;
+  }
   default: return dual_eval(s->ctx, s->prog, count, x, ld, p, ld, s->out, lo, s->status);
   }
+}
+
+/* solve, lsq: "998 of 1000 records converged (singular Jacobian 2)" when some did not. */
+static void summarize_solves(const cli_stream *s) {
+  const int64_t done = s->solved[DUAL_SOLVE_CONVERGED];
+  if (done == s->written) return;
+  char list[256];
+  size_t k = 0;
+  list[0] = '\0';
+  for (int i = 1; i < 8; i++) {
+    if (s->solved[i] == 0) continue;
+    int w = snprintf(list + k, sizeof list - k, "%s%s %lld", k ? ", " : "",
+                     i < 7 ? dual_solve_status_string(i) : "other", (long long)s->solved[i]);
+    k += w > 0 && (size_t)w < sizeof list - k ? (size_t)w : 0;
+  }
+  cli_warning("%lld of %lld records converged (%s)", (long long)done, (long long)s->written, list);
 }
 
 /* After a failure mid-stream: say how much of the output exists. */
@@ -415,6 +460,7 @@ static void stream_free(cli_stream *s) {
   free(s->out);
   free(s->f);
   free(s->status);
+  free(s->iters);
   free(s->lines);
   dual_program_destroy(&s->prog);
   dual_context_destroy(&s->ctx);
@@ -436,6 +482,7 @@ int cli_run_stream(const cli_options *o) {
       rc = CLI_EXIT_FAIL;
     }
     summarize_flags(&s);
+    if (o->verb == CLI_VERB_SOLVE || o->verb == CLI_VERB_LSQ) summarize_solves(&s);
   }
   stream_free(&s);
   return rc;
