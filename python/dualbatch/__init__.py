@@ -17,7 +17,7 @@ from ._native import LIB as _LIB
 from ._native import LIBRARY_PATH as library_path
 from ._native import text as _text
 from .constants import (ADMode, Device, EXPECTED_MAJOR, HessianLayout, Knob, Memory, Mode,
-                        PointFlag, SgradFlag, Status, Tier)
+                        PointFlag, SgradFlag, SolveStatus, Status, Tier)
 from .context import Context
 from .errors import DimensionError, DualbatchError
 from .program import Program, packed_size, unpack_hessian
@@ -26,7 +26,8 @@ from . import results
 __version__ = "0.1.0"
 
 __all__ = ["ADMode", "Context", "Device", "DimensionError", "DualbatchError", "HessianLayout",
-           "Knob", "Memory", "Mode", "PointFlag", "Program", "SgradFlag", "Status", "Tier",
+           "Knob", "Memory", "Mode", "PointFlag", "Program", "SgradFlag", "SolveStatus", "Status",
+           "Tier",
            "EXPECTED_MAJOR", "build_info", "device_count", "library_found_by", "library_path",
            "library_version", "library_version_string", "packed_size", "results",
            "status_string", "unpack_hessian"]

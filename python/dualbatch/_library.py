@@ -98,6 +98,11 @@ PROTOTYPES = {
     "dual_run": (_int, [_vp, _vp, _int, ctypes.POINTER(DualBatch)]),
     "dual_sgrad": (_int, [_vp, _vp, _i64, _vp, _i64, _vp, _i64, _i64, _i64, _int, _vp, _vp,
                           _i64, _vp, _i64, _vp]),
+    # the solvers: (ctx, prog, opt, B, x, ldx, p, ldp, info, iters, fnorm)
+    "dual_solve_options_init": (None, [_vp]),
+    "dual_newton": (_int, [_vp, _vp, _vp, _i64, _vp, _i64, _vp, _i64, _vp, _vp, _vp]),
+    "dual_lsq": (_int, [_vp, _vp, _vp, _i64, _vp, _i64, _vp, _i64, _vp, _vp, _vp]),
+    "dual_solve_status_string": (_cp, [_int]),
 }
 
 

@@ -102,5 +102,15 @@ class SgradFlag(enum.IntFlag):
     SCORE = 2
 
 
+class SolveStatus(enum.IntEnum):
+    """dual_solve_status: how a point of dual_newton / dual_lsq ended."""
+    CONVERGED = 0
+    MAX_ITER = 1
+    SINGULAR = 2
+    NONFINITE = 3
+    LINE_SEARCH = 4
+    NO_PROGRESS = 5
+
+
 #: the library major version this binding is written for (libdualbatch.so.<major>)
 EXPECTED_MAJOR = 0

@@ -24,6 +24,7 @@ from .constants import HessianLayout, Mode, SgradFlag
 from .context import _seed64
 from .errors import DimensionError
 from . import results
+from . import solve as _solve
 
 
 def packed_size(n):
@@ -200,3 +201,15 @@ class Program(OwnsHandle):
               h=(se, (se.strides[0], 0, se.strides[1])), samples=int(samples), seed=_seed64(seed),
               sgrad_flags=int(flags), point0=int(point0), status=st)
         return results.Sgrad(f.array, g.array, se.array, st.array)
+
+    def newton(self, x, params=None, **opts):
+        """Solve F(x; p) = 0 per point (m == n) from the starts x (B, n): Solve(x, info, iters,
+        fnorm), host arrays.  Keyword options are dual_solve_options' fields (max_iter,
+        line_search, f_abs, f_rel, x_abs, x_rel, ...); the rest keep the library's defaults."""
+        return _solve.solve(self, LIB.dual_newton, x, params, _solve.options(**opts))
+
+    def lsq(self, x, params=None, **opts):
+        """Minimize ||F(x; p)||^2 / 2 per point (m >= n) by Levenberg-Marquardt from the starts
+        x (B, n): Solve(x, info, iters, fnorm), host arrays; options as for newton (max_evals,
+        f_red, x_rel, g_tol, step_bound, f_abs, max_iter)."""
+        return _solve.solve(self, LIB.dual_lsq, x, params, _solve.options(**opts))

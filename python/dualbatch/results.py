@@ -52,3 +52,10 @@ class Sgrad(NamedTuple):
     g: Any       #: (B, n) gradient estimate of E f
     se: Any      #: (B, n) standard errors of g
     status: Any
+
+
+class Solve(NamedTuple):
+    x: Any       #: (B, n) the last iterates (the solutions where info == CONVERGED)
+    info: Any    #: (B,) int32 SolveStatus
+    iters: Any   #: (B,) int32 steps (Newton) or Jacobians (least squares)
+    fnorm: Any   #: (B,) ||F(x)||_2

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(not HEADER.exists(), reason="not run from the re
 ENUMS = [("DUAL_SUCCESS", db.Status), ("DUAL_ERR_", db.Status), ("DUAL_PT_", db.PointFlag),
          ("DUAL_DEVICE_", db.Device), ("DUAL_AD_", db.ADMode), ("DUAL_TIER_", db.Tier),
          ("DUAL_KNOB_", db.Knob), ("DUAL_HESSIAN_", db.HessianLayout), ("DUAL_MODE_", db.Mode),
-         ("DUAL_MEMORY_", db.Memory), ("DUAL_SGRAD_", db.SgradFlag)]
+         ("DUAL_MEMORY_", db.Memory), ("DUAL_SGRAD_", db.SgradFlag),
+         ("DUAL_SOLVE_", db.SolveStatus)]
 
 
 def header_code():
@@ -115,7 +116,7 @@ def header_functions():
 
 def test_every_function_is_bound_with_its_arguments():
     functions = header_functions()
-    assert len(functions) == 63
+    assert len(functions) == 67
     assert set(functions) == set(PROTOTYPES)
     for name, (ret, args) in functions.items():
         restype, argtypes = PROTOTYPES[name]
@@ -132,3 +133,16 @@ def test_versions_agree():
     pyproject = (REPO / "python" / "pyproject.toml").read_text()
     package = re.search(r'^version = "([0-9.]+)"', pyproject, re.M).group(1)
     assert project == package == db.__version__
+
+
+def header_solve_options_fields():
+    body = re.search(r"typedef struct dual_solve_options \{(.*?)\} dual_solve_options;",
+                     header_code(), re.S).group(1)
+    return [d.split()[-1] for d in body.split(";") if d.strip()]
+
+
+def test_solve_options_layout():
+    from dualbatch.solve import SolveOptions
+    assert header_solve_options_fields() == [n for n, _ in SolveOptions._fields_]
+    o = db.solve.options()
+    assert o.size == ctypes.sizeof(SolveOptions)  # as the library's sizeof

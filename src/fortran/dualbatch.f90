@@ -149,6 +149,22 @@ module dualbatch
     integer(c_int64_t) :: point0
   end type dual_batch
 
+  ! ---- batched solvers: per-point outcomes (dual_solve_status) --------------------------------
+  integer(c_int), parameter :: DUAL_SOLVE_CONVERGED = 0
+  integer(c_int), parameter :: DUAL_SOLVE_MAX_ITER = 1
+  integer(c_int), parameter :: DUAL_SOLVE_SINGULAR = 2
+  integer(c_int), parameter :: DUAL_SOLVE_NONFINITE = 3
+  integer(c_int), parameter :: DUAL_SOLVE_LINE_SEARCH = 4
+  integer(c_int), parameter :: DUAL_SOLVE_NO_PROGRESS = 5
+
+  ! The solvers' options, field by field as in the header; fill after dual_solve_options_init.
+  type, bind(C) :: dual_solve_options
+    integer(c_int64_t) :: size
+    integer(c_int32_t) :: max_iter, max_evals
+    integer(c_int32_t) :: line_search, reserved
+    real(c_double) :: f_abs, f_rel, x_abs, x_rel, f_red, g_tol, step_bound
+  end type dual_solve_options
+
   interface
     ! ---- version and status strings ----------------------------------------------------------
     function dual_version() bind(C, name="dual_version")
@@ -678,6 +694,42 @@ module dualbatch
       type(c_ptr), value :: status
       integer(c_int) :: dual_sgrad
     end function dual_sgrad
+
+    ! ---- batched solvers: opt, p, info, iters and fnorm may each be c_null_ptr -----------------
+    subroutine dual_solve_options_init(opt) bind(C, name="dual_solve_options_init")
+      import
+      type(dual_solve_options), intent(out) :: opt
+    end subroutine dual_solve_options_init
+
+    function dual_newton(ctx, prog, opt, B, x, ldx, p, ldp, info, iters, fnorm) bind(C, name="dual_newton")
+      import
+      type(c_ptr), value :: ctx, prog, opt
+      integer(c_int64_t), value :: B
+      real(c_double), intent(inout) :: x(*)
+      integer(c_int64_t), value :: ldx
+      type(c_ptr), value :: p
+      integer(c_int64_t), value :: ldp
+      type(c_ptr), value :: info, iters, fnorm
+      integer(c_int) :: dual_newton
+    end function dual_newton
+
+    function dual_lsq(ctx, prog, opt, B, x, ldx, p, ldp, info, iters, fnorm) bind(C, name="dual_lsq")
+      import
+      type(c_ptr), value :: ctx, prog, opt
+      integer(c_int64_t), value :: B
+      real(c_double), intent(inout) :: x(*)
+      integer(c_int64_t), value :: ldx
+      type(c_ptr), value :: p
+      integer(c_int64_t), value :: ldp
+      type(c_ptr), value :: info, iters, fnorm
+      integer(c_int) :: dual_lsq
+    end function dual_lsq
+
+    function dual_solve_status_string(status) bind(C, name="dual_solve_status_string")
+      import
+      integer(c_int), value :: status
+      type(c_ptr) :: dual_solve_status_string
+    end function dual_solve_status_string
   end interface
 
 contains
@@ -731,6 +783,12 @@ contains
     character(len=:), allocatable :: s
     s = c_string(dual_status_string(status))
   end function dual_status_message
+
+  function dual_solve_status_message(status) result(s)
+    integer(c_int), intent(in) :: status
+    character(len=:), allocatable :: s
+    s = c_string(dual_solve_status_string(status))
+  end function dual_solve_status_message
 
   ! The message of the last failure on ctx (diagnostics of a compile: "name:line:col: error: ...").
   function dual_error_message(ctx) result(s)
