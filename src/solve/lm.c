@@ -188,7 +188,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
       dual_solve_gather(k, L->idx, n, np, L->x, L->ldx, L->p, L->ldp, L->xa, L->pa, L->threads);
       st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, L->Ja, L->st);
       if (st != DUAL_SUCCESS) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
       for (int64_t i = 0; i < k; ++i) take_jacobian(L, i, L->idx[i]);
     }
     /* trial steps of every point still going */
@@ -196,7 +196,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
     for (int64_t b = 0; b < count; ++b)
       if (L->state[b] == TRIAL) L->idx[k++] = b;
     if (k == 0) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t b = L->idx[i];
       make_trial(L, b);
@@ -207,7 +207,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
     }
     st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, NULL, L->st);
     if (st != DUAL_SUCCESS) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
     for (int64_t i = 0; i < k; ++i) judge_trial(L, L->idx[i], PT(L->Fa, i, m), PT(L->xa, i, n));
   }
   L->x = x0, L->p = p0;

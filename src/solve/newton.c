@@ -42,7 +42,7 @@ static void finish(chunk *c, int64_t b, int status) { c->state[b] = status; }
  * first trial point x + dx (xt).  Points that finish leave idx[i] = -1. */
 static void newton_steps(chunk *c, int64_t k) {
   const int n = c->n;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads) if (k >= 64)
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = c->idx[i];
     double *F = c->F + i * n, *J = c->J + i * (int64_t)n * n, *dx = c->dx + i * n;
@@ -104,7 +104,7 @@ static int64_t compact(chunk *c, int64_t k, double **keep, const int *len, int n
  * reduce alpha and set the next trial point.  Points that accepted or finished leave idx -1. */
 static void judge_trials(chunk *c, int64_t k) {
   const int n = c->n;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads) if (k >= 64)
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = c->idx[i];
     const double *Ft = c->F + i * n, *dx = c->dx + i * n;
