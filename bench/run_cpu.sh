@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # run_cpu.sh — the one command of the CPU benchmark (BENCHMARKS.md): installs what is missing
-# (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, libadolc-dev, pkg-config), configures
+# (as root, Debian: cmake, g++, libceres-dev, libeigen3-dev, libadolc-dev, libsundials-dev,
+# libcminpack-dev, pkg-config), configures
 # and builds the `bench` preset, runs dualbatch_bench_cpu (Jacobians against Ceres; arguments are
 # passed through, e.g. --workload ba), then dualbatch_bench_cpu_hess (Hessians against ADOL-C and a
 # compiled nested-dual peer; HESS_ARGS), dualbatch_bench_cpu_grad (reverse-mode gradients against
-# ADOL-C; GRAD_ARGS) and the forward/reverse crossover study dualbatch_bench_crossover (CPU rows;
+# ADOL-C; GRAD_ARGS), dualbatch_bench_solve (batched Newton against KINSOL and hybrj1; SOLVE_ARGS)
+# and the forward/reverse crossover study dualbatch_bench_crossover (CPU rows;
 # CROSSOVER_ARGS; its failure is reported but does not fail the run), and tees the tables to
 # bench/results/cpu-<date>.txt.
 set -euo pipefail
@@ -18,6 +20,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 [ -f /usr/include/ceres/jet.h ] || [ -f /usr/local/include/ceres/jet.h ] || missing+=(libceres-dev)
 [ -d /usr/include/eigen3/Eigen ] || [ -d /usr/local/include/eigen3/Eigen ] || missing+=(libeigen3-dev)
 [ -f /usr/include/adolc/adolc.h ] || [ -f /usr/local/include/adolc/adolc.h ] || missing+=(libadolc-dev)
+[ -f /usr/include/kinsol/kinsol.h ] || [ -f /usr/local/include/kinsol/kinsol.h ] || missing+=(libsundials-dev)
+[ -f /usr/include/cminpack-1/cminpack.h ] || missing+=(libcminpack-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "run_cpu.sh: installing ${missing[*]}" >&2
@@ -31,7 +35,7 @@ fi
 
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu dualbatch_bench_cpu_hess dualbatch_bench_cpu_grad -j "$(nproc)"; } \
+if ! { cmake --preset bench && cmake --build --preset bench --target dualbatch_bench_cpu dualbatch_bench_cpu_hess dualbatch_bench_cpu_grad dualbatch_bench_solve -j "$(nproc)"; } \
     >"$log" 2>&1; then
   grep -m 20 -E "error|Error" "$log" | cut -c1-400 >&2 || true
   tail -n 15 "$log" | cut -c1-400 >&2
@@ -60,6 +64,10 @@ echo | tee -a "$out"
 # tunes it (e.g. GRAD_ARGS="--reps 5 --batch-forward 3000")
 # shellcheck disable=SC2086
 ./build-bench/bench/dualbatch_bench_cpu_grad ${GRAD_ARGS:-} | tee -a "$out" || status=$?
+echo | tee -a "$out"
+# batched Newton against KINSOL and hybrj1 (issue 19); SOLVE_ARGS tunes it (e.g. --points 1e4,1e6)
+# shellcheck disable=SC2086
+./build-bench/bench/dualbatch_bench_solve ${SOLVE_ARGS:-} | tee -a "$out" || status=$?
 if [ "$crossover" = 1 ]; then
   echo | tee -a "$out"
   # the forward/reverse crossover over the grad family (CPU rows): gradients, HVPs, Hessians;
