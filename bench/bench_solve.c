@@ -2,7 +2,8 @@
  * bench_solve.c — batched Newton on the CPU (dual_newton, all cores) against SUNDIALS KINSOL
  * and MINPACK's hybrj per cell (bench/peers/solve_peers.c, the same threads), on the same cells
  * and starts: kin_steady (n = 32) and rob3 (n = 3, stiff), B cells per call.  Prints per system,
- * B and solver the wall time of the call (the best of --repeat), cells per second, how many
+ * B and solver the wall time of the call (the median of --repeat timed calls after one untimed
+ * warm-up call, as the other benchmarks), cells per second, how many
  * converged, and the largest relative difference of the peers' solutions from dualbatch's.  The
  * starts are each cell's steady state moved by up to +-P relative per component (--perturb,
  * default 0.1).
@@ -38,6 +39,17 @@ static double rel_diff(const double *a, const double *b, int64_t len) {
   return worst;
 }
 
+static int by_time(const void *a, const void *b) {
+  const double u = *(const double *)a, v = *(const double *)b;
+  return (u > v) - (u < v);
+}
+
+/* The median of t[0..n) (sorts t). */
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, by_time);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 static int run_system(const solve_system *s, int64_t B, int threads, int repeat, double perturb) {
   const int n = s->n, np = s->np;
   double *p = malloc(sizeof(double) * (size_t)(B * np)), *x0 = malloc(sizeof(double) * (size_t)(B * n));
@@ -71,16 +83,17 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
       x0[b * n + j] *= 1.0 + perturb * (2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0);
     }
   /* dualbatch */
-  double best = INFINITY;
-  for (int r = 0; r < repeat; ++r) {
+  double times[64], best;
+  for (int r = -1; r < repeat; ++r) { /* r = -1: the warm-up */
     memcpy(xd, x0, sizeof(double) * (size_t)(B * n));
     const double t0 = now();
     if (dual_newton(ctx, prog, NULL, B, xd, n, p, np, info, it, fn) != DUAL_SUCCESS) {
       fprintf(stderr, "bench_solve: %s\n", dual_context_last_error(ctx));
       return 1;
     }
-    best = fmin(best, now() - t0);
+    if (r >= 0) times[r] = now() - t0;
   }
+  best = median(times, repeat);
   int64_t conv = 0, steps = 0, counts[8] = {0};
   for (int64_t b = 0; b < B; ++b) {
     conv += info[b] == DUAL_SOLVE_CONVERGED, steps += it[b];
@@ -99,14 +112,14 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
   } peers[] = {{"KINSOL (dense, exact J)", peer_kinsol, peer_kinsol_version},
                {"MINPACK hybrj1", peer_hybrj, peer_hybrj_version}};
   for (int k = 0; k < 2; ++k) {
-    best = INFINITY;
     int ok = 1;
-    for (int r = 0; r < repeat && ok; ++r) {
+    for (int r = -1; r < repeat && ok; ++r) {
       memcpy(x, x0, sizeof(double) * (size_t)(B * n));
       const double t0 = now();
       ok = peers[k].fn(s, B, p, x, info, it, threads) == 0;
-      best = fmin(best, now() - t0);
+      if (r >= 0) times[r] = now() - t0;
     }
+    if (ok) best = median(times, repeat);
     if (!ok) {
       printf("%-10s %8lld  %-22s %s\n", s->name, (long long)B, peers[k].name, peers[k].version());
       continue;
@@ -133,7 +146,7 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
 
 int main(int argc, char **argv) {
   const char *system = "all", *points = "1e3,1e4,1e5";
-  int threads = omp_get_max_threads(), repeat = 3;
+  int threads = omp_get_max_threads(), repeat = 7;
   double perturb = 0.1;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[++i];
@@ -145,6 +158,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: %s [--system kin_steady|rob3|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P]\n", argv[0]);
       return 2;
     }
+  }
+  if (repeat < 1 || repeat > 64) {
+    fprintf(stderr, "bench_solve: --repeat %d: 1 to 64 timed calls\n", repeat);
+    return 2;
   }
   printf("# dualbatch %s, %d threads; peers: %s, %s; starts: the steady states moved by up to +-%g relative\n",
          dual_version_string(), threads, peer_kinsol_version(), peer_hybrj_version(), perturb);

@@ -66,8 +66,11 @@ echo | tee -a "$out"
 ./build-bench/bench/dualbatch_bench_cpu_grad ${GRAD_ARGS:-} | tee -a "$out" || status=$?
 echo | tee -a "$out"
 # batched Newton against KINSOL and hybrj1 (issue 19); SOLVE_ARGS tunes it (e.g. --points 1e4,1e6)
-# shellcheck disable=SC2086
-./build-bench/bench/dualbatch_bench_solve ${SOLVE_ARGS:-} | tee -a "$out" || status=$?
+# (one process per system: the timings of one do not depend on the other's memory)
+for system in kin_steady rob3; do
+  # shellcheck disable=SC2086
+  ./build-bench/bench/dualbatch_bench_solve --system "$system" ${SOLVE_ARGS:-} | tee -a "$out" || status=$?
+done
 if [ "$crossover" = 1 ]; then
   echo | tee -a "$out"
   # the forward/reverse crossover over the grad family (CPU rows): gradients, HVPs, Hessians;
