@@ -283,25 +283,32 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
   if (st != DUAL_SUCCESS) return st;
   dual_clear_error(ctx);
   if (B == 0) return DUAL_SUCCESS;
-  /* the caller's info may be NULL: the fallback needs every point's */
-  int32_t *inf = info, *it = iters;
-  if (inf == NULL) inf = malloc(sizeof(int32_t) * (size_t)B);
-  if (it == NULL) it = malloc(sizeof(int32_t) * (size_t)B);
-  int64_t *fail = malloc(sizeof(int64_t) * (size_t)B);
-  if (inf == NULL || it == NULL || fail == NULL) {
-    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' results", fn, (long long)B);
-  } else {
-    /* the starting points, for a second rescue (none where they do not fit in memory) */
-    double *x0 = o.line_search && n > 0 ? malloc(sizeof(double) * (size_t)B * (size_t)n) : NULL;
+  /* slices of the batch, so that the starting points kept for the fallback and the per-point
+   * results it needs (the caller's info and iters may be NULL) take bounded memory */
+  const int np = dual_program_num_params(prog);
+  const int64_t S = dual_solve_chunk(B, n, n, np);
+  int32_t *inf_buf = info == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
+  int32_t *it_buf = iters == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
+  int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
+  /* the starting points, for a second rescue (none where they do not fit in memory) */
+  double *x0 = o.line_search && n > 0 ? malloc(sizeof(double) * (size_t)S * (size_t)n) : NULL;
+  if ((info == NULL && inf_buf == NULL) || (iters == NULL && it_buf == NULL) || fail == NULL) {
+    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' results", fn, (long long)S);
+  }
+  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += S) {
+    const int64_t cnt = B - b0 < S ? B - b0 : S;
+    double *xs = x + b0 * ldx, *fns = fnorm != NULL ? fnorm + b0 : NULL;
+    const double *ps = p != NULL ? p + b0 * ldp : NULL;
+    int32_t *inf = info != NULL ? info + b0 : inf_buf, *it = iters != NULL ? iters + b0 : it_buf;
     if (x0 != NULL)
-      for (int64_t b = 0; b < B; ++b)
-        for (int j = 0; j < n; ++j) x0[b * n + j] = x[b * ldx + j];
-    st = newton_points(ctx, prog, &o, B, x, ldx, p, ldp, inf, it, fnorm);
+      for (int64_t b = 0; b < cnt; ++b)
+        for (int j = 0; j < n; ++j) x0[b * n + j] = xs[b * ldx + j];
+    st = newton_points(ctx, prog, &o, cnt, xs, ldx, ps, ldp, inf, it, fns);
     int64_t k = 0;
-    for (int64_t b = 0; st == DUAL_SUCCESS && b < B; ++b)
+    for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
       if (inf[b] == DUAL_SOLVE_SINGULAR || inf[b] == DUAL_SOLVE_LINE_SEARCH) fail[k++] = b;
     if (st == DUAL_SUCCESS && k > 0 && n > 0 && o.line_search)
-      st = rescue(ctx, prog, &o, k, fail, x, ldx, p, ldp, inf, it, fnorm);
+      st = rescue(ctx, prog, &o, k, fail, xs, ldx, ps, ldp, inf, it, fns);
     /* still failing: the trust region again, from the starting point (Newton's path may have
      * led it into a basin without a root) */
     int64_t k2 = 0;
@@ -309,13 +316,10 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
       const int64_t b = fail[i];
       if (inf[b] == DUAL_SOLVE_CONVERGED || inf[b] == DUAL_SOLVE_NONFINITE) continue;
       fail[k2++] = b;
-      for (int j = 0; j < n; ++j) x[b * ldx + j] = x0[b * n + j];
+      for (int j = 0; j < n; ++j) xs[b * ldx + j] = x0[b * n + j];
     }
-    if (k2 > 0) st = rescue(ctx, prog, &o, k2, fail, x, ldx, p, ldp, inf, it, fnorm);
-    free(x0);
+    if (k2 > 0) st = rescue(ctx, prog, &o, k2, fail, xs, ldx, ps, ldp, inf, it, fns);
   }
-  if (inf != info) free(inf);
-  if (it != iters) free(it);
-  free(fail);
+  free(x0), free(fail), free(inf_buf), free(it_buf);
   return st;
 }
