@@ -29,11 +29,10 @@ typedef struct lm {
   /* per point of the chunk */
   int32_t *state, *njev, *nfev, *ipvt;
   double *fnorm, *par, *delta, *xnorm, *gnorm, *pnorm;
-  double *diag, *A, *rdiag, *acnorm, *qtf, *F, *step, *sdiag, *wa1, *wa2, *wa3;
+  double *diag, *A, *rdiag, *acnorm, *qtf, *step, *sdiag, *wa1, *wa2, *wa3;
   /* compacted engine buffers */
   int64_t *idx;
   double *xa, *pa, *Fa, *Ja;
-  int32_t *st;
 } lm;
 
 #define PT(arr, b, len) ((arr) + (int64_t)(b) * (len))
@@ -43,7 +42,7 @@ typedef struct lm {
 static void take_jacobian(lm *L, int64_t i, int64_t b) {
   const int n = L->n, m = L->m;
   const double *Fi = PT(L->Fa, i, m), *Ji = PT(L->Ja, i, (int64_t)m * n);
-  double *A = PT(L->A, b, (int64_t)m * n), *F = PT(L->F, b, m), *diag = PT(L->diag, b, n);
+  double *A = PT(L->A, b, (int64_t)m * n), *diag = PT(L->diag, b, n);
   double *rdiag = PT(L->rdiag, b, n), *acnorm = PT(L->acnorm, b, n), *qtf = PT(L->qtf, b, n);
   int32_t *ipvt = PT(L->ipvt, b, n);
   const double *xb = L->x + b * L->ldx;
@@ -58,7 +57,6 @@ static void take_jacobian(lm *L, int64_t i, int64_t b) {
     L->nfev[b] = 1;
     L->fnorm[b] = dual_solve_norm(Fi, m);
   }
-  for (int r = 0; r < m; ++r) F[r] = Fi[r];
   for (int r = 0; r < m; ++r)
     for (int j = 0; j < n; ++j) A[(int64_t)j * m + r] = Ji[(int64_t)r * n + j];
   dual_qr_factor(m, n, A, m, ipvt, rdiag, acnorm, PT(L->wa1, b, n));
@@ -72,7 +70,7 @@ static void take_jacobian(lm *L, int64_t i, int64_t b) {
     L->par[b] = 0.0;
   }
   double *wq = PT(L->wa2, b, m > n ? m : n); /* F, to become Q^T F */
-  for (int r = 0; r < m; ++r) wq[r] = F[r];
+  for (int r = 0; r < m; ++r) wq[r] = Fi[r];
   dual_qr_apply_qt(m, n, A, m, rdiag, wq, qtf);
   /* the cosine of the largest angle between F and a column of J */
   double gnorm = 0.0;
@@ -149,9 +147,8 @@ static void judge_trial(lm *L, int64_t b, const double *Ft, const double *xt) {
   }
   const int accept = ratio >= 1e-4;
   if (accept) {
-    double *xb = L->x + b * L->ldx, *F = PT(L->F, b, m), *diag = PT(L->diag, b, n);
+    double *xb = L->x + b * L->ldx, *diag = PT(L->diag, b, n);
     for (int j = 0; j < n; ++j) xb[j] = xt[j];
-    for (int r = 0; r < m; ++r) F[r] = Ft[r];
     for (int j = 0; j < n; ++j) w3[j] = diag[j] * xb[j];
     L->xnorm[b] = dual_solve_norm(w3, n);
     L->fnorm[b] = fn1;
@@ -186,7 +183,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
       if (L->state[b] == NEED_J) L->idx[k++] = b;
     if (k > 0) {
       dual_solve_gather(k, L->idx, n, np, L->x, L->ldx, L->p, L->ldp, L->xa, L->pa, L->threads);
-      st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, L->Ja, L->st);
+      st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, L->Ja);
       if (st != DUAL_SUCCESS) break;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
       for (int64_t i = 0; i < k; ++i) take_jacobian(L, i, L->idx[i]);
@@ -205,7 +202,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
       if (np > 0)
         for (int j = 0; j < np; ++j) L->pa[i * np + j] = L->p[b * L->ldp + j];
     }
-    st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, NULL, L->st);
+    st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, NULL);
     if (st != DUAL_SUCCESS) break;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
     for (int64_t i = 0; i < k; ++i) judge_trial(L, L->idx[i], PT(L->Fa, i, m), PT(L->xa, i, n));
@@ -243,14 +240,14 @@ int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_optio
   L.fnorm = malloc(8 * c), L.par = malloc(8 * c), L.delta = malloc(8 * c), L.xnorm = malloc(8 * c);
   L.gnorm = malloc(8 * c), L.pnorm = malloc(8 * c);
   L.diag = malloc(8 * c * N), L.A = malloc(8 * c * MN), L.rdiag = malloc(8 * c * N);
-  L.acnorm = malloc(8 * c * N), L.qtf = malloc(8 * c * N), L.F = malloc(8 * c * M);
+  L.acnorm = malloc(8 * c * N), L.qtf = malloc(8 * c * N);
   L.step = malloc(8 * c * N), L.sdiag = malloc(8 * c * N), L.wa1 = malloc(8 * c * N);
   L.wa2 = malloc(8 * c * W), L.wa3 = malloc(8 * c * N);
   L.idx = malloc(8 * c), L.xa = malloc(8 * c * N), L.pa = malloc(8 * c * (np > 0 ? (size_t)np : 1));
-  L.Fa = malloc(8 * c * M), L.Ja = malloc(8 * c * MN), L.st = malloc(4 * c);
+  L.Fa = malloc(8 * c * M), L.Ja = malloc(8 * c * MN);
   void *all[] = {L.state, L.njev, L.nfev, L.ipvt, L.fnorm, L.par, L.delta, L.xnorm, L.gnorm,
-                 L.pnorm, L.diag, L.A, L.rdiag, L.acnorm, L.qtf, L.F, L.step, L.sdiag, L.wa1,
-                 L.wa2, L.wa3, L.idx, L.xa, L.pa, L.Fa, L.Ja, L.st};
+                 L.pnorm, L.diag, L.A, L.rdiag, L.acnorm, L.qtf, L.step, L.sdiag, L.wa1,
+                 L.wa2, L.wa3, L.idx, L.xa, L.pa, L.Fa, L.Ja};
   const int nall = (int)(sizeof all / sizeof all[0]);
   int oom = 0;
   for (int i = 0; i < nall; ++i) oom |= all[i] == NULL;

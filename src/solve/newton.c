@@ -33,7 +33,7 @@ typedef struct chunk {
   /* per active point (compacted) */
   int64_t *idx;
   double *xa, *pa, *F, *J, *dx, *xt;
-  int32_t *piv, *st;
+  int32_t *piv;
 } chunk;
 
 static void finish(chunk *c, int64_t b, int status) { c->state[b] = status; }
@@ -162,14 +162,14 @@ static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
       if (c->state[b] == ACTIVE) c->idx[k++] = b;
     if (k == 0) break;
     dual_solve_gather(k, c->idx, n, np, c->x, c->ldx, c->p, c->ldp, c->xa, c->pa, c->threads);
-    st = dual_solve_residuals(c->ctx, c->prog, k, c->xa, c->pa, c->F, c->J, c->st);
+    st = dual_solve_residuals(c->ctx, c->prog, k, c->xa, c->pa, c->F, c->J);
     if (st != DUAL_SUCCESS) break;
     newton_steps(c, k);
     double *keep[] = {c->xt, c->dx, c->pa};
     const int len[] = {n, n, np};
     k = compact(c, k, keep, len, np > 0 ? 3 : 2);
     while (k > 0) { /* the line search's rounds */
-      st = dual_solve_residuals(c->ctx, c->prog, k, c->xt, c->pa, c->F, NULL, c->st);
+      st = dual_solve_residuals(c->ctx, c->prog, k, c->xt, c->pa, c->F, NULL);
       if (st != DUAL_SUCCESS) break;
       judge_trials(c, k);
       k = compact(c, k, keep, len, np > 0 ? 3 : 2);
@@ -207,9 +207,8 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
   c.dx = malloc(sizeof(double) * (size_t)C * (nn ? nn : 1));
   c.xt = malloc(sizeof(double) * (size_t)C * (nn ? nn : 1));
   c.piv = malloc(sizeof(int32_t) * (size_t)C * (nn ? nn : 1));
-  c.st = malloc(sizeof(int32_t) * (size_t)C);
   if (!c.state || !c.steps || !c.reductions || !c.damped || !c.last || !c.fn || !c.fn0 || !c.alpha || !c.phi0 || !c.idx ||
-      !c.xa || !c.pa || !c.F || !c.J || !c.dx || !c.xt || !c.piv || !c.st) {
+      !c.xa || !c.pa || !c.F || !c.J || !c.dx || !c.xt || !c.piv) {
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for the work arrays of %lld points",
                    fn, (long long)C);
   } else {
@@ -226,7 +225,7 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
   }
   free(c.state), free(c.steps), free(c.reductions), free(c.damped), free(c.last), free(c.fn), free(c.fn0), free(c.alpha);
   free(c.phi0), free(c.idx), free(c.xa), free(c.pa), free(c.F), free(c.J), free(c.dx), free(c.xt);
-  free(c.piv), free(c.st);
+  free(c.piv);
   return st;
 }
 

@@ -101,7 +101,7 @@ void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const doubl
 }
 
 int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
-                         const double *pa, double *F, double *J, int32_t *st) {
+                         const double *pa, double *F, double *J) {
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
   const int np = dual_program_num_params(prog);
   dual_batch b;
@@ -110,7 +110,6 @@ int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k,
   b.x = xa, b.x_ps = n, b.x_es = 1;
   b.p = np > 0 ? pa : NULL, b.p_ps = np, b.p_es = 1;
   b.y = F, b.y_ps = m, b.y_es = 1;
-  b.status = st;
   if (J != NULL) b.d = J, b.d_ps = (int64_t)m * n, b.d_rs = n, b.d_cs = 1;
   return dual_run(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
 }

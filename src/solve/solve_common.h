@@ -28,10 +28,11 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np);
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
                        const double *p, int64_t ldp, double *xa, double *pa, int threads);
 
-/* F (and J, row-major m x n, when J is not NULL) at the k contiguous points xa, pa; the
- * engine's point flags in st.  Any engine error is the call's. */
+/* F (and J, row-major m x n, when J is not NULL) at the k contiguous points xa, pa (the solvers
+ * judge a point by the finiteness of F and J, not by the engine's flag words).  Any engine error
+ * is the call's. */
 int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
-                         const double *pa, double *F, double *J, int32_t *st);
+                         const double *pa, double *F, double *J);
 
 /* 1 when all n values are finite. */
 int dual_solve_finite(const double *v, int64_t n);
