@@ -6,9 +6,13 @@
  * warm-up call, as the other benchmarks), cells per second, how many
  * converged, and the largest relative difference of the peers' solutions from dualbatch's.  The
  * starts are each cell's steady state moved by up to +-P relative per component (--perturb,
- * default 0.1).
+ * default 0.1).  With --device gpu, dual_newton runs on a GPU context, timed on host arrays (the
+ * copies in and out included) and on device arrays (cudaMalloc: the iterates stay on the device,
+ * as the JAX peer's), and the CPU peers are not run; --dump DIR writes each system's parameters,
+ * starts and dualbatch's solutions for the largest B (solve_<system>_p.f64, _x0.f64, _ref.f64,
+ * raw float64 point-major) for the JAX peer, bench/peers/jax_solve.py.
  *   dualbatch_bench_solve [--system kin_steady|rob3|all] [--points 1e4,1e5,...] [--threads T]
- *                         [--repeat R] [--perturb P]
+ *                         [--repeat R] [--perturb P] [--device cpu|gpu] [--dump DIR]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -17,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#ifdef DUAL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "dualbatch.h"
 #include "solve_peers.h"
@@ -50,7 +58,19 @@ static double median(double *t, int n) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-static int run_system(const solve_system *s, int64_t B, int threads, int repeat, double perturb) {
+/* Write len doubles to DIR/solve_<name>_<what>.f64. */
+static int dump(const char *dir, const char *name, const char *what, const double *v, int64_t len) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/solve_%s_%s.f64", dir, name, what);
+  FILE *f = fopen(path, "wb");
+  const int ok = f != NULL && fwrite(v, sizeof *v, (size_t)len, f) == (size_t)len;
+  if (f != NULL && fclose(f) != 0) return 1;
+  if (!ok) fprintf(stderr, "bench_solve: cannot write %s\n", path);
+  return !ok;
+}
+
+static int run_system(const solve_system *s, int64_t B, int threads, int repeat, double perturb, int gpu,
+                      const char *dump_dir) {
   const int n = s->n, np = s->np;
   double *p = malloc(sizeof(double) * (size_t)(B * np)), *x0 = malloc(sizeof(double) * (size_t)(B * n));
   double *x = malloc(sizeof(double) * (size_t)(B * n)), *xd = malloc(sizeof(double) * (size_t)(B * n));
@@ -65,7 +85,8 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
   dual_program *prog = NULL;
   char path[1024];
   snprintf(path, sizeof path, "%s/bench/programs/%s", DUAL_SOURCE_DIR, s->program);
-  if (dual_context_create(&ctx, DUAL_DEVICE_CPU) != DUAL_SUCCESS || dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
+  if (dual_context_create(&ctx, gpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU) != DUAL_SUCCESS ||
+      dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
       dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS) {
     fprintf(stderr, "bench_solve: %s\n", ctx ? dual_context_last_error(ctx) : "no context");
     return 1;
@@ -99,11 +120,52 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
     conv += info[b] == DUAL_SOLVE_CONVERGED, steps += it[b];
     counts[info[b] >= 0 && info[b] < 8 ? info[b] : 7]++;
   }
-  printf("%-10s %8lld  %-22s %10.4f s %12.4g cells/s  converged %lld (%.2f steps)", s->name, (long long)B, "dualbatch dual_newton",
-         best, (double)B / best, (long long)conv, (double)steps / (double)B);
+  printf("%-10s %8lld  %-22s %10.4f s %12.4g cells/s  converged %lld (%.2f steps)", s->name, (long long)B,
+         gpu ? "dualbatch dual_newton GPU" : "dualbatch dual_newton", best, (double)B / best, (long long)conv,
+         (double)steps / (double)B);
   for (int k = 1; k < 8; ++k)
     if (counts[k]) printf(", %s %lld", dual_solve_status_string(k), (long long)counts[k]);
+  if (gpu) printf(" [%s]", dual_context_last_device(ctx) == DUAL_DEVICE_GPU ? "ran on the GPU" : "ran on the CPU");
   printf("\n");
+  if (dump_dir != NULL && (dump(dump_dir, s->name, "p", p, B * np) || dump(dump_dir, s->name, "x0", x0, B * n) ||
+                           dump(dump_dir, s->name, "ref", xd, B * n)))
+    return 1;
+#ifdef DUAL_HAVE_CUDA
+  if (gpu) { /* the same on device-memory arrays: the iterates start and end on the device */
+    double *dx = NULL, *dp = NULL, *dfn = NULL;
+    int32_t *dinfo = NULL, *dit = NULL;
+    const size_t xb = sizeof(double) * (size_t)(B * n), pb = sizeof(double) * (size_t)(B * np);
+    if (cudaMalloc((void **)&dx, xb) != cudaSuccess || cudaMalloc((void **)&dp, pb) != cudaSuccess ||
+        cudaMalloc((void **)&dfn, sizeof(double) * (size_t)B) != cudaSuccess ||
+        cudaMalloc((void **)&dinfo, sizeof(int32_t) * (size_t)B) != cudaSuccess ||
+        cudaMalloc((void **)&dit, sizeof(int32_t) * (size_t)B) != cudaSuccess) {
+      fprintf(stderr, "bench_solve: no device memory for %lld cells\n", (long long)B);
+      return 1;
+    }
+    cudaMemcpy(dp, p, pb, cudaMemcpyHostToDevice);
+    for (int r = -1; r < repeat; ++r) {
+      cudaMemcpy(dx, x0, xb, cudaMemcpyHostToDevice);
+      const double t0 = now();
+      if (dual_newton(ctx, prog, NULL, B, dx, n, dp, np, dinfo, dit, dfn) != DUAL_SUCCESS) {
+        fprintf(stderr, "bench_solve: %s\n", dual_context_last_error(ctx));
+        return 1;
+      }
+      if (r >= 0) times[r] = now() - t0;
+    }
+    best = median(times, repeat);
+    cudaMemcpy(x, dx, xb, cudaMemcpyDeviceToHost);
+    printf("%-10s %8lld  %-22s %10.4f s %12.4g cells/s  %s\n", s->name, (long long)B, "dualbatch GPU dev. arrays", best,
+           (double)B / best, memcmp(x, xd, xb) == 0 ? "solutions bitwise equal to the host arrays'" : "SOLUTIONS DIFFER");
+    cudaFree(dx), cudaFree(dp), cudaFree(dfn), cudaFree(dinfo), cudaFree(dit);
+  }
+#endif
+  if (gpu) { /* the CPU peers are the CPU run's */
+    dual_program_destroy(&prog);
+    dual_context_destroy(&ctx);
+    free(p), free(x0), free(x), free(xd), free(fn), free(info), free(it);
+    fflush(stdout);
+    return 0;
+  }
   /* peers */
   const struct {
     const char *name;
@@ -148,14 +210,19 @@ int main(int argc, char **argv) {
   const char *system = "all", *points = "1e3,1e4,1e5";
   int threads = omp_get_max_threads(), repeat = 7;
   double perturb = 0.1;
+  int gpu = 0;
+  const char *dump_dir = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[++i];
     else if (!strcmp(argv[i], "--points") && i + 1 < argc) points = argv[++i];
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) perturb = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--device") && i + 1 < argc) gpu = !strcmp(argv[++i], "gpu");
+    else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_dir = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--system kin_steady|rob3|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--system kin_steady|rob3|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P] "
+                      "[--device cpu|gpu] [--dump DIR]\n", argv[0]);
       return 2;
     }
   }
@@ -171,7 +238,7 @@ int main(int argc, char **argv) {
     char list[256];
     snprintf(list, sizeof list, "%s", points);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-      if (run_system(systems[k], (int64_t)atof(tok), threads, repeat, perturb)) return 1;
+      if (run_system(systems[k], (int64_t)atof(tok), threads, repeat, perturb, gpu, dump_dir)) return 1;
   }
   return 0;
 }

@@ -602,7 +602,22 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * the step test only for a full Newton step dx (one the line search took undamped); ||F|| = 0
  * converges at once.  Each point goes through the same arithmetic however the batch is chunked or
  * threaded: results are bitwise identical across thread counts and chunkings, and a GPU context
- * gives the CPU's bits (its engine's F and J are the CPU's; the factorizations run on the host).
+ * gives the CPU's bits.
+ *
+ * On a GPU context dual_newton keeps the iterates on the device: each round evaluates F and J at
+ * the points not done (the compiled or interpreted tier, straight into the solver's layout) and
+ * one kernel runs every point's line-search verdict and LU step (one warp per point for
+ * 8 < n <= 32, a thread per point otherwise: the CPU's statements in the CPU's order, so the same
+ * bits); only a count of points comes back to the host per round.  Its arrays (x, p, info,
+ * iters, fnorm) may be host memory (copied in and out once per call) or all device memory
+ * (cudaMalloc: solved in place, nothing copied but the few points the fallback takes, which runs
+ * on the host); mixed memory is refused.  The context keeps the solver's device work arrays
+ * (below 2 GiB and an eighth of the free memory, larger batches run in chunks) and the starting
+ * points of up to 256 MiB of the batch (for the fallback) between calls, until it is destroyed.
+ * Where the GPU fails (out of memory, a launch error) an AUTO context solves the points not yet
+ * finished on the CPU and dual_context_last_note says so; a GPU context returns the error (so do
+ * device-memory arrays).  dual_lsq runs its factorizations on the host (a GPU context evaluates F
+ * and J on the device each round) and takes host memory only.
  * -------------------------------------------------------------------------------------------- */
 typedef enum dual_solve_status {
   DUAL_SOLVE_CONVERGED = 0,   /* a convergence test held */

@@ -33,6 +33,33 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job);
  * reverse kernel; host-memory batches are staged in chunks. */
 int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job);
 
+/* dual_newton on the GPU (kernels/gpu_newton.c): B points solved with the iterates on the device,
+ * options `o` (solve/newton_point.h), results as newton.c's CPU path and the same bits.  The
+ * arrays x, p, info, iters, fnorm (the last three may be NULL) are all host memory, or all device
+ * memory (device_mem).  host_state (host memory, may be NULL) also receives the statuses.  *done
+ * counts the leading points whose results are final (all B on success; on an error the caller may
+ * solve the rest elsewhere). */
+struct dual_newton_opts;
+int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const struct dual_newton_opts *o,
+                    int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
+                    int32_t *iters, double *fnorm, int device_mem, int32_t *host_state,
+                    int64_t *done);
+
+/* 1 when p is device or managed memory of a CUDA device (0 for host memory, NULL, or a build
+ * without CUDA). */
+int dual_gpu_is_device_pointer(const void *p);
+
+/* Copy `rows` rows of `bytes` each (row r at src + r * src_pitch, to dst + r * dst_pitch, pitches
+ * in bytes) between any host and device memory, synchronously; a DUAL_ERR_* status naming `what`
+ * on failure. */
+int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                  size_t bytes, int64_t rows, const char *what);
+
+/* At least `bytes` of the context's device buffer `which` (0: dual_newton's work arrays, 1: its
+ * kept starting points), kept and grown between calls and freed with the context (*p NULL on
+ * failure, with a DUAL_ERR_* status naming `what`). */
+int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what);
+
 /* Free a context's GPU state (NULL is fine). */
 void dual_gpu_release(struct dual_gpu *gpu);
 

@@ -1,17 +1,51 @@
 /*
- * test_gpu_solve.c — dual_newton and dual_lsq on a GPU context (its engine computes F and J;
- * the factorizations run on the host) give the CPU context's bits: solutions, statuses, step
- * counts and norms, for a batch that mixes converged points, fallbacks and failures, and the
- * MGH Chebyquad and Brown problems of tests/ref.
+ * test_gpu_solve.c — dual_newton and dual_lsq on a GPU context give the CPU context's bits:
+ * solutions, statuses, step counts and norms, for a batch that mixes converged points, fallbacks
+ * and failures, the MGH Chebyquad and Brown problems of tests/ref, and the benchmark's kin_steady
+ * (n = 32) and rob3 cells (dual_newton keeps their iterates on the device: kernels/gpu_newton.c),
+ * also over more points than one device chunk holds and with the arrays in device memory (the
+ * fallback's points copied out and back); a device that fails mid-solve under AUTO
+ * leaves the rest to the CPU, and a GPU context reports the error.
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef DUAL_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "dualbatch.h"
 #include "mgh_equations.h"
 #include "test_arrays.h"
+
+/* The text of a repository file (the caller frees it). */
+static char *read_source(const char *rel) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", DUAL_SOURCE_DIR, rel);
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "cannot open %s", path);
+  char *text = calloc(1, 1 << 16);
+  const size_t len = fread(text, 1, (1 << 16) - 1, f);
+  fclose(f);
+  cr_assert(len > 0 && len < (1 << 16) - 1);
+  return text;
+}
+
+/* A number in [0, 1) from (b, k). */
+static double unit(int64_t b, int k) {
+  uint64_t z = (uint64_t)b * 0x9E3779B97F4A7C15ull + (uint64_t)k * 0xBF58476D1CE4E5B9ull + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
+
+/* kin_steady's cells (bench/programs/kin_steady.db): inflows s and rough starts x0. */
+static void kin_cells(int64_t B, double *x0, double *s) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int i = 0; i < 32; ++i) s[b * 32 + i] = 0.05 + 0.1 * unit(b, i), x0[b * 32 + i] = 0.2 + 0.2 * unit(b, 100 + i);
+}
 
 static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p) {
   dual_context *cpu = NULL, *gpu = NULL;
@@ -68,3 +102,132 @@ Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
     free(src);
   }
 }
+
+Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
+  need_gpu();
+  enum { B = 20000 };
+  double *x0 = malloc(sizeof(double) * 32 * B), *p = malloc(sizeof(double) * 32 * B);
+  kin_cells(B, x0, p);
+  char *src = read_source("bench/programs/kin_steady.db");
+  solve_both(src, 0, 32, 32, B, x0, p);
+  setenv("DUALBATCH_SOLVE_LU", "thread", 1); /* the thread-per-point step, as for n <= 8 or n > 32 */
+  solve_both(src, 0, 32, 32, B, x0, p);
+  unsetenv("DUALBATCH_SOLVE_LU");
+  free(src);
+  /* rob3: rates over orders of magnitude, starts far from the steady state */
+  for (int64_t b = 0; b < B; ++b) {
+    p[4 * b] = 0.04 * (0.5 + unit(b, 0)), p[4 * b + 1] = 3e7 * (0.5 + unit(b, 1));
+    p[4 * b + 2] = 1e4 * (0.5 + unit(b, 2)), p[4 * b + 3] = 0.5 + unit(b, 3);
+    x0[3 * b] = 10.0 * unit(b, 4), x0[3 * b + 1] = 1e-5 * unit(b, 5), x0[3 * b + 2] = 5.0 * unit(b, 6);
+  }
+  src = read_source("bench/programs/rob3.db");
+  solve_both(src, 0, 3, 4, B, x0, p);
+  setenv("DUALBATCH_SOLVE_LU", "warp", 1); /* the warp-per-point step, as for 8 < n <= 32 */
+  solve_both(src, 0, 3, 4, B, x0, p);
+  unsetenv("DUALBATCH_SOLVE_LU");
+  free(src), free(x0), free(p);
+}
+
+Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise, .timeout = 600) {
+  need_gpu();
+  /* the device chunk holds at most 2 GiB of work arrays, about 220000 points for n = 32 */
+  enum { B = 300000 };
+  double *x0 = malloc(sizeof(double) * 32 * B), *p = malloc(sizeof(double) * 32 * B);
+  kin_cells(B, x0, p);
+  char *src = read_source("bench/programs/kin_steady.db");
+  solve_both(src, 0, 32, 32, B, x0, p);
+  free(src), free(x0), free(p);
+}
+
+Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gpu) {
+  need_gpu();
+  setenv("DUALBATCH_GPU_FAULT", "alloc", 1);
+  const char *src = "input x; input y; param a\noutput f = x^2 - a; output g = y - x\n";
+  double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
+  int32_t info[2], it[2];
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_device(ctx), DUAL_DEVICE_GPU);
+  cr_assert_eq(dual_program_compile(ctx, src, "fault", &prog), DUAL_SUCCESS);
+  cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s",
+               dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+  cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_newton solved 2 of its 2 points on the CPU"),
+                     "note: %s", dual_context_last_note(ctx));
+  cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
+  cr_assert_float_eq(x[0], sqrt(2.0), 1e-14);
+  cr_assert_float_eq(x[3], 3.0, 1e-14);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, src, "fault", &prog), DUAL_SUCCESS);
+  cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_ERR_NO_MEMORY);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "dual_newton: allocating the solver's device arrays"),
+                     "error: %s", dual_context_last_error(ctx));
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+#ifdef DUAL_HAVE_CUDA
+/* dual_newton on device-memory arrays (strided x, NULL iters) gives the host arrays' bits,
+ * with points that take the fallback; dual_lsq refuses device memory, and mixed memory is refused. */
+Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
+  need_gpu();
+  enum { B = 20000, LD = 3 };
+  const char *src = "input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n";
+  double *x0 = malloc(sizeof(double) * LD * B), *p = malloc(sizeof(double) * 2 * B);
+  for (int b = 0; b < B; ++b) {
+    p[2 * b] = -2.0 + 0.0004 * b, p[2 * b + 1] = 0.5 * sin(0.1 * b);
+    x0[LD * b] = 0.3 + 0.0001 * b, x0[LD * b + 1] = -1.0 + 0.00015 * b, x0[LD * b + 2] = 7.0;
+  }
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, src, "dev", &prog), DUAL_SUCCESS);
+  double *xh = malloc(sizeof(double) * LD * B), *fh = malloc(sizeof(double) * B), *xd2 = malloc(sizeof(double) * LD * B);
+  double *fd2 = malloc(sizeof(double) * B);
+  int32_t *ih = malloc(sizeof(int32_t) * B), *id2 = malloc(sizeof(int32_t) * B);
+  memcpy(xh, x0, sizeof(double) * LD * B);
+  cr_assert_eq(dual_newton(ctx, prog, NULL, B, xh, LD, p, 2, ih, NULL, fh), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  double *xd, *pd, *fd;
+  int32_t *id;
+  cr_assert_eq(cudaMalloc((void **)&xd, sizeof(double) * LD * B), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&pd, sizeof(double) * 2 * B), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&fd, sizeof(double) * B), cudaSuccess);
+  cr_assert_eq(cudaMalloc((void **)&id, sizeof(int32_t) * B), cudaSuccess);
+  cudaMemcpy(xd, x0, sizeof(double) * LD * B, cudaMemcpyHostToDevice);
+  cudaMemcpy(pd, p, sizeof(double) * 2 * B, cudaMemcpyHostToDevice);
+  cr_assert_eq(dual_newton(ctx, prog, NULL, B, xd, LD, pd, 2, id, NULL, fd), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cudaMemcpy(xd2, xd, sizeof(double) * LD * B, cudaMemcpyDeviceToHost);
+  cudaMemcpy(fd2, fd, sizeof(double) * B, cudaMemcpyDeviceToHost);
+  cudaMemcpy(id2, id, sizeof(int32_t) * B, cudaMemcpyDeviceToHost);
+  int64_t fallback = 0, converged = 0;
+  for (int b = 0; b < B; ++b) {
+    cr_assert_eq(xd2[LD * b + 2], 7.0, "the stride's gap was written");
+    converged += ih[b] == DUAL_SOLVE_CONVERGED;
+  }
+  cr_assert(memcmp(xh, xd2, sizeof(double) * LD * B) == 0, "solutions differ");
+  cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "norms differ");
+  cr_assert(memcmp(ih, id2, sizeof(int32_t) * B) == 0, "statuses differ");
+  /* the batch has points the fallback handles: fewer converge without it */
+  dual_solve_options o;
+  dual_solve_options_init(&o);
+  o.line_search = 0;
+  memcpy(xh, x0, sizeof(double) * LD * B);
+  cr_assert_eq(dual_newton(ctx, prog, &o, B, xh, LD, p, 2, ih, NULL, fh), DUAL_SUCCESS);
+  for (int b = 0; b < B; ++b) fallback += ih[b] != DUAL_SOLVE_CONVERGED;
+  cr_assert(fallback > converged / 100, "only %lld points fail without the line search and the fallback", (long long)fallback);
+  cr_log_info("device memory: %lld of %d converged, bitwise equal to host memory", (long long)converged, B);
+  /* refused: dual_lsq on device memory, dual_newton on mixed memory */
+  cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xd, LD, pd, 2, id, NULL, fd), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "takes host memory"), "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_newton(ctx, prog, NULL, B, xd, LD, p, 2, id, NULL, fd), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "x is device memory but p is host memory"), "%s",
+                     dual_context_last_error(ctx));
+  cudaFree(xd), cudaFree(pd), cudaFree(fd), cudaFree(id);
+  free(x0), free(p), free(xh), free(fh), free(xd2), free(fd2), free(ih), free(id2);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+#endif

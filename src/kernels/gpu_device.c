@@ -142,6 +142,8 @@ void dual_gpu_release(struct dual_gpu *g) {
   }
   if (g->pool.ptr != NULL) cudaFree(g->pool.ptr);
   if (g->stage.ptr != NULL) cudaFree(g->stage.ptr);
+  for (int i = 0; i < 2; ++i)
+    if (g->solve[i].ptr != NULL) cudaFree(g->solve[i].ptr);
   if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
   free(g->key_code);
   free(g->key_consts);

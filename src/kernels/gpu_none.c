@@ -32,6 +32,33 @@ int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
 }
 
+int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const struct dual_newton_opts *o,
+                    int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
+                    int32_t *iters, double *fnorm, int device_mem, int32_t *host_state,
+                    int64_t *done) {
+  (void)prog, (void)o, (void)B, (void)x, (void)ldx, (void)p, (void)ldp, (void)info, (void)iters, (void)fnorm;
+  (void)device_mem, (void)host_state;
+  *done = 0;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}
+
+int dual_gpu_is_device_pointer(const void *p) {
+  (void)p;
+  return 0;
+}
+
+int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                  size_t bytes, int64_t rows, const char *what) {
+  (void)dst, (void)dst_pitch, (void)src, (void)src_pitch, (void)bytes, (void)rows;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: this build of dualbatch has no CUDA support", what);
+}
+
+int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
+  (void)which, (void)bytes;
+  *p = NULL;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: this build of dualbatch has no CUDA support", what);
+}
+
 void dual_gpu_release(struct dual_gpu *gpu) { (void)gpu; }
 
 int64_t dual_gpu_describe(char *buf, int64_t cap) {

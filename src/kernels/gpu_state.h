@@ -30,6 +30,7 @@ struct dual_gpu {
   cudaStream_t streams[DUAL_GPU_STREAMS]; /* the context's own streams */
   dual_gpu_buffer pool;                   /* device arena: register files, tapes */
   dual_gpu_buffer stage;                  /* chunks of host-memory batches (gpu_stage.h) */
+  dual_gpu_buffer solve[2];               /* dual_newton's work arrays and kept starts */
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
   size_t pinned_size;

@@ -228,6 +228,8 @@ int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_optio
                      "%s: the program has %d outputs and %d inputs; least squares needs m >= n >= 1",
                      fn, m, n);
   st = dual_solve_check_arrays(ctx, fn, prog, B, x, ldx, p, ldp);
+  int device_mem = 0;
+  if (st == DUAL_SUCCESS) st = dual_solve_check_memory(ctx, fn, 0, x, p, info, iters, fnorm, &device_mem);
   if (st != DUAL_SUCCESS) return st;
   dual_clear_error(ctx);
   if (B == 0) return DUAL_SUCCESS;

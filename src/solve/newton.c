@@ -11,77 +11,39 @@
 #include <string.h>
 
 #include "context.h"
+#include "gpu.h"
 #include "dualbatch.h"
-#include "solve/lu_small.h"
+#include "solve/newton_point.h"
 #include "solve/solve_common.h"
 
-enum { ACTIVE = -1, MAX_REDUCTIONS = 40, MAX_DAMPED = 10 };
-static const double ARMIJO = 1e-4;
+enum { ACTIVE = DUAL_NEWTON_ACTIVE };
 
 typedef struct chunk {
   dual_context *ctx;
   const dual_program *prog;
-  dual_solve_options o;
+  dual_newton_opts o;
   int n, np, threads;
   double *x;
   int64_t ldx;
   const double *p;
   int64_t ldp;
-  /* per point of the chunk */
-  int32_t *state, *steps, *reductions, *damped, *last;
-  double *fn, *fn0, *alpha, *phi0;
+  dual_newton_pts P; /* per point of the chunk */
   /* per active point (compacted) */
   int64_t *idx;
   double *xa, *pa, *F, *J, *dx, *xt;
   int32_t *piv;
 } chunk;
 
-static void finish(chunk *c, int64_t b, int status) { c->state[b] = status; }
-
-/* After F and J at the k active points: the convergence tests on F, then the Newton step and the
- * first trial point x + dx (xt).  Points that finish leave idx[i] = -1. */
+/* After F and J at the k active points: the tests, the Newton step and the first trial point
+ * (newton_point.h).  Points that finish leave idx[i] = -1. */
 static void newton_steps(chunk *c, int64_t k) {
   const int n = c->n;
+  const int64_t nn = (int64_t)n * n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads) if (k >= 64)
-  for (int64_t i = 0; i < k; ++i) {
-    const int64_t b = c->idx[i];
-    double *F = c->F + i * n, *J = c->J + i * (int64_t)n * n, *dx = c->dx + i * n;
-    if (!dual_solve_finite(F, n) || !dual_solve_finite(J, (int64_t)n * n)) {
-      c->fn[b] = dual_solve_finite(F, n) ? dual_solve_norm(F, n) : NAN;
-      finish(c, b, DUAL_SOLVE_NONFINITE), c->idx[i] = -1;
-      continue;
-    }
-    const double fn = dual_solve_norm(F, n);
-    c->fn[b] = fn;
-    if (c->steps[b] == 0) c->fn0[b] = fn;
-    if (fn == 0.0 || fn <= c->o.f_abs || fn <= c->o.f_rel * c->fn0[b]) {
-      finish(c, b, DUAL_SOLVE_CONVERGED), c->idx[i] = -1;
-      continue;
-    }
-    if (c->steps[b] >= c->o.max_iter) {
-      finish(c, b, DUAL_SOLVE_MAX_ITER), c->idx[i] = -1;
-      continue;
-    }
-    if (dual_lu_factor(J, n, n, c->piv + i * n)) {
-      finish(c, b, DUAL_SOLVE_SINGULAR), c->idx[i] = -1;
-      continue;
-    }
-    for (int j = 0; j < n; ++j) dx[j] = -F[j];
-    dual_lu_solve(J, n, n, c->piv + i * n, dx);
-    if (!dual_solve_finite(dx, n)) {
-      finish(c, b, DUAL_SOLVE_SINGULAR), c->idx[i] = -1;
-      continue;
-    }
-    c->alpha[b] = 1.0, c->reductions[b] = 0;
-    c->phi0[b] = 0.5 * fn * fn;
-    /* the step test: a full Newton step this small is taken without the line search (near the
-     * root, phi is rounding noise that need not decrease) and ends the iteration */
-    const double *xi = c->xa + i * n;
-    double x2 = 0.0, s2 = 0.0;
-    for (int j = 0; j < n; ++j) x2 += xi[j] * xi[j], s2 += dx[j] * dx[j];
-    c->last[b] = sqrt(s2) <= c->o.x_rel * sqrt(x2) + c->o.x_abs;
-    for (int j = 0; j < n; ++j) c->xt[i * n + j] = c->xa[i * n + j] + dx[j];
-  }
+  for (int64_t i = 0; i < k; ++i)
+    if (!dual_newton_step(&c->o, &c->P, c->idx[i], n, c->F + i * n, c->J + i * nn, c->piv + i * n, 1,
+                          c->xa + i * n, c->dx + i * n, c->xt + i * n, 1))
+      c->idx[i] = -1;
 }
 
 /* Drop finished points (idx -1) from the compacted arrays, keeping the order; the per-point
@@ -100,57 +62,22 @@ static int64_t compact(chunk *c, int64_t k, double **keep, const int *len, int n
   return w;
 }
 
-/* Judge the trial points xt (F there in c->F): accept (x = xt, the tests on the new F), or
- * reduce alpha and set the next trial point.  Points that accepted or finished leave idx -1. */
+/* Judge the trial points xt (F there in c->F): accept or set the next trial point
+ * (newton_point.h).  Points that accepted or finished leave idx -1. */
 static void judge_trials(chunk *c, int64_t k) {
   const int n = c->n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads) if (k >= 64)
   for (int64_t i = 0; i < k; ++i) {
     const int64_t b = c->idx[i];
-    const double *Ft = c->F + i * n, *dx = c->dx + i * n;
-    double *xt = c->xt + i * n;
-    const double a = c->alpha[b], phi0 = c->phi0[b];
-    const int finite = dual_solve_finite(Ft, n);
-    const double fnt = finite ? dual_solve_norm(Ft, n) : INFINITY;
-    const double phi = 0.5 * fnt * fnt;
-    /* phi'(0) = -2 phi0 along the Newton direction */
-    if (finite && (!c->o.line_search || c->last[b] || phi <= phi0 - 2.0 * ARMIJO * a * phi0)) {
-      double *xb = c->x + b * c->ldx;
-      for (int j = 0; j < n; ++j) xb[j] = xt[j];
-      c->steps[b] += 1;
-      c->fn[b] = fnt;
-      c->damped[b] = a < 1.0 ? c->damped[b] + 1 : 0;
-      if (fnt == 0.0 || fnt <= c->o.f_abs || fnt <= c->o.f_rel * c->fn0[b] || c->last[b])
-        finish(c, b, DUAL_SOLVE_CONVERGED);
-      else if (c->steps[b] >= c->o.max_iter)
-        finish(c, b, DUAL_SOLVE_MAX_ITER);
-      else if (c->damped[b] >= MAX_DAMPED)
-        finish(c, b, DUAL_SOLVE_LINE_SEARCH); /* stalled: the trust region takes over */
-      c->idx[i] = -1; /* accepted: next round (a new Jacobian) or done */
-      continue;
-    }
-    if (++c->reductions[b] > MAX_REDUCTIONS) {
-      finish(c, b, DUAL_SOLVE_LINE_SEARCH), c->idx[i] = -1;
-      continue;
-    }
-    /* the minimizer of the quadratic through phi0, phi'(0) and phi(a), kept in [a/10, a/2] */
-    double an = 0.5 * a;
-    if (finite) {
-      const double den = 2.0 * (phi - phi0 + 2.0 * phi0 * a);
-      const double q = den > 0.0 ? 2.0 * phi0 * a * a / den : 0.5 * a;
-      an = q < 0.1 * a ? 0.1 * a : q > 0.5 * a ? 0.5 * a : q;
-    } else {
-      an = 0.1 * a;
-    }
-    c->alpha[b] = an;
-    const double *xb = c->x + b * c->ldx;
-    for (int j = 0; j < n; ++j) xt[j] = xb[j] + an * dx[j];
+    if (!dual_newton_judge(&c->o, &c->P, b, n, c->F + i * n, 1, c->x + b * c->ldx, c->dx + i * n,
+                           c->xt + i * n, 1))
+      c->idx[i] = -1;
   }
 }
 
 static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
   const int n = c->n, np = c->np;
-  for (int64_t b = 0; b < count; ++b) c->state[b] = ACTIVE, c->steps[b] = 0, c->damped[b] = 0;
+  for (int64_t b = 0; b < count; ++b) c->P.state[b] = ACTIVE, c->P.steps[b] = 0, c->P.damped[b] = 0;
   double *x0 = c->x;
   const double *p0 = c->p;
   c->x = x0 + b0 * c->ldx;
@@ -159,7 +86,7 @@ static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
   for (;;) {
     int64_t k = 0;
     for (int64_t b = 0; b < count; ++b)
-      if (c->state[b] == ACTIVE) c->idx[k++] = b;
+      if (c->P.state[b] == ACTIVE) c->idx[k++] = b;
     if (k == 0) break;
     dual_solve_gather(k, c->idx, n, np, c->x, c->ldx, c->p, c->ldp, c->xa, c->pa, c->threads);
     st = dual_solve_residuals(c->ctx, c->prog, k, c->xa, c->pa, c->F, c->J);
@@ -180,25 +107,27 @@ static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
   return st;
 }
 
-/* Line-search Newton on B points (options checked, max_iter set): info, iters, fnorm for each. */
-static int newton_points(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+/* Line-search Newton on B points on the CPU (options checked, max_iter set): info, iters, fnorm
+ * for each. */
+static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
                          int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
                          int32_t *info, int32_t *iters, double *fnorm) {
   const char *fn = "dual_newton";
   chunk c;
   memset(&c, 0, sizeof c);
-  c.o = *o;
+  c.o = dual_newton_opts_of(o);
   int st = DUAL_SUCCESS;
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   const int64_t C = dual_solve_chunk(B, n, n, np);
   c.ctx = ctx, c.prog = prog, c.n = n, c.np = np, c.threads = dual_solve_threads(ctx);
   c.x = x, c.ldx = ldx, c.p = np > 0 ? p : NULL, c.ldp = ldp;
   const size_t nn = (size_t)n;
-  c.state = malloc(sizeof(int32_t) * (size_t)C), c.steps = malloc(sizeof(int32_t) * (size_t)C);
-  c.reductions = malloc(sizeof(int32_t) * (size_t)C), c.damped = malloc(sizeof(int32_t) * (size_t)C);
-  c.last = malloc(sizeof(int32_t) * (size_t)C);
-  c.fn = malloc(sizeof(double) * (size_t)C), c.fn0 = malloc(sizeof(double) * (size_t)C);
-  c.alpha = malloc(sizeof(double) * (size_t)C), c.phi0 = malloc(sizeof(double) * (size_t)C);
+  dual_newton_pts *P = &c.P;
+  P->state = malloc(sizeof(int32_t) * (size_t)C), P->steps = malloc(sizeof(int32_t) * (size_t)C);
+  P->reductions = malloc(sizeof(int32_t) * (size_t)C), P->damped = malloc(sizeof(int32_t) * (size_t)C);
+  P->last = malloc(sizeof(int32_t) * (size_t)C);
+  P->fn = malloc(sizeof(double) * (size_t)C), P->fn0 = malloc(sizeof(double) * (size_t)C);
+  P->alpha = malloc(sizeof(double) * (size_t)C), P->phi0 = malloc(sizeof(double) * (size_t)C);
   c.idx = malloc(sizeof(int64_t) * (size_t)C);
   c.xa = malloc(sizeof(double) * (size_t)C * (nn ? nn : 1));
   c.pa = malloc(sizeof(double) * (size_t)C * (size_t)(np ? np : 1));
@@ -207,7 +136,8 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
   c.dx = malloc(sizeof(double) * (size_t)C * (nn ? nn : 1));
   c.xt = malloc(sizeof(double) * (size_t)C * (nn ? nn : 1));
   c.piv = malloc(sizeof(int32_t) * (size_t)C * (nn ? nn : 1));
-  if (!c.state || !c.steps || !c.reductions || !c.damped || !c.last || !c.fn || !c.fn0 || !c.alpha || !c.phi0 || !c.idx ||
+  if (!P->state || !P->steps || !P->reductions || !P->damped || !P->last || !P->fn || !P->fn0 || !P->alpha ||
+      !P->phi0 || !c.idx ||
       !c.xa || !c.pa || !c.F || !c.J || !c.dx || !c.xt || !c.piv) {
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for the work arrays of %lld points",
                    fn, (long long)C);
@@ -217,15 +147,48 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
       st = solve_chunk(&c, b0, cnt);
       if (st != DUAL_SUCCESS) break;
       for (int64_t b = 0; b < cnt; ++b) {
-        if (info != NULL) info[b0 + b] = c.state[b];
-        if (iters != NULL) iters[b0 + b] = c.steps[b];
-        if (fnorm != NULL) fnorm[b0 + b] = c.fn[b];
+        if (info != NULL) info[b0 + b] = P->state[b];
+        if (iters != NULL) iters[b0 + b] = P->steps[b];
+        if (fnorm != NULL) fnorm[b0 + b] = P->fn[b];
       }
     }
   }
-  free(c.state), free(c.steps), free(c.reductions), free(c.damped), free(c.last), free(c.fn), free(c.fn0), free(c.alpha);
-  free(c.phi0), free(c.idx), free(c.xa), free(c.pa), free(c.F), free(c.J), free(c.dx), free(c.xt);
+  free(P->state), free(P->steps), free(P->reductions), free(P->damped), free(P->last), free(P->fn);
+  free(P->fn0), free(P->alpha), free(P->phi0), free(c.idx), free(c.xa), free(c.pa), free(c.F), free(c.J), free(c.dx), free(c.xt);
   free(c.piv);
+  return st;
+}
+
+/* Line-search Newton on B points on the context's device: a GPU context keeps the iterates on the
+ * GPU (kernels/gpu_newton.c, the same bits); where that fails and the context was AUTO, the points
+ * it did not finish run on the CPU, with a note saying why. */
+static int newton_points(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                         int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                         int32_t *info, int32_t *iters, double *fnorm) {
+  if (ctx->device != DUAL_DEVICE_GPU)
+    return newton_points_cpu(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm);
+  const dual_newton_opts no = dual_newton_opts_of(o);
+  int64_t done = 0;
+  int st = dual_gpu_newton(ctx, prog, &no, B, x, ldx, p, ldp, info, iters, fnorm, 0, NULL, &done);
+  if (st == DUAL_SUCCESS) {
+    ctx->last_device = DUAL_DEVICE_GPU;
+    return st;
+  }
+  if (ctx->requested != DUAL_DEVICE_AUTO || st == DUAL_ERR_ARGUMENT) return st;
+  char *note = dual_strdup_printf("the GPU failed, so dual_newton solved %lld of its %lld points on "
+                                  "the CPU: %s", (long long)(B - done), (long long)B,
+                                  dual_context_last_error(ctx));
+  const int np = dual_program_num_params(prog);
+  st = newton_points_cpu(ctx, prog, o, B - done, x + done * ldx, ldx,
+                         np > 0 ? p + done * ldp : p, ldp, info ? info + done : NULL,
+                         iters ? iters + done : NULL, fnorm ? fnorm + done : NULL);
+  if (st != DUAL_SUCCESS) {
+    free(note);
+    return st;
+  }
+  dual_clear_error(ctx);
+  dual_set_note(ctx, note);
+  ctx->last_device = DUAL_DEVICE_CPU;
   return st;
 }
 
@@ -263,6 +226,90 @@ static int rescue(dual_context *ctx, const dual_program *prog, const dual_solve_
   return st;
 }
 
+/* Points per slice of dual_newton's batch: the CPU's work chunk; on a GPU context, large enough
+ * for the device (the starts kept for the fallback, n doubles per point, up to 256 MiB). */
+static int64_t slice_points(const dual_context *ctx, int64_t B, int n, int np) {
+  if (ctx->device != DUAL_DEVICE_GPU) return dual_solve_chunk(B, n, n, np);
+  int64_t S = ((int64_t)256 << 20) / (8 * (int64_t)(n > 0 ? n : 1));
+  if (S < 65536) S = 65536;
+  return S < B ? S : B;
+}
+
+/* dual_newton on device-memory arrays (a GPU context): slices of S points solved in place on the
+ * device; the few points that need the fallback are copied to the host, rescued as in host
+ * memory (rescue) and copied back. */
+static int newton_device(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                         int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                         int32_t *info, int32_t *iters, double *fnorm) {
+  const char *fn = "dual_newton";
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+  const int64_t S = slice_points(ctx, B, n, np);
+  const dual_newton_opts no = dual_newton_opts_of(o);
+  int32_t *state = malloc(sizeof(int32_t) * (size_t)S);
+  int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
+  double *x0 = NULL; /* the starting points, on the device, for the second rescue */
+  int st = DUAL_SUCCESS;
+  if (state == NULL || fail == NULL)
+    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' statuses", fn, (long long)S);
+  if (st == DUAL_SUCCESS && n > 0 && o->line_search)
+    st = dual_gpu_solve_buffer(ctx, 1, sizeof(double) * (size_t)S * (size_t)n, (void **)&x0,
+                               "dual_newton: keeping the starts");
+  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += S) {
+    const int64_t cnt = B - b0 < S ? B - b0 : S;
+    double *xs = x + b0 * ldx;
+    const double *ps = np > 0 ? p + b0 * ldp : NULL;
+    int64_t done = 0;
+    const size_t row = sizeof(double) * (size_t)n, prow = sizeof(double) * (size_t)np;
+    if (x0 != NULL)
+      st = dual_gpu_copy(ctx, x0, row, xs, sizeof(double) * (size_t)ldx, row, cnt, "dual_newton: keeping the starts");
+    if (st == DUAL_SUCCESS)
+      st = dual_gpu_newton(ctx, prog, &no, cnt, xs, ldx, ps, ldp, info ? info + b0 : NULL,
+                           iters ? iters + b0 : NULL, fnorm ? fnorm + b0 : NULL, 1, state, &done);
+    int64_t k = 0;
+    for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
+      if (state[b] == DUAL_SOLVE_SINGULAR || state[b] == DUAL_SOLVE_LINE_SEARCH) fail[k++] = b;
+    if (st != DUAL_SUCCESS || k == 0 || n == 0 || !o->line_search) continue;
+    /* the fallback on host copies of the failing points */
+    double *xh = malloc(sizeof(double) * (size_t)(k * n)), *ph = np > 0 ? malloc(sizeof(double) * (size_t)(k * np)) : NULL;
+    double *fh = malloc(sizeof(double) * (size_t)k);
+    int32_t *ih = malloc(sizeof(int32_t) * (size_t)k), *th = malloc(sizeof(int32_t) * (size_t)k);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)k);
+    if (xh == NULL || (np > 0 && ph == NULL) || fh == NULL || ih == NULL || th == NULL || idx == NULL)
+      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' fallback", fn, (long long)k);
+    for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
+      const int64_t b = fail[i];
+      idx[i] = i, ih[i] = state[b], th[i] = 0, fh[i] = NAN;
+      st = dual_gpu_copy(ctx, xh + i * n, row, xs + b * ldx, row, row, 1, "dual_newton: fallback points");
+      if (st == DUAL_SUCCESS && np > 0)
+        st = dual_gpu_copy(ctx, ph + i * np, prow, ps + b * ldp, prow, prow, 1, "dual_newton: fallback points");
+      if (st == DUAL_SUCCESS && iters != NULL)
+        st = dual_gpu_copy(ctx, th + i, 4, iters + b0 + b, 4, 4, 1, "dual_newton: fallback points");
+    }
+    if (st == DUAL_SUCCESS) st = rescue(ctx, prog, o, k, idx, xh, n, ph, np, ih, th, fh);
+    /* still failing: the trust region again, from the starting point */
+    int64_t k2 = 0;
+    for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
+      if (ih[i] == DUAL_SOLVE_CONVERGED || ih[i] == DUAL_SOLVE_NONFINITE) continue;
+      idx[k2++] = i;
+      st = dual_gpu_copy(ctx, xh + i * n, row, x0 + fail[i] * n, row, row, 1, "dual_newton: fallback points");
+    }
+    if (st == DUAL_SUCCESS && k2 > 0) st = rescue(ctx, prog, o, k2, idx, xh, n, ph, np, ih, th, fh);
+    for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
+      const int64_t b = fail[i];
+      st = dual_gpu_copy(ctx, xs + b * ldx, row, xh + i * n, row, row, 1, "dual_newton: fallback results");
+      if (st == DUAL_SUCCESS && info != NULL)
+        st = dual_gpu_copy(ctx, info + b0 + b, 4, ih + i, 4, 4, 1, "dual_newton: fallback results");
+      if (st == DUAL_SUCCESS && iters != NULL)
+        st = dual_gpu_copy(ctx, iters + b0 + b, 4, th + i, 4, 4, 1, "dual_newton: fallback results");
+      if (st == DUAL_SUCCESS && fnorm != NULL)
+        st = dual_gpu_copy(ctx, fnorm + b0 + b, 8, fh + i, 8, 8, 1, "dual_newton: fallback results");
+    }
+    free(xh), free(ph), free(fh), free(ih), free(th), free(idx);
+  }
+  free(state), free(fail);
+  return st;
+}
+
 int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
                 int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
                 int32_t *iters, double *fnorm) {
@@ -279,13 +326,16 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
                      "%s: the program has %d outputs and %d inputs; Newton needs a square system "
                      "(dual_lsq solves m > n)", fn, m, n);
   st = dual_solve_check_arrays(ctx, fn, prog, B, x, ldx, p, ldp);
+  int device_mem = 0;
+  if (st == DUAL_SUCCESS) st = dual_solve_check_memory(ctx, fn, 1, x, p, info, iters, fnorm, &device_mem);
   if (st != DUAL_SUCCESS) return st;
   dual_clear_error(ctx);
   if (B == 0) return DUAL_SUCCESS;
+  if (device_mem) return newton_device(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
   /* slices of the batch, so that the starting points kept for the fallback and the per-point
    * results it needs (the caller's info and iters may be NULL) take bounded memory */
   const int np = dual_program_num_params(prog);
-  const int64_t S = dual_solve_chunk(B, n, n, np);
+  const int64_t S = slice_points(ctx, B, n, np);
   int32_t *inf_buf = info == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
   int32_t *it_buf = iters == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
   int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);

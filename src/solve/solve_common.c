@@ -9,6 +9,8 @@
 #include <stddef.h>
 
 #include "context.h"
+#include "gpu.h"
+#include "solve/newton_point.h"
 
 void dual_solve_options_init(dual_solve_options *opt) {
   if (opt == NULL) return;
@@ -82,6 +84,29 @@ int dual_solve_check_arrays(dual_context *ctx, const char *fn, const dual_progra
   return DUAL_SUCCESS;
 }
 
+int dual_solve_check_memory(dual_context *ctx, const char *fn, int allow_device, const double *x,
+                            const double *p, const int32_t *info, const int32_t *iters,
+                            const double *fnorm, int *device) {
+  *device = 0;
+  if (ctx->device != DUAL_DEVICE_GPU) return DUAL_SUCCESS;
+  const void *arrays[5] = {x, p, info, iters, fnorm};
+  static const char *names[5] = {"x", "p", "info", "iters", "fnorm"};
+  int first = -1;
+  for (int i = 0; i < 5; ++i) {
+    if (arrays[i] == NULL) continue;
+    const int dev = dual_gpu_is_device_pointer(arrays[i]);
+    if (first < 0) {
+      first = i, *device = dev;
+    } else if (dev != *device) {
+      return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: %s is %s memory but %s is %s memory (pass all arrays in one)",
+                       fn, names[first], *device ? "device" : "host", names[i], dev ? "device" : "host");
+    }
+  }
+  if (*device && !allow_device)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: the arrays are device memory; %s takes host memory", fn, fn);
+  return DUAL_SUCCESS;
+}
+
 int64_t dual_solve_chunk(int64_t B, int n, int m, int np) {
   const int64_t per_point = 8 * ((int64_t)m * n + 4 * (int64_t)n + 2 * (int64_t)m + np + 8);
   int64_t c = ((int64_t)64 << 20) / per_point;
@@ -114,28 +139,9 @@ int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k,
   return dual_run(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
 }
 
-int dual_solve_finite(const double *v, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    if (!isfinite(v[i])) return 0;
-  return 1;
-}
+int dual_solve_finite(const double *v, int64_t n) { return dual_sv_finite(v, n, 1); }
 
-double dual_solve_norm(const double *v, int n) {
-  double scale = 0.0, ssq = 1.0;
-  for (int i = 0; i < n; ++i) {
-    const double a = fabs(v[i]);
-    if (a == 0.0) continue;
-    if (a > scale) {
-      const double r = scale / a;
-      ssq = 1.0 + ssq * r * r;
-      scale = a;
-    } else {
-      const double r = a / scale;
-      ssq += r * r;
-    }
-  }
-  return scale * sqrt(ssq);
-}
+double dual_solve_norm(const double *v, int n) { return dual_sv_norm(v, n, 1); }
 
 int dual_solve_threads(const dual_context *ctx) {
   return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();

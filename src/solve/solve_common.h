@@ -19,6 +19,14 @@ int dual_solve_check_options(dual_context *ctx, const char *fn, const dual_solve
 int dual_solve_check_arrays(dual_context *ctx, const char *fn, const dual_program *prog, int64_t B,
                             const double *x, int64_t ldx, const double *p, int64_t ldp);
 
+/* Where the arrays live: always host memory on a CPU context (CUDA is not touched); on a GPU
+ * context all host or all device memory (cudaMalloc; NULL arrays do not count), *device says
+ * which.  Mixed memory, or device memory where the solver takes none (allow_device 0), is a
+ * DUAL_ERR_ARGUMENT naming `fn`. */
+int dual_solve_check_memory(dual_context *ctx, const char *fn, int allow_device, const double *x,
+                            const double *p, const int32_t *info, const int32_t *iters,
+                            const double *fnorm, int *device);
+
 /* Points per chunk of work for a system of n unknowns, m residuals and np parameters: the
  * chunk's work arrays stay near 64 MiB. */
 int64_t dual_solve_chunk(int64_t B, int n, int m, int np);

@@ -1,0 +1,230 @@
+/*
+ * gpu_newton.c — dual_newton on a GPU context (gpu.h: dual_gpu_newton): the iterates stay on the
+ * device.  A chunk of points is copied in once; each round gathers the points not done (a stable
+ * compaction on the device), evaluates F and J there with the engine in place (device-memory
+ * batch, element-major, so J lands in the layout the per-point LU reads) — at a point's iterate,
+ * or at its line search's trial point, so that an accepted step goes straight on to the next
+ * Newton step — and runs the round's per-point code (solve/newton_point.h, the CPU's code) in a
+ * kernel.  Only the count of points each engine call covers comes back to the host per round.
+ * Results, iteration counts and norms are copied out once per chunk.
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "kernels/gpu_state.h"
+#include "kernels/newton_kernels.h"
+
+/* Device bytes per point of a chunk (newton_kernels.h's arrays). */
+static size_t bytes_per_point(int n, int np) {
+  const size_t d = 4 + 3 * (size_t)n + (size_t)np + (size_t)n + (size_t)np + (size_t)n + (size_t)n * n;
+  const size_t i = 5 + 1 + 1 + (size_t)n;
+  return 8 * d + 4 * i + 1;
+}
+
+/* Points per chunk: the arena within an eighth of the free device memory and 2 GiB. */
+static int64_t chunk_points(int64_t B, int n, int np) {
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) free_b = (size_t)1 << 30;
+  size_t budget = free_b / 8;
+  if (budget > ((size_t)2 << 30)) budget = (size_t)2 << 30;
+  int64_t C = (int64_t)(budget / bytes_per_point(n, np));
+  if (C < 1024) C = 1024;
+  return C < B ? C : B;
+}
+
+/* Carve the chunk's arrays out of one allocation (8-byte arrays first). */
+static void carve(dual_newton_dev *d, char *base) {
+  const int64_t C = d->C, n = d->n, np = d->np;
+  double *q = (double *)base;
+  d->P.fn = q, q += C, d->P.fn0 = q, q += C, d->P.alpha = q, q += C, d->P.phi0 = q, q += C;
+  d->X = q, q += n * C, d->XT = q, q += n * C, d->DX = q, q += n * C, d->P_ = q, q += np * C;
+  d->xa = q, q += n * C, d->pa = q, q += np * C, d->F = q, q += n * C, d->J = q, q += n * n * C;
+  int32_t *r = (int32_t *)q;
+  d->P.state = r, r += C, d->P.steps = r, r += C, d->P.reductions = r, r += C;
+  d->P.damped = r, r += C, d->P.last = r, r += C, d->phase = r, r += C, d->idx = r, r += C;
+  d->piv = r, r += n * C;
+  d->flags = (uint8_t *)r;
+}
+
+typedef struct driver {
+  dual_context *ctx;
+  const dual_program *prog;
+  dual_newton_dev d;
+  cudaStream_t stream;
+  int64_t *k_dev, k_host;
+  void *temp;
+  size_t temp_bytes;
+  int lu; /* DUAL_NEWTON_LU_*: the step's kernel (DUALBATCH_SOLVE_LU=thread|warp, for comparisons) */
+  int device_mem, threads;
+  double *staging; /* pinned, for host-memory points */
+} driver;
+
+static int cuda(driver *v, cudaError_t e, const char *what) {
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(v->ctx, e, what);
+}
+
+/* The points not done into d.idx, their count into d.k (read back: the round's one sync). */
+static int select_points(driver *v) {
+  int st = cuda(v, (cudaError_t)dual_newton_select(&v->d, v->k_dev, v->temp, v->temp_bytes, v->stream),
+                "dual_newton: selecting points");
+  if (st == DUAL_SUCCESS)
+    st = cuda(v, cudaMemcpyAsync(&v->k_host, v->k_dev, sizeof v->k_host, cudaMemcpyDeviceToHost, v->stream),
+              "dual_newton: reading the count of points");
+  if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: a round");
+  v->d.k = v->k_host;
+  return st;
+}
+
+/* F and J at the selected points (their iterates or trial points), in place on the device. */
+static int evaluate(driver *v) {
+  const dual_newton_dev *d = &v->d;
+  int st = cuda(v, (cudaError_t)dual_newton_gather(d, v->stream), "dual_newton: gathering points");
+  if (st != DUAL_SUCCESS) return st;
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = d->k, b.memory = DUAL_MEMORY_DEVICE;
+  b.x = d->xa, b.x_ps = 1, b.x_es = d->k;
+  if (d->np > 0) b.p = d->pa, b.p_ps = 1, b.p_es = d->k;
+  b.y = d->F, b.y_ps = 1, b.y_es = d->k;
+  b.d = d->J, b.d_ps = 1, b.d_rs = (int64_t)d->n * d->k, b.d_cs = d->k;
+  return dual_run(v->ctx, v->prog, DUAL_MODE_JACOBIAN, &b);
+}
+
+static int solve_chunk(driver *v) {
+  int st = cuda(v, (cudaError_t)dual_newton_init(&v->d, v->stream), "dual_newton: starting a chunk");
+  for (;;) { /* a round: F and J at every point not done, then each point's verdict and step */
+    if (st == DUAL_SUCCESS) st = select_points(v);
+    if (st != DUAL_SUCCESS || v->d.k == 0) return st;
+    st = evaluate(v);
+    if (st == DUAL_SUCCESS)
+      st = cuda(v, (cudaError_t)dual_newton_steps(&v->d, v->lu, v->stream), "dual_newton: a round");
+  }
+}
+
+/* Point-major rows (entry j of point b at src[b * ld + j]) into the element-major dst of the
+ * chunk: device rows directly, host rows packed by the CPU threads into pinned staging, copied
+ * and rearranged on the device (through `scratch`, c * len doubles). */
+static int copy_in(driver *v, const double *src, int64_t ld, int32_t len, int64_t c, double *scratch,
+                   double *dst) {
+  if (len == 0) return DUAL_SUCCESS;
+  if (!v->device_mem) {
+    dual_gpu_gather(src, ld, 1, 0, c, len, v->staging, v->threads);
+    int st = cuda(v, cudaMemcpyAsync(scratch, v->staging, sizeof(double) * (size_t)(c * len), cudaMemcpyHostToDevice, v->stream),
+                  "dual_newton: copying points to the device");
+    if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: copying points to the device");
+    if (st != DUAL_SUCCESS) return st;
+    src = scratch, ld = len;
+  }
+  return cuda(v, (cudaError_t)dual_newton_transpose(src, dst, c, v->d.C, len, ld, 0, v->stream),
+              "dual_newton: arranging points");
+}
+
+/* The chunk's solutions, statuses, step counts and norms out to the caller's arrays (points
+ * b0 .. b0 + c), and the statuses to host_state (may be NULL). */
+static int copy_out(driver *v, int64_t b0, int64_t c, double *x, int64_t ldx, int32_t *info,
+                    int32_t *iters, double *fnorm, int32_t *host_state) {
+  const dual_newton_dev *d = &v->d;
+  const int n = d->n;
+  const enum cudaMemcpyKind kind = v->device_mem ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+  double *rows = v->device_mem ? x + b0 * ldx : d->xa;
+  int st = cuda(v, (cudaError_t)dual_newton_transpose(d->X, rows, c, c, n, v->device_mem ? ldx : n, 1, v->stream),
+                "dual_newton: arranging the solutions");
+  if (st == DUAL_SUCCESS && !v->device_mem && n > 0)
+    st = cuda(v, cudaMemcpyAsync(v->staging, d->xa, sizeof(double) * (size_t)(c * n), cudaMemcpyDeviceToHost, v->stream),
+              "dual_newton: copying the solutions");
+  const size_t i4 = sizeof(int32_t) * (size_t)c, f8 = sizeof(double) * (size_t)c;
+  if (st == DUAL_SUCCESS && info != NULL)
+    st = cuda(v, cudaMemcpyAsync(info + b0, d->P.state, i4, kind, v->stream), "dual_newton: copying the statuses");
+  if (st == DUAL_SUCCESS && host_state != NULL)
+    st = cuda(v, cudaMemcpyAsync(host_state + b0, d->P.state, i4, cudaMemcpyDeviceToHost, v->stream),
+              "dual_newton: copying the statuses");
+  if (st == DUAL_SUCCESS && iters != NULL)
+    st = cuda(v, cudaMemcpyAsync(iters + b0, d->P.steps, i4, kind, v->stream), "dual_newton: copying the step counts");
+  if (st == DUAL_SUCCESS && fnorm != NULL)
+    st = cuda(v, cudaMemcpyAsync(fnorm + b0, d->P.fn, f8, kind, v->stream), "dual_newton: copying the norms");
+  if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: copying the results");
+  if (st == DUAL_SUCCESS && !v->device_mem) {
+    const double *src = v->staging;
+    double *dst = x + b0 * ldx;
+#pragma omp parallel for num_threads(v->threads) schedule(static) if (c * n > 65536)
+    for (int64_t b = 0; b < c; ++b) memcpy(dst + b * ldx, src + b * n, sizeof(double) * (size_t)n);
+  }
+  return st;
+}
+
+int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newton_opts *o, int64_t B,
+                    double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                    double *fnorm, int device_mem, int32_t *host_state, int64_t *done) {
+  *done = 0;
+  struct dual_gpu *g = NULL;
+  int st = dual_gpu_state(ctx, &g);
+  if (st != DUAL_SUCCESS) return st;
+  driver v;
+  memset(&v, 0, sizeof v);
+  v.ctx = ctx, v.prog = prog, v.device_mem = device_mem;
+  v.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+  const char *lu = getenv("DUALBATCH_SOLVE_LU");
+  v.lu = lu == NULL ? DUAL_NEWTON_LU_AUTO : !strcmp(lu, "thread") ? DUAL_NEWTON_LU_THREAD
+         : !strcmp(lu, "warp") ? DUAL_NEWTON_LU_WARP : DUAL_NEWTON_LU_AUTO;
+  v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+  const int64_t C = chunk_points(B, n, np);
+  v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
+  const int64_t wide = n > np ? n : np;
+  char *arena = NULL;
+  if (!device_mem) {
+    st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * (wide > 0 ? wide : 1)));
+    v.staging = (double *)g->pinned[0];
+  }
+  if (st == DUAL_SUCCESS) {
+    v.temp_bytes = dual_newton_select_bytes(C);
+    const size_t bytes = bytes_per_point(n, np) * (size_t)C + 256 + v.temp_bytes + 256;
+    st = dual_gpu_solve_buffer(ctx, 0, bytes, (void **)&arena, "dual_newton: allocating the solver's device arrays");
+    if (st == DUAL_SUCCESS) {
+      carve(&v.d, arena);
+      const size_t used = (bytes_per_point(n, np) * (size_t)C + 255) / 256 * 256;
+      v.k_dev = (int64_t *)(arena + used);
+      v.temp = arena + used + 256;
+    }
+  }
+  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
+    const int64_t c = B - b0 < C ? B - b0 : C;
+    v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
+    carve(&v.d, arena);
+    st = copy_in(&v, x + b0 * ldx, ldx, n, c, v.d.xa, v.d.X);
+    if (st == DUAL_SUCCESS && np > 0) st = copy_in(&v, p + b0 * ldp, ldp, np, c, v.d.pa, v.d.P_);
+    if (st == DUAL_SUCCESS) st = solve_chunk(&v);
+    if (st == DUAL_SUCCESS) st = copy_out(&v, b0, c, x, ldx, info, iters, fnorm, host_state);
+    if (st == DUAL_SUCCESS) *done = b0 + c;
+  }
+  if (arena != NULL) cudaStreamSynchronize(v.stream);
+  return st;
+}
+
+int dual_gpu_is_device_pointer(const void *p) {
+  if (p == NULL) return 0;
+  struct cudaPointerAttributes at;
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError(); /* a host pointer CUDA never saw: not an error to keep */
+    return 0;
+  }
+  return at.type == cudaMemoryTypeDevice;
+}
+
+int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                  size_t bytes, int64_t rows, const char *what) {
+  if (bytes == 0 || rows == 0) return DUAL_SUCCESS;
+  const cudaError_t e = cudaMemcpy2D(dst, dst_pitch, src, src_pitch, bytes, (size_t)rows, cudaMemcpyDefault);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, what);
+}
+
+int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
+  *p = NULL;
+  struct dual_gpu *g = NULL;
+  int st = dual_gpu_state(ctx, &g);
+  if (st == DUAL_SUCCESS) st = dual_gpu_reserve(ctx, &g->solve[which], bytes > 0 ? bytes : 1, what);
+  if (st == DUAL_SUCCESS) *p = g->solve[which].ptr;
+  return st;
+}

@@ -1,0 +1,73 @@
+/*
+ * newton_kernels.h — the interface between dual_newton's GPU driver (kernels/gpu_newton.c, C) and
+ * its kernels (kernels/newton_kernels.cu): the chunk's device arrays and the launch functions.
+ * Plain C, no CUDA types.  Every launch returns a cudaError_t value.
+ *
+ * A chunk of C points lives on the device element-major: entry j of point b of X (the iterates),
+ * XT (the trial points), DX (the Newton steps) at [j * C + b], parameter j at P[j * C + b].  The
+ * points an engine call evaluates are gathered into the compacted, element-major xa and pa
+ * ([j * k + i] for the k points idx[0..k)), and the engine writes F and J there alike (F entry r
+ * at F[r * k + i], J's element (r, c) at J[(r * n + c) * k + i]).
+ */
+#ifndef DUAL_NEWTON_KERNELS_H
+#define DUAL_NEWTON_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "solve/newton_point.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a point of the chunk waits for (phase[b]). */
+enum { DUAL_NEWTON_DONE = 0, DUAL_NEWTON_NEED_J = 1, DUAL_NEWTON_NEED_F = 2 };
+
+typedef struct dual_newton_dev {
+  int64_t C;            /* points in the chunk */
+  int32_t n, np;        /* unknowns (= residuals), parameters */
+  dual_newton_opts o;   /* the options a round reads */
+  dual_newton_pts P;    /* per-point state [C] */
+  int32_t *phase;       /* [C] DUAL_NEWTON_* */
+  uint8_t *flags;       /* [C] scratch of dual_newton_select */
+  double *X, *XT, *DX;  /* [n][C] */
+  double *P_;           /* [np][C] the parameters */
+  int32_t *idx;         /* [C] the points of the current engine call */
+  int64_t k;            /* how many */
+  double *xa, *pa;      /* [n][k], [np][k] gathered */
+  double *F, *J;        /* [n][k], [n * n][k] the engine's results */
+  int32_t *piv;         /* [n][k] */
+} dual_newton_dev;
+
+/* A point-major array src (point b's entry j at src[b * ld + j], device memory) into the
+ * element-major dst [len][C] (to_points = 0), or element-major src into point-major dst (entry j
+ * of point b at dst[b * ld + j]; to_points = 1), for points 0..c. */
+int dual_newton_transpose(const double *src, double *dst, int64_t c, int64_t C, int32_t len,
+                          int64_t ld, int to_points, void *stream);
+
+/* Start every point: state active, counters zero, phase NEED_J. */
+int dual_newton_init(const dual_newton_dev *d, void *stream);
+
+/* idx[0..k) = the points not done, in increasing order; k is written to *k_dev.  `temp`
+ * (temp_bytes) is scratch that dual_newton_select_bytes sizes for C points. */
+size_t dual_newton_select_bytes(int64_t C);
+int dual_newton_select(const dual_newton_dev *d, int64_t *k_dev, void *temp, size_t temp_bytes,
+                       void *stream);
+
+/* xa = the points' X (phase NEED_J) or XT (NEED_F) and pa = P, at the points idx[0..k). */
+int dual_newton_gather(const dual_newton_dev *d, void *stream);
+
+/* After F and J at the k gathered points, a round for each: the line search's verdict on a trial
+ * point (dual_newton_judge, newton_point.h), then, for a point at a new iterate, its Newton step
+ * (dual_newton_step), one thread per point (lu DUAL_NEWTON_LU_THREAD, and any n > 32), or one
+ * warp per point (the same bits; lu DUAL_NEWTON_LU_WARP, or AUTO for WARP_MIN_N < n <= 32). */
+enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2 };
+#define DUAL_NEWTON_WARP_MIN_N 8
+int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DUAL_NEWTON_KERNELS_H */

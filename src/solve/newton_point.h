@@ -1,0 +1,170 @@
+/*
+ * newton_point.h — one point's share of a dual_newton round, written once for the CPU loops
+ * (solve/newton.c) and the GPU kernels (kernels/newton_kernels.cu): the tests on F and J, the LU
+ * step and the first trial point (dual_newton_step), and the line search's verdict on a trial
+ * point (dual_newton_judge).  Vectors are strided (entry j of v at v[j * s]) so that the CPU passes
+ * a point's contiguous arrays and a GPU thread its column of element-major batch arrays.  The
+ * arithmetic is the same statement for statement on both, so the results are the same bits.
+ */
+#ifndef DUAL_NEWTON_POINT_H
+#define DUAL_NEWTON_POINT_H
+
+#include "dual/portable.h"
+#include "dualbatch.h" /* DUAL_SOLVE_* */
+#include "solve/lu_small.h"
+
+/* The solver's per-point state in a chunk (point b at index b); `state` is DUAL_NEWTON_ACTIVE
+ * while the point works, else its dual_solve_status. */
+typedef struct dual_newton_pts {
+  int32_t *state, *steps, *reductions, *damped, *last;
+  double *fn, *fn0, *alpha, *phi0;
+} dual_newton_pts;
+
+/* The options a round reads (dual_solve_options' fields, by value for a kernel argument). */
+typedef struct dual_newton_opts {
+  double f_abs, f_rel, x_abs, x_rel;
+  int32_t max_iter, line_search;
+} dual_newton_opts;
+
+/* The round's options from the caller's (checked) options. */
+DUAL_INLINE dual_newton_opts dual_newton_opts_of(const dual_solve_options *o) {
+  dual_newton_opts r;
+  r.f_abs = o->f_abs, r.f_rel = o->f_rel, r.x_abs = o->x_abs, r.x_rel = o->x_rel;
+  r.max_iter = o->max_iter, r.line_search = o->line_search;
+  return r;
+}
+
+enum { DUAL_NEWTON_ACTIVE = -1, DUAL_NEWTON_MAX_REDUCTIONS = 40, DUAL_NEWTON_MAX_DAMPED = 10 };
+#define DUAL_NEWTON_ARMIJO 1e-4
+
+/* 1 when the n entries v[j * s] are finite. */
+DUAL_INLINE int dual_sv_finite(const double *v, int64_t n, int64_t s) {
+  for (int64_t j = 0; j < n; ++j)
+    if (!(fabs(v[j * s]) <= DBL_MAX)) return 0;
+  return 1;
+}
+
+/* ||v||_2 of the n entries v[j * s], by scaled sums of squares in a fixed order (no overflow for
+ * finite v). */
+DUAL_INLINE double dual_sv_norm(const double *v, int n, int64_t s) {
+  double scale = 0.0, ssq = 1.0;
+  for (int j = 0; j < n; ++j) {
+    const double a = fabs(v[j * s]);
+    if (a == 0.0) continue;
+    if (a > scale) {
+      const double r = scale / a;
+      ssq = 1.0 + ssq * r * r;
+      scale = a;
+    } else {
+      const double r = a / scale;
+      ssq += r * r;
+    }
+  }
+  return scale * sqrt(ssq);
+}
+
+/* Point b's tests on F at its iterate (stride s; jfinite: J's entries are all finite): its norm,
+ * convergence, the iteration limit.  Returns 1 when the point goes on to its Newton step, 0 when
+ * it finished (state set). */
+DUAL_INLINE int dual_newton_tests(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *F, int64_t s, int jfinite) {
+  if (!dual_sv_finite(F, n, s) || !jfinite) {
+    P->fn[b] = dual_sv_finite(F, n, s) ? dual_sv_norm(F, n, s) : NAN;
+    P->state[b] = DUAL_SOLVE_NONFINITE;
+    return 0;
+  }
+  const double fn = dual_sv_norm(F, n, s);
+  P->fn[b] = fn;
+  if (P->steps[b] == 0) P->fn0[b] = fn;
+  if (fn == 0.0 || fn <= o->f_abs || fn <= o->f_rel * P->fn0[b]) {
+    P->state[b] = DUAL_SOLVE_CONVERGED;
+    return 0;
+  }
+  if (P->steps[b] >= o->max_iter) {
+    P->state[b] = DUAL_SOLVE_MAX_ITER;
+    return 0;
+  }
+  return 1;
+}
+
+/* Point b after its Newton step dx (x, dx, xt stride sx): a step that is not finite means a
+ * singular J; else the line search starts (alpha 1) with the first trial point xt = x + dx.
+ * Returns 1 when the point goes on to judge xt, 0 when it finished (state set). */
+DUAL_INLINE int dual_newton_trial(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *x, const double *dx, double *xt, int64_t sx) {
+  if (!dual_sv_finite(dx, n, sx)) {
+    P->state[b] = DUAL_SOLVE_SINGULAR;
+    return 0;
+  }
+  const double fn = P->fn[b];
+  P->alpha[b] = 1.0, P->reductions[b] = 0;
+  P->phi0[b] = 0.5 * fn * fn;
+  /* the step test: a full Newton step this small is taken without the line search (near the
+   * root, phi is rounding noise that need not decrease) and ends the iteration */
+  double x2 = 0.0, s2 = 0.0;
+  for (int j = 0; j < n; ++j) x2 += x[j * sx] * x[j * sx], s2 += dx[j * sx] * dx[j * sx];
+  P->last[b] = sqrt(s2) <= o->x_rel * sqrt(x2) + o->x_abs;
+  for (int j = 0; j < n; ++j) xt[j * sx] = x[j * sx] + dx[j * sx];
+  return 1;
+}
+
+/* Point b after F and J at its iterate x: the tests, then the Newton step dx (J is overwritten by
+ * its LU factors, piv its pivots) and the first trial point.  F, J's entries and piv have stride
+ * s (J's element (r, c) at J[(r * n + c) * s]); x, dx and xt stride sx.  Returns 1 when the point
+ * goes on to judge xt, 0 when it finished (state set). */
+DUAL_INLINE int dual_newton_step(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                 int n, const double *F, double *J, int32_t *piv, int64_t s,
+                                 const double *x, double *dx, double *xt, int64_t sx) {
+  if (!dual_newton_tests(o, P, b, n, F, s, dual_sv_finite(J, (int64_t)n * n, s))) return 0;
+  if (dual_lu_factor(J, n, n * s, s, piv, s)) {
+    P->state[b] = DUAL_SOLVE_SINGULAR;
+    return 0;
+  }
+  for (int j = 0; j < n; ++j) dx[j * sx] = -F[j * s];
+  dual_lu_solve(J, n, n * s, s, piv, s, dx, sx);
+  return dual_newton_trial(o, P, b, n, x, dx, xt, sx);
+}
+
+/* Point b's trial point xt with F there (Ft, stride s): accept it (x = xt, the tests on the new
+ * F) or reduce alpha and set the next trial point from x and dx (x, dx, xt stride sx).  Returns 1
+ * when the point needs F at its new xt, 0 when it accepted a step or finished (state set). */
+DUAL_INLINE int dual_newton_judge(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *Ft, int64_t s, double *x, const double *dx,
+                                  double *xt, int64_t sx) {
+  const double a = P->alpha[b], phi0 = P->phi0[b];
+  const int finite = dual_sv_finite(Ft, n, s);
+  const double fnt = finite ? dual_sv_norm(Ft, n, s) : INFINITY;
+  const double phi = 0.5 * fnt * fnt;
+  /* phi'(0) = -2 phi0 along the Newton direction */
+  if (finite && (!o->line_search || P->last[b] || phi <= phi0 - 2.0 * DUAL_NEWTON_ARMIJO * a * phi0)) {
+    for (int j = 0; j < n; ++j) x[j * sx] = xt[j * sx];
+    P->steps[b] += 1;
+    P->fn[b] = fnt;
+    P->damped[b] = a < 1.0 ? P->damped[b] + 1 : 0;
+    if (fnt == 0.0 || fnt <= o->f_abs || fnt <= o->f_rel * P->fn0[b] || P->last[b])
+      P->state[b] = DUAL_SOLVE_CONVERGED;
+    else if (P->steps[b] >= o->max_iter)
+      P->state[b] = DUAL_SOLVE_MAX_ITER;
+    else if (P->damped[b] >= DUAL_NEWTON_MAX_DAMPED)
+      P->state[b] = DUAL_SOLVE_LINE_SEARCH; /* stalled: the trust region takes over */
+    return 0;                               /* accepted: next round (a new Jacobian) or done */
+  }
+  if (++P->reductions[b] > DUAL_NEWTON_MAX_REDUCTIONS) {
+    P->state[b] = DUAL_SOLVE_LINE_SEARCH;
+    return 0;
+  }
+  /* the minimizer of the quadratic through phi0, phi'(0) and phi(a), kept in [a/10, a/2] */
+  double an = 0.5 * a;
+  if (finite) {
+    const double den = 2.0 * (phi - phi0 + 2.0 * phi0 * a);
+    const double q = den > 0.0 ? 2.0 * phi0 * a * a / den : 0.5 * a;
+    an = q < 0.1 * a ? 0.1 * a : q > 0.5 * a ? 0.5 * a : q;
+  } else {
+    an = 0.1 * a;
+  }
+  P->alpha[b] = an;
+  for (int j = 0; j < n; ++j) xt[j * sx] = x[j * sx] + an * dx[j * sx];
+  return 1;
+}
+
+#endif /* DUAL_NEWTON_POINT_H */
