@@ -279,6 +279,11 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             loads the inputs of the iteration D ahead, so that their latency
  *                             overlaps D iterations' work (default 1), 0 = loads where they
  *                             are used                            DUALBATCH_JIT_LOADS_AHEAD=D
+ *   DUAL_KNOB_SOLVE_LU        dual_newton on the GPU: the step's LU, 0 = the rule (one warp per
+ *                             point for 8 < n <= 32, one thread per point otherwise), 1 = one
+ *                             thread per point, 2 = one warp per point where n <= 32 (kin_steady,
+ *                             n = 32, at 1e6 on the H200: 3.9e6 cells/s warp, 1.7e6 thread)
+ *                                                                 DUALBATCH_SOLVE_LU=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -293,7 +298,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_SGRAD = 9,
   DUAL_KNOB_JIT_GROUPS = 10,
   DUAL_KNOB_JIT_LOADS_AHEAD = 11,
-  DUAL_KNOB_COUNT = 12
+  DUAL_KNOB_SOLVE_LU = 12,
+  DUAL_KNOB_COUNT = 13
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -110,7 +110,7 @@ Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
   kin_cells(B, x0, p);
   char *src = read_source("bench/programs/kin_steady.db");
   solve_both(src, 0, 32, 32, B, x0, p);
-  setenv("DUALBATCH_SOLVE_LU", "thread", 1); /* the thread-per-point step, as for n <= 8 or n > 32 */
+  setenv("DUALBATCH_SOLVE_LU", "1", 1); /* the thread-per-point step, as for n <= 8 or n > 32 */
   solve_both(src, 0, 32, 32, B, x0, p);
   unsetenv("DUALBATCH_SOLVE_LU");
   free(src);
@@ -122,7 +122,7 @@ Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
   }
   src = read_source("bench/programs/rob3.db");
   solve_both(src, 0, 3, 4, B, x0, p);
-  setenv("DUALBATCH_SOLVE_LU", "warp", 1); /* the warp-per-point step, as for 8 < n <= 32 */
+  setenv("DUALBATCH_SOLVE_LU", "2", 1); /* the warp-per-point step, as for 8 < n <= 32 */
   solve_both(src, 0, 3, 4, B, x0, p);
   unsetenv("DUALBATCH_SOLVE_LU");
   free(src), free(x0), free(p);

@@ -69,7 +69,8 @@ class Knob(enum.IntEnum):
     JIT_SGRAD = 9
     JIT_GROUPS = 10
     JIT_LOADS_AHEAD = 11
-    COUNT = 12
+    SOLVE_LU = 12
+    COUNT = 13
 
 
 class HessianLayout(enum.IntEnum):

@@ -96,7 +96,8 @@ module dualbatch
   integer(c_int), parameter :: DUAL_KNOB_JIT_SGRAD = 9
   integer(c_int), parameter :: DUAL_KNOB_JIT_GROUPS = 10
   integer(c_int), parameter :: DUAL_KNOB_JIT_LOADS_AHEAD = 11
-  integer(c_int), parameter :: DUAL_KNOB_COUNT = 12
+  integer(c_int), parameter :: DUAL_KNOB_SOLVE_LU = 12
+  integer(c_int), parameter :: DUAL_KNOB_COUNT = 13
 
   ! ---- Hessian layouts (dual_hessian_layout) --------------------------------------------------
   integer(c_int), parameter :: DUAL_HESSIAN_FULL = 0

@@ -56,7 +56,7 @@ typedef struct driver {
   int64_t *k_dev, k_host;
   void *temp;
   size_t temp_bytes;
-  int lu; /* DUAL_NEWTON_LU_*: the step's kernel (DUALBATCH_SOLVE_LU=thread|warp, for comparisons) */
+  int lu; /* DUAL_NEWTON_LU_*: the step's kernel (DUAL_KNOB_SOLVE_LU) */
   int device_mem, threads;
   double *staging; /* pinned, for host-memory points */
 } driver;
@@ -165,9 +165,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   memset(&v, 0, sizeof v);
   v.ctx = ctx, v.prog = prog, v.device_mem = device_mem;
   v.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-  const char *lu = getenv("DUALBATCH_SOLVE_LU");
-  v.lu = lu == NULL ? DUAL_NEWTON_LU_AUTO : !strcmp(lu, "thread") ? DUAL_NEWTON_LU_THREAD
-         : !strcmp(lu, "warp") ? DUAL_NEWTON_LU_WARP : DUAL_NEWTON_LU_AUTO;
+  v.lu = (int)ctx->knobs[DUAL_KNOB_SOLVE_LU]; /* DUAL_NEWTON_LU_* */
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   const int64_t C = chunk_points(B, n, np);

@@ -62,7 +62,7 @@ int dual_newton_gather(const dual_newton_dev *d, void *stream);
  * point (dual_newton_judge, newton_point.h), then, for a point at a new iterate, its Newton step
  * (dual_newton_step), one thread per point (lu DUAL_NEWTON_LU_THREAD, and any n > 32), or one
  * warp per point (the same bits; lu DUAL_NEWTON_LU_WARP, or AUTO for WARP_MIN_N < n <= 32). */
-enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2 };
+enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2 }; /* the knob's values */
 #define DUAL_NEWTON_WARP_MIN_N 8
 int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream);
 
