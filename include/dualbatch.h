@@ -595,6 +595,10 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  *                damped step 10 times in a row continues with the trust region of dual_lsq
  *                from where it stopped, then with Newton again, whose tests alone decide that
  *                it converged (its info is that second run's; iters counts both solvers').
+ *                Still failing, it does the same from its starting point, and last runs
+ *                Powell's hybrid method (MINPACK hybrj1's dogleg with Broyden updates,
+ *                unscaled) from the start, then Newton; a point that last fallback does not
+ *                solve keeps the result it had before it.
  *   dual_lsq     least squares min ||F(x; p)||^2 / 2 (m >= n): Levenberg-Marquardt with the trust
  *                region of MINPACK's lmder (Moré 1978): QR with column pivoting of J, the
  *                parameter from the secular equation, variables scaled by J's column norms (the

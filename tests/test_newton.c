@@ -208,11 +208,13 @@ Test(newton, mgh_problems_against_hybrj, .timeout = 120) {
   }
   cr_log_info("MGH 1-14: %d of 48 hybrj roots found again, %d other roots, %d missed (cases%s), %d hybrj failures "
               "solved, %d failed by both", agree, other_root, missed, missed_list, better, same_failure);
-  /* Where we stand (2026-11-27): 44 of hybrj's 48 roots; case 32 (Brown almost-linear from
-   * 100 x0) converges to the other root (1, ..., 1); cases 26 (Chebyquad n = 7, 10 x0) and
-   * 45, 46 (trigonometric, 10 and 100 x0) end at local minima of ||F|| that hybrj's dogleg
-   * avoids.  The test holds that line and fails on any regression. */
-  cr_expect(agree >= 44 && agree + other_root + missed == 48 && missed <= 3,
+  /* Where we stand (2026-11-27, with the hybrid method as the last fallback): 46 of hybrj's 48
+   * roots (cases 45, 46, trigonometric at 10 and 100 x0, come from that fallback, at hybrj's own
+   * ||F||); case 32 (Brown almost-linear from 100 x0) converges to the other root (1, ..., 1);
+   * case 26 (Chebyquad n = 7, 10 x0) is missed: the hybrid method, written with an explicit
+   * Broyden-updated Jacobian instead of hybrj's updated QR factors, stalls there (5 Jacobians
+   * without progress) where hybrj goes on.  The test holds that line and fails on any regression. */
+  cr_expect(agree >= 46 && agree + other_root + missed == 48 && missed <= 1,
             "%d agree, %d other roots, %d missed (cases%s)", agree, other_root, missed, missed_list);
   cr_expect_eq(better + same_failure, 7);
   dual_context_destroy(&ctx);

@@ -13,6 +13,7 @@
 #include "context.h"
 #include "gpu.h"
 #include "dualbatch.h"
+#include "solve/hybrid.h"
 #include "solve/newton_point.h"
 #include "solve/solve_common.h"
 
@@ -226,6 +227,61 @@ static int rescue(dual_context *ctx, const dual_program *prog, const dual_solve_
   return st;
 }
 
+/* The last fallback, for the points idx[0..k) whose info is still a failure: each restarts from
+ * its starting point (row idx[i] of x0, stride ld0) with Powell's hybrid method (hybrid.h, one
+ * point at a time), then Newton from where that stopped decides.  A point it solves gets its x,
+ * info and fnorm from there; one it does not keeps the earlier ones (iters counts the work
+ * either way).  Host memory. */
+static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                         int64_t k, const int64_t *idx, double *x, int64_t ldx, const double *x0,
+                         int64_t ld0, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                         double *fnorm) {
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+  int64_t *left = malloc(sizeof(int64_t) * (size_t)(k > 0 ? k : 1));
+  double *keep = malloc(sizeof(double) * (size_t)((k > 0 ? k : 1) * (n + 1)));
+  int32_t *kinfo = malloc(sizeof(int32_t) * (size_t)(k > 0 ? k : 1));
+  if (left == NULL || keep == NULL || kinfo == NULL) {
+    free(left), free(keep), free(kinfo);
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory for the fallback");
+  }
+  int64_t m = 0;
+  int st = DUAL_SUCCESS;
+  for (int64_t i = 0; i < k && st == DUAL_SUCCESS; ++i) {
+    const int64_t b = idx[i];
+    if (info[b] == DUAL_SOLVE_CONVERGED || info[b] == DUAL_SOLVE_NONFINITE) continue;
+    double *xb = x + b * ldx;
+    memcpy(keep + m * (n + 1), xb, sizeof(double) * (size_t)n); /* the earlier result */
+    keep[m * (n + 1) + n] = fnorm != NULL ? fnorm[b] : 0.0, kinfo[m] = info[b];
+    left[m++] = b;
+    memcpy(xb, x0 + b * ld0, sizeof(double) * (size_t)n);
+    int32_t steps = 0;
+    st = dual_hybrid_point(ctx, prog, o, xb, np > 0 ? p + b * ldp : NULL, &steps);
+    iters[b] += steps;
+  }
+  if (st == DUAL_SUCCESS && m > 0) {
+    double *xs = malloc(sizeof(double) * (size_t)(m * n)), *ps = np > 0 ? malloc(sizeof(double) * (size_t)(m * np)) : NULL;
+    double *fs = malloc(sizeof(double) * (size_t)m);
+    int32_t *is = malloc(sizeof(int32_t) * (size_t)m), *its = malloc(sizeof(int32_t) * (size_t)m);
+    if (xs == NULL || (np > 0 && ps == NULL) || fs == NULL || is == NULL || its == NULL) {
+      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory for the fallback");
+    } else {
+      dual_solve_gather(m, left, n, np, x, ldx, p, ldp, xs, ps, 1);
+      st = newton_points_cpu(ctx, prog, o, m, xs, n, ps, np, is, its, fs);
+      for (int64_t i = 0; st == DUAL_SUCCESS && i < m; ++i) {
+        const int64_t b = left[i];
+        iters[b] += its[i];
+        const int solved = is[i] == DUAL_SOLVE_CONVERGED;
+        memcpy(x + b * ldx, solved ? xs + i * n : keep + i * (n + 1), sizeof(double) * (size_t)n);
+        info[b] = solved ? is[i] : kinfo[i];
+        if (fnorm != NULL) fnorm[b] = solved ? fs[i] : keep[i * (n + 1) + n];
+      }
+    }
+    free(xs), free(ps), free(fs), free(is), free(its);
+  }
+  free(left), free(keep), free(kinfo);
+  return st;
+}
+
 /* Points per slice of dual_newton's batch: the CPU's work chunk; on a GPU context, large enough
  * for the device (the starts kept for the fallback, n doubles per point, up to 256 MiB). */
 static int64_t slice_points(const dual_context *ctx, int64_t B, int n, int np) {
@@ -294,6 +350,16 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
       st = dual_gpu_copy(ctx, xh + i * n, row, x0 + fail[i] * n, row, row, 1, "dual_newton: fallback points");
     }
     if (st == DUAL_SUCCESS && k2 > 0) st = rescue(ctx, prog, o, k2, idx, xh, n, ph, np, ih, th, fh);
+    /* the last fallback: the hybrid method from the starts (x0h: the k points' starts) */
+    double *x0h = st == DUAL_SUCCESS && k2 > 0 ? malloc(sizeof(double) * (size_t)(k * n)) : NULL;
+    if (st == DUAL_SUCCESS && k2 > 0 && x0h == NULL)
+      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' fallback", fn, (long long)k);
+    for (int64_t i = 0; st == DUAL_SUCCESS && x0h != NULL && i < k; ++i) {
+      idx[i] = i;
+      st = dual_gpu_copy(ctx, x0h + i * n, row, x0 + fail[i] * n, row, row, 1, "dual_newton: fallback points");
+    }
+    if (st == DUAL_SUCCESS && x0h != NULL) st = hybrid_rescue(ctx, prog, o, k, idx, xh, n, x0h, n, ph, np, ih, th, fh);
+    free(x0h);
     for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
       const int64_t b = fail[i];
       st = dual_gpu_copy(ctx, xs + b * ldx, row, xh + i * n, row, row, 1, "dual_newton: fallback results");
@@ -368,6 +434,8 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
       for (int j = 0; j < n; ++j) xs[b * ldx + j] = x0[b * n + j];
     }
     if (k2 > 0) st = rescue(ctx, prog, &o, k2, fail, xs, ldx, ps, ldp, inf, it, fns);
+    /* the last fallback: the hybrid method from the starting point */
+    if (st == DUAL_SUCCESS && k2 > 0) st = hybrid_rescue(ctx, prog, &o, k2, fail, xs, ldx, x0, n, ps, ldp, inf, it, fns);
   }
   free(x0), free(fail), free(inf_buf), free(it_buf);
   return st;
