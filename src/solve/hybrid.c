@@ -66,18 +66,16 @@ static int dogleg(int n, const double *B, const double *F, const double *D, doub
     for (int j = 0; j < n; ++j) p[j] = -delta * (g[j] / gs) / D[j];
     return 0;
   }
-  /* between the Cauchy point sd and the Gauss-Newton point y_gn: ||sd + t (y_gn - sd)|| = delta */
-  double a = 0.0, b = 0.0, c = 0.0;
-  for (int j = 0; j < n; ++j) {
-    const double sd = -sgnorm * g[j] / gs, d = D[j] * gn[j] - sd;
-    a += d * d, b += sd * d, c += sd * sd;
-  }
-  const double disc = sqrt(fmax(b * b - a * (c - delta * delta), 0.0));
-  const double t = a > 0.0 ? (-b + disc) / a : 0.0;
-  for (int j = 0; j < n; ++j) {
-    const double sd = -sgnorm * g[j] / gs;
-    p[j] = (sd + t * (D[j] * gn[j] - sd)) / D[j];
-  }
+  /* the dogleg between the Cauchy point and the Gauss-Newton point, hybrj's formula for the
+   * weight alpha of the Gauss-Newton step (||D p|| = delta) */
+  const double bnorm = dual_solve_norm(F, n), qnorm = gnorm_s;
+  double temp = (bnorm / gs) * (bnorm / qnorm) * (sgnorm / delta);
+  temp = temp - (delta / qnorm) * (sgnorm / delta) * (sgnorm / delta) +
+         sqrt((temp - delta / qnorm) * (temp - delta / qnorm) +
+              (1.0 - (delta / qnorm) * (delta / qnorm)) * (1.0 - (sgnorm / delta) * (sgnorm / delta)));
+  const double alpha = (delta / qnorm) * (1.0 - (sgnorm / delta) * (sgnorm / delta)) / temp;
+  const double sd = (1.0 - alpha) * fmin(sgnorm, delta);
+  for (int j = 0; j < n; ++j) p[j] = alpha * gn[j] - sd * (g[j] / gs) / D[j];
   return 0;
 }
 
