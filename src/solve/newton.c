@@ -282,6 +282,32 @@ static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual
   return st;
 }
 
+/* The fallback chain for the k points fail[0..k) (indices into x, p, info, iters, fnorm; host
+ * memory) that Newton left singular or with a failed line search: the trust region and Newton
+ * from where they stopped (rescue); those still failing, the same from their starting points
+ * (row fail[i] of x0, stride ld0; x0 NULL: no restarts); last, the hybrid method from the starts
+ * (hybrid_rescue).  fail is reordered. */
+static int fallbacks(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                     int64_t k, int64_t *fail, double *x, int64_t ldx, const double *x0, int64_t ld0,
+                     const double *p, int64_t ldp, int32_t *info, int32_t *iters, double *fnorm) {
+  const int n = dual_program_num_inputs(prog);
+  int st = rescue(ctx, prog, o, k, fail, x, ldx, p, ldp, info, iters, fnorm);
+  /* still failing: the trust region again, from the starting point (Newton's path may have
+   * led it into a basin without a root) */
+  int64_t k2 = 0;
+  for (int64_t i = 0; st == DUAL_SUCCESS && x0 != NULL && i < k; ++i) {
+    const int64_t b = fail[i];
+    if (info[b] == DUAL_SOLVE_CONVERGED || info[b] == DUAL_SOLVE_NONFINITE) continue;
+    fail[k2++] = b;
+    memcpy(x + b * ldx, x0 + b * ld0, sizeof(double) * (size_t)n);
+  }
+  if (st == DUAL_SUCCESS && k2 > 0) st = rescue(ctx, prog, o, k2, fail, x, ldx, p, ldp, info, iters, fnorm);
+  /* the last fallback: the hybrid method from the starting point */
+  if (st == DUAL_SUCCESS && k2 > 0)
+    st = hybrid_rescue(ctx, prog, o, k2, fail, x, ldx, x0, ld0, p, ldp, info, iters, fnorm);
+  return st;
+}
+
 /* Points per slice of dual_newton's batch: the CPU's work chunk; on a GPU context, large enough
  * for the device (the starts kept for the fallback, n doubles per point, up to 256 MiB). */
 static int64_t slice_points(const dual_context *ctx, int64_t B, int n, int np) {
@@ -292,8 +318,8 @@ static int64_t slice_points(const dual_context *ctx, int64_t B, int n, int np) {
 }
 
 /* dual_newton on device-memory arrays (a GPU context): slices of S points solved in place on the
- * device; the few points that need the fallback are copied to the host, rescued as in host
- * memory (rescue) and copied back. */
+ * device; the few points that need the fallback are copied to the host with their starts, go
+ * through the fallback chain as in host memory (fallbacks) and are copied back. */
 static int newton_device(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
                          int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
                          int32_t *info, int32_t *iters, double *fnorm) {
@@ -303,7 +329,7 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
   const dual_newton_opts no = dual_newton_opts_of(o);
   int32_t *state = malloc(sizeof(int32_t) * (size_t)S);
   int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
-  double *x0 = NULL; /* the starting points, on the device, for the second rescue */
+  double *x0 = NULL; /* the starting points, on the device, for the fallback's restarts */
   int st = DUAL_SUCCESS;
   if (state == NULL || fail == NULL)
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' statuses", fn, (long long)S);
@@ -327,39 +353,23 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
     if (st != DUAL_SUCCESS || k == 0 || n == 0 || !o->line_search) continue;
     /* the fallback on host copies of the failing points */
     double *xh = malloc(sizeof(double) * (size_t)(k * n)), *ph = np > 0 ? malloc(sizeof(double) * (size_t)(k * np)) : NULL;
-    double *fh = malloc(sizeof(double) * (size_t)k);
+    double *fh = malloc(sizeof(double) * (size_t)k), *x0h = malloc(sizeof(double) * (size_t)(k * n));
     int32_t *ih = malloc(sizeof(int32_t) * (size_t)k), *th = malloc(sizeof(int32_t) * (size_t)k);
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)k);
-    if (xh == NULL || (np > 0 && ph == NULL) || fh == NULL || ih == NULL || th == NULL || idx == NULL)
+    if (xh == NULL || (np > 0 && ph == NULL) || fh == NULL || x0h == NULL || ih == NULL || th == NULL || idx == NULL)
       st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' fallback", fn, (long long)k);
     for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
       const int64_t b = fail[i];
       idx[i] = i, ih[i] = state[b], th[i] = 0, fh[i] = NAN;
       st = dual_gpu_copy(ctx, xh + i * n, row, xs + b * ldx, row, row, 1, "dual_newton: fallback points");
+      if (st == DUAL_SUCCESS)
+        st = dual_gpu_copy(ctx, x0h + i * n, row, x0 + b * n, row, row, 1, "dual_newton: fallback points");
       if (st == DUAL_SUCCESS && np > 0)
         st = dual_gpu_copy(ctx, ph + i * np, prow, ps + b * ldp, prow, prow, 1, "dual_newton: fallback points");
       if (st == DUAL_SUCCESS && iters != NULL)
         st = dual_gpu_copy(ctx, th + i, 4, iters + b0 + b, 4, 4, 1, "dual_newton: fallback points");
     }
-    if (st == DUAL_SUCCESS) st = rescue(ctx, prog, o, k, idx, xh, n, ph, np, ih, th, fh);
-    /* still failing: the trust region again, from the starting point */
-    int64_t k2 = 0;
-    for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
-      if (ih[i] == DUAL_SOLVE_CONVERGED || ih[i] == DUAL_SOLVE_NONFINITE) continue;
-      idx[k2++] = i;
-      st = dual_gpu_copy(ctx, xh + i * n, row, x0 + fail[i] * n, row, row, 1, "dual_newton: fallback points");
-    }
-    if (st == DUAL_SUCCESS && k2 > 0) st = rescue(ctx, prog, o, k2, idx, xh, n, ph, np, ih, th, fh);
-    /* the last fallback: the hybrid method from the starts (x0h: the k points' starts) */
-    double *x0h = st == DUAL_SUCCESS && k2 > 0 ? malloc(sizeof(double) * (size_t)(k * n)) : NULL;
-    if (st == DUAL_SUCCESS && k2 > 0 && x0h == NULL)
-      st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' fallback", fn, (long long)k);
-    for (int64_t i = 0; st == DUAL_SUCCESS && x0h != NULL && i < k; ++i) {
-      idx[i] = i;
-      st = dual_gpu_copy(ctx, x0h + i * n, row, x0 + fail[i] * n, row, row, 1, "dual_newton: fallback points");
-    }
-    if (st == DUAL_SUCCESS && x0h != NULL) st = hybrid_rescue(ctx, prog, o, k, idx, xh, n, x0h, n, ph, np, ih, th, fh);
-    free(x0h);
+    if (st == DUAL_SUCCESS) st = fallbacks(ctx, prog, o, k, idx, xh, n, x0h, n, ph, np, ih, th, fh);
     for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
       const int64_t b = fail[i];
       st = dual_gpu_copy(ctx, xs + b * ldx, row, xh + i * n, row, row, 1, "dual_newton: fallback results");
@@ -370,7 +380,7 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
       if (st == DUAL_SUCCESS && fnorm != NULL)
         st = dual_gpu_copy(ctx, fnorm + b0 + b, 8, fh + i, 8, 8, 1, "dual_newton: fallback results");
     }
-    free(xh), free(ph), free(fh), free(ih), free(th), free(idx);
+    free(xh), free(ph), free(fh), free(x0h), free(ih), free(th), free(idx);
   }
   free(state), free(fail);
   return st;
@@ -423,19 +433,7 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
     for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
       if (inf[b] == DUAL_SOLVE_SINGULAR || inf[b] == DUAL_SOLVE_LINE_SEARCH) fail[k++] = b;
     if (st == DUAL_SUCCESS && k > 0 && n > 0 && o.line_search)
-      st = rescue(ctx, prog, &o, k, fail, xs, ldx, ps, ldp, inf, it, fns);
-    /* still failing: the trust region again, from the starting point (Newton's path may have
-     * led it into a basin without a root) */
-    int64_t k2 = 0;
-    for (int64_t i = 0; st == DUAL_SUCCESS && x0 != NULL && i < k; ++i) {
-      const int64_t b = fail[i];
-      if (inf[b] == DUAL_SOLVE_CONVERGED || inf[b] == DUAL_SOLVE_NONFINITE) continue;
-      fail[k2++] = b;
-      for (int j = 0; j < n; ++j) xs[b * ldx + j] = x0[b * n + j];
-    }
-    if (k2 > 0) st = rescue(ctx, prog, &o, k2, fail, xs, ldx, ps, ldp, inf, it, fns);
-    /* the last fallback: the hybrid method from the starting point */
-    if (st == DUAL_SUCCESS && k2 > 0) st = hybrid_rescue(ctx, prog, &o, k2, fail, xs, ldx, x0, n, ps, ldp, inf, it, fns);
+      st = fallbacks(ctx, prog, &o, k, fail, xs, ldx, x0, n, ps, ldp, inf, it, fns);
   }
   free(x0), free(fail), free(inf_buf), free(it_buf);
   return st;
