@@ -176,16 +176,12 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
     st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * (wide > 0 ? wide : 1)));
     v.staging = (double *)g->pinned[0];
   }
-  if (st == DUAL_SUCCESS) {
+  if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
     v.temp_bytes = dual_newton_select_bytes(C);
-    const size_t bytes = bytes_per_point(n, np) * (size_t)C + 256 + v.temp_bytes + 256;
-    st = dual_gpu_solve_buffer(ctx, 0, bytes, (void **)&arena, "dual_newton: allocating the solver's device arrays");
-    if (st == DUAL_SUCCESS) {
-      carve(&v.d, arena);
-      const size_t used = (bytes_per_point(n, np) * (size_t)C + 255) / 256 * 256;
-      v.k_dev = (int64_t *)(arena + used);
-      v.temp = arena + used + 256;
-    }
+    const size_t used = (bytes_per_point(n, np) * (size_t)C + 255) / 256 * 256;
+    st = dual_gpu_solve_buffer(ctx, 0, used + 256 + v.temp_bytes, (void **)&arena,
+                               "dual_newton: allocating the solver's device arrays");
+    if (st == DUAL_SUCCESS) v.k_dev = (int64_t *)(arena + used), v.temp = arena + used + 256;
   }
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
