@@ -208,13 +208,16 @@ Test(newton, mgh_problems_against_hybrj, .timeout = 120) {
   }
   cr_log_info("MGH 1-14: %d of 48 hybrj roots found again, %d other roots, %d missed (cases%s), %d hybrj failures "
               "solved, %d failed by both", agree, other_root, missed, missed_list, better, same_failure);
-  /* Where we stand (2026-11-27, with the hybrid method as the last fallback): 46 of hybrj's 48
-   * roots (cases 45, 46, trigonometric at 10 and 100 x0, come from that fallback, at hybrj's own
-   * ||F||); case 32 (Brown almost-linear from 100 x0) converges to the other root (1, ..., 1);
-   * case 26 (Chebyquad n = 7, 10 x0) is missed: the hybrid method, written with an explicit
-   * Broyden-updated Jacobian instead of hybrj's updated QR factors, stalls there (5 Jacobians
-   * without progress) where hybrj goes on.  The test holds that line and fails on any regression. */
-  cr_expect(agree >= 46 && agree + other_root + missed == 48 && missed <= 1,
+  /* Where we stand (2026-11-28, with the hybrid fallback a port of hybrj): 47 of hybrj's 48
+   * roots.  Cases 26, 45 and 46 (Chebyquad n = 7 at 10 x0, trigonometric at 10 and 100 x0) come
+   * from that fallback, which on its own takes hybrj's steps bit for bit when given the Fortran
+   * driver's F and J, and reports hybrj's info on all 55 cases with ours (the five failures
+   * both ways are hybrj's info 4 too).  Case 32 (Brown almost-linear n = 10 from 100 x0) is
+   * solved by Newton's first stage, at the other root (1, ..., 1), so the fallback never runs;
+   * hybrj itself, given F and J that differ from the Fortran's by an ulp, goes there too: its
+   * path from 100 x0 is decided by rounding (the model's prediction at the fourth trial is a
+   * difference of numbers of order 1e27).  The test holds that line and fails on any regression. */
+  cr_expect(agree >= 47 && agree + other_root + missed == 48 && missed == 0,
             "%d agree, %d other roots, %d missed (cases%s)", agree, other_root, missed, missed_list);
   cr_expect_eq(better + same_failure, 7);
   dual_context_destroy(&ctx);

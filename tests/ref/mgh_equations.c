@@ -155,7 +155,7 @@ void mgh_equations_start(int nprob, int n, double factor, double *x) {
     case 8: x[j] = 0.5; break;
     case 9: case 10: x[j] = tj * (tj - 1); break;
     case 11: x[j] = 1.0 / n; break;
-    case 12: x[j] = 1.0 - (double)(j + 1) / n; break;
+    case 12: x[j] = 1.0 - (double)(j + 1) * (1.0 / n); break; /* MINPACK: h = 1/n, 1 - j h */
     case 13: case 14: x[j] = -1.0; break;
     default: x[j] = 0.0;
     }
