@@ -1,7 +1,8 @@
 /*
  * bench_solve.c — batched Newton on the CPU (dual_newton, all cores) against SUNDIALS KINSOL
  * and MINPACK's hybrj per cell (bench/peers/solve_peers.c, the same threads), on the same cells
- * and starts: kin_steady (n = 32) and rob3 (n = 3, stiff), B cells per call.  Prints per system,
+ * and starts: kin_steady (n = 32), rob3 (n = 3, stiff), and the Bratu problem on 15 and 48 points
+ * (bratu15, the size of a BA point, and bratu48), B cells per call.  Prints per system,
  * B and solver the wall time of the call (the median of --repeat timed calls after one untimed
  * warm-up call, as the other benchmarks), cells per second, how many
  * converged, and the largest relative difference of the peers' solutions from dualbatch's.  The
@@ -11,7 +12,7 @@
  * as the JAX peer's), and the CPU peers are not run; --dump DIR writes each system's parameters,
  * starts and dualbatch's solutions for the largest B (solve_<system>_p.f64, _x0.f64, _ref.f64,
  * raw float64 point-major) for the JAX peer, bench/peers/jax_solve.py.
- *   dualbatch_bench_solve [--system kin_steady|rob3|all] [--points 1e4,1e5,...] [--threads T]
+ *   dualbatch_bench_solve [--system kin_steady|rob3|bratu15|bratu48|bratu64|all] [--points 1e4,1e5,...] [--threads T]
  *                         [--repeat R] [--perturb P] [--device cpu|gpu] [--dump DIR]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -221,7 +222,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--device") && i + 1 < argc) gpu = !strcmp(argv[++i], "gpu");
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_dir = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--system kin_steady|rob3|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P] "
+      fprintf(stderr, "usage: %s [--system kin_steady|rob3|bratu15|bratu48|bratu64|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P] "
                       "[--device cpu|gpu] [--dump DIR]\n", argv[0]);
       return 2;
     }
@@ -232,9 +233,10 @@ int main(int argc, char **argv) {
   }
   printf("# dualbatch %s, %d threads; peers: %s, %s; starts: the steady states moved by up to +-%g relative\n",
          dual_version_string(), threads, peer_kinsol_version(), peer_hybrj_version(), perturb);
-  const solve_system *systems[] = {&solve_kin_steady, &solve_rob3};
-  for (int k = 0; k < 2; ++k) {
-    if (strcmp(system, "all") && strcmp(system, systems[k]->name)) continue;
+  /* "all": the first four (bratu64, for the LU study past n = 32, only by name) */
+  const solve_system *systems[] = {&solve_kin_steady, &solve_rob3, &solve_bratu15, &solve_bratu48, &solve_bratu64};
+  for (size_t k = 0; k < sizeof systems / sizeof *systems; ++k) {
+    if (strcmp(system, "all") ? strcmp(system, systems[k]->name) != 0 : k >= 4) continue;
     char list[256];
     snprintf(list, sizeof list, "%s", points);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))

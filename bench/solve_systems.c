@@ -65,5 +65,43 @@ static void rob_cell(int64_t b, double *p, double *y0) {
   y0[0] = 0.8 * m * (0.8 + 0.4 * unit(b, 4)), y0[1] = 1e-5 * (0.5 + unit(b, 5)), y0[2] = 0.2 * m * (0.8 + 0.4 * unit(b, 6));
 }
 
+/* Bratu on N interior points: F_i = (x_{i-1} - 2 x_i + x_{i+1}) (N + 1)^2 + lam exp(x_i), x_0 =
+ * x_{N+1} = 0; J tridiagonal. */
+static void bratu_residual(int N, const double *x, const double *p, double *f, double *J) {
+  const double h2 = (double)((N + 1) * (N + 1)), lam = p[0];
+  for (int i = 0; i < N; ++i) {
+    const double l = i > 0 ? x[i - 1] : 0.0, r = i < N - 1 ? x[i + 1] : 0.0;
+    f[i] = (l - 2 * x[i] + r) * h2 + lam * exp(x[i]);
+  }
+  if (J == NULL) return;
+  memset(J, 0, sizeof(double) * (size_t)(N * N));
+  for (int i = 0; i < N; ++i) {
+    J[i * N + i] = -2 * h2 + lam * exp(x[i]);
+    if (i > 0) J[i * N + i - 1] = h2;
+    if (i < N - 1) J[i * N + i + 1] = h2;
+  }
+}
+
+/* lam in [0.5, 3] (the lower branch; the fold is at 3.51); the start lam t (1 - t) / 2 (the
+ * small-lam solution) moved by up to +-30 % per component. */
+static void bratu_cell(int N, int64_t b, double *p, double *x0) {
+  p[0] = 0.5 + 2.5 * unit(b, 0);
+  for (int i = 0; i < N; ++i) {
+    const double t = (double)(i + 1) / (N + 1);
+    x0[i] = 0.5 * p[0] * t * (1 - t) * (0.7 + 0.6 * unit(b, 1 + i));
+  }
+}
+
+static void bratu15_residual(const double *x, const double *p, double *f, double *J) { bratu_residual(15, x, p, f, J); }
+static void bratu15_cell(int64_t b, double *p, double *x0) { bratu_cell(15, b, p, x0); }
+static void bratu48_residual(const double *x, const double *p, double *f, double *J) { bratu_residual(48, x, p, f, J); }
+static void bratu48_cell(int64_t b, double *p, double *x0) { bratu_cell(48, b, p, x0); }
+
+static void bratu64_residual(const double *x, const double *p, double *f, double *J) { bratu_residual(64, x, p, f, J); }
+static void bratu64_cell(int64_t b, double *p, double *x0) { bratu_cell(64, b, p, x0); }
+
+const solve_system solve_bratu15 = {"bratu15", "bratu15.db", 15, 1, bratu15_residual, bratu15_cell};
+const solve_system solve_bratu48 = {"bratu48", "bratu48.db", 48, 1, bratu48_residual, bratu48_cell};
+const solve_system solve_bratu64 = {"bratu64", "bratu64.db", 64, 1, bratu64_residual, bratu64_cell};
 const solve_system solve_kin_steady = {"kin_steady", "kin_steady.db", 32, 32, kin_residual, kin_cell};
 const solve_system solve_rob3 = {"rob3", "rob3.db", 3, 4, rob_residual, rob_cell};

@@ -1,6 +1,7 @@
 /*
  * solve_systems.h — the systems of the solver benchmark (bench_solve.c), by hand for the peers:
- * kin_steady (n = 32, bench/programs/kin_steady.db) and rob3 (n = 3, bench/programs/rob3.db),
+ * kin_steady (n = 32, bench/programs/kin_steady.db), rob3 (n = 3, bench/programs/rob3.db) and
+ * the Bratu problem on 15, 48 and 64 points (bench/programs/bratu15.db, bratu48.db, bratu64.db),
  * their residuals and dense Jacobians, and the cells' parameters and perturbed starts.
  */
 #ifndef DUAL_SOLVE_SYSTEMS_H
@@ -17,6 +18,6 @@ typedef struct solve_system {
   void (*cell)(int64_t b, double *p, double *x0);
 } solve_system;
 
-extern const solve_system solve_kin_steady, solve_rob3;
+extern const solve_system solve_kin_steady, solve_rob3, solve_bratu15, solve_bratu48, solve_bratu64;
 
 #endif /* DUAL_SOLVE_SYSTEMS_H */

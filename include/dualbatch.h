@@ -279,11 +279,17 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             loads the inputs of the iteration D ahead, so that their latency
  *                             overlaps D iterations' work (default 1), 0 = loads where they
  *                             are used                            DUALBATCH_JIT_LOADS_AHEAD=D
- *   DUAL_KNOB_SOLVE_LU        dual_newton on the GPU: the step's LU, 0 = the rule (one warp per
- *                             point for 8 < n <= 32, one thread per point otherwise), 1 = one
- *                             thread per point, 2 = one warp per point where n <= 32 (kin_steady,
- *                             n = 32, at 1e6 on the H200: 3.9e6 cells/s warp, 1.7e6 thread)
- *                                                                 DUALBATCH_SOLVE_LU=0|1|2
+ *   DUAL_KNOB_SOLVE_LU        dual_newton on the GPU: the step's LU, 0 = the rule (a group of
+ *                             16 lanes per point for 8 < n <= 16, a warp for 16 < n <= 32, one
+ *                             thread per point otherwise), 1 = one thread per point, 2 = the
+ *                             lane groups where n <= 32 (kin_steady, n = 32, at 1e6 on the H200:
+ *                             3.9e6 cells/s warp, 1.7e6 thread), 3 = cuBLAS's getrfBatched and
+ *                             getrsBatched (loaded with dlopen; DUALBATCH_CUBLAS names the file,
+ *                             "none" for none, and without it the rule's LU runs, with a note;
+ *                             slower than the thread per point at n = 48 and 64 on the H200; its
+ *                             results agree with the CPU's to rounding, not bitwise as the
+ *                             in-kernel LUs do)
+ *                                                               DUALBATCH_SOLVE_LU=0|1|2|3
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,

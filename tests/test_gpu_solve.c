@@ -5,7 +5,8 @@
  * (n = 32) and rob3 cells (dual_newton keeps their iterates on the device: kernels/gpu_newton.c),
  * also over more points than one device chunk holds and with the arrays in device memory (the
  * fallback's points copied out and back); a device that fails mid-solve under AUTO
- * leaves the rest to the CPU, and a GPU context reports the error.
+ * leaves the rest to the CPU, and a GPU context reports the error.  With cuBLAS's batched LU
+ * (a knob) the results agree with the CPU's to rounding instead of bitwise.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -47,7 +48,11 @@ static void kin_cells(int64_t B, double *x0, double *s) {
     for (int i = 0; i < 32; ++i) s[b * 32 + i] = 0.05 + 0.1 * unit(b, i), x0[b * 32 + i] = 0.2 + 0.2 * unit(b, 100 + i);
 }
 
-static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p) {
+/* Solve on a CPU and a GPU context and compare: bitwise (tol = 0), or (the cuBLAS LU, which
+ * rounds differently) the same statuses, step counts within one, and the converged points'
+ * solutions within tol relative to max(|x|, 1). */
+static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p,
+                          double tol) {
   dual_context *cpu = NULL, *gpu = NULL;
   cr_assert_eq(dual_context_create(&cpu, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
@@ -67,15 +72,37 @@ static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const
   cr_assert_eq(dual_context_last_device(gpu), DUAL_DEVICE_GPU);
   int64_t converged = 0;
   for (int64_t b = 0; b < B; ++b) converged += info[0][b] == DUAL_SOLVE_CONVERGED;
-  cr_assert(memcmp(x[0], x[1], sizeof(double) * (size_t)(B * n)) == 0, "solutions differ");
-  cr_assert(memcmp(fn[0], fn[1], sizeof(double) * (size_t)B) == 0, "norms differ");
-  cr_assert(memcmp(info[0], info[1], sizeof(int32_t) * (size_t)B) == 0, "statuses differ");
-  cr_assert(memcmp(it[0], it[1], sizeof(int32_t) * (size_t)B) == 0, "step counts differ");
-  cr_log_info("%s, %lld points: %lld converged, bitwise equal on CPU and GPU", lsq ? "dual_lsq" : "dual_newton",
-              (long long)B, (long long)converged);
+  if (tol == 0.0) {
+    cr_assert(memcmp(x[0], x[1], sizeof(double) * (size_t)(B * n)) == 0, "solutions differ");
+    cr_assert(memcmp(fn[0], fn[1], sizeof(double) * (size_t)B) == 0, "norms differ");
+    cr_assert(memcmp(info[0], info[1], sizeof(int32_t) * (size_t)B) == 0, "statuses differ");
+    cr_assert(memcmp(it[0], it[1], sizeof(int32_t) * (size_t)B) == 0, "step counts differ");
+  } else {
+    double worst = 0.0;
+    for (int64_t b = 0; b < B; ++b) {
+      cr_assert_eq(info[0][b], info[1][b], "point %lld: status %d on the CPU, %d on the GPU", (long long)b,
+                   info[0][b], info[1][b]);
+      cr_assert(abs(it[0][b] - it[1][b]) <= 1, "point %lld: %d steps on the CPU, %d on the GPU", (long long)b,
+                it[0][b], it[1][b]);
+      for (int j = 0; j < n && info[0][b] == DUAL_SOLVE_CONVERGED; ++j) {
+        const double a = x[0][b * n + j], g = x[1][b * n + j];
+        worst = fmax(worst, fabs(a - g) / fmax(fabs(a), 1.0));
+      }
+    }
+    cr_assert(worst <= tol, "the solutions differ by %.3e relative, more than %.1e", worst, tol);
+    cr_log_info("%s, %lld points: %lld converged, the same statuses, solutions within %.2e", lsq ? "dual_lsq" : "dual_newton",
+                (long long)B, (long long)converged, worst);
+  }
+  if (tol == 0.0)
+    cr_log_info("%s, %lld points: %lld converged, bitwise equal on CPU and GPU", lsq ? "dual_lsq" : "dual_newton",
+                (long long)B, (long long)converged);
   for (int d = 0; d < 2; ++d) free(x[d]), free(fn[d]), free(info[d]), free(it[d]);
   dual_program_destroy(&prog);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
+static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p) {
+  solve_compare(src, lsq, n, np, B, x0, p, 0.0);
 }
 
 Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
@@ -122,10 +149,74 @@ Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
   }
   src = read_source("bench/programs/rob3.db");
   solve_both(src, 0, 3, 4, B, x0, p);
-  setenv("DUALBATCH_SOLVE_LU", "2", 1); /* the warp-per-point step, as for 8 < n <= 32 */
+  setenv("DUALBATCH_SOLVE_LU", "2", 1); /* the 16-lane groups, as for 8 < n <= 16 */
   solve_both(src, 0, 3, 4, B, x0, p);
   unsetenv("DUALBATCH_SOLVE_LU");
   free(src), free(x0), free(p);
+}
+
+/* cuBLAS's batched LU (DUALBATCH_SOLVE_LU=3): the CPU's statuses and its solutions to
+ * rounding, on kin_steady (n = 32), on Bratu's problem on 48 points (bench/programs/bratu48.db;
+ * lam up to 3.4, near the fold at 3.51; there also the rule's thread-per-point LU, bitwise), and
+ * on a batch with singular Jacobians (a rank-1 system: the in-kernel LU and cuBLAS's pivots must both call it singular,
+ * and the fallback then runs on the host alike). */
+Test(gpu_solve, cublas_lu_agrees_with_the_cpu_to_rounding) {
+  need_gpu();
+  enum { B = 20000 };
+  double *x0 = malloc(sizeof(double) * 48 * B), *p = malloc(sizeof(double) * 32 * B);
+  kin_cells(B, x0, p);
+  char *src = read_source("bench/programs/kin_steady.db");
+  setenv("DUALBATCH_SOLVE_LU", "3", 1);
+  solve_compare(src, 0, 32, 32, B, x0, p, 1e-12);
+  free(src);
+  for (int64_t b = 0; b < B; ++b) {
+    p[b] = 0.5 + 2.9 * unit(b, 0);
+    for (int i = 0; i < 48; ++i) x0[b * 48 + i] = 0.3 * unit(b, 1 + i);
+  }
+  src = read_source("bench/programs/bratu48.db");
+  solve_compare(src, 0, 48, 1, B, x0, p, 1e-12);
+  unsetenv("DUALBATCH_SOLVE_LU"); /* the rule: the thread per point for n > 32, bitwise */
+  solve_compare(src, 0, 48, 1, B, x0, p, 0.0);
+  free(src);
+  setenv("DUALBATCH_SOLVE_LU", "3", 1);
+  for (int b = 0; b < 64; ++b) x0[2 * b] = 0.1 * b - 3.0, x0[2 * b + 1] = 1.0 - 0.05 * b, p[b] = 0.5 + 0.1 * b;
+  solve_compare("input x; input y; param a\noutput f = (x + y)^2 - a; output g = 2 * (x + y)^2 - 2 * a\n", 0, 2, 1,
+                64, x0, p, 1e-12);
+  unsetenv("DUALBATCH_SOLVE_LU");
+  free(x0), free(p);
+}
+
+/* The two points of x^2 = a, y = x (a = 2, 9) solved on a context of `device`: both converge,
+ * the run ends on `ran_on`, and the note holds `note`. */
+static const char *two_points = "input x; input y; param a\noutput f = x^2 - a; output g = y - x\n";
+
+static void solve_two_points(dual_device device, dual_device ran_on, const char *note) {
+  double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
+  int32_t info[2], it[2];
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_device(ctx), DUAL_DEVICE_GPU);
+  cr_assert_eq(dual_program_compile(ctx, two_points, "two_points", &prog), DUAL_SUCCESS);
+  cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s",
+               dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), ran_on);
+  cr_assert_not_null(strstr(dual_context_last_note(ctx), note), "note: %s", dual_context_last_note(ctx));
+  cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
+  cr_assert_float_eq(x[0], sqrt(2.0), 1e-14);
+  cr_assert_float_eq(x[3], 3.0, 1e-14);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* Without cuBLAS (DUALBATCH_CUBLAS names no library) the knob's cuBLAS LU gives way to the rule's
+ * in-kernel LU, and the note says so. */
+Test(gpu_solve, no_cublas_keeps_the_in_kernel_lu_and_says_so) {
+  need_gpu();
+  setenv("DUALBATCH_CUBLAS", "/nonexistent/libcublas.so", 1);
+  setenv("DUALBATCH_SOLVE_LU", "3", 1);
+  solve_two_points(DUAL_DEVICE_GPU, DUAL_DEVICE_GPU, "in-kernel LU ran: cuBLAS is not available");
+  unsetenv("DUALBATCH_SOLVE_LU"), unsetenv("DUALBATCH_CUBLAS");
 }
 
 Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise, .timeout = 600) {
@@ -142,26 +233,13 @@ Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise, .timeout 
 Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gpu) {
   need_gpu();
   setenv("DUALBATCH_GPU_FAULT", "alloc", 1);
-  const char *src = "input x; input y; param a\noutput f = x^2 - a; output g = y - x\n";
+  solve_two_points(DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU, "dual_newton solved 2 of its 2 points on the CPU");
   double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
   int32_t info[2], it[2];
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_device(ctx), DUAL_DEVICE_GPU);
-  cr_assert_eq(dual_program_compile(ctx, src, "fault", &prog), DUAL_SUCCESS);
-  cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s",
-               dual_context_last_error(ctx));
-  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
-  cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_newton solved 2 of its 2 points on the CPU"),
-                     "note: %s", dual_context_last_note(ctx));
-  cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
-  cr_assert_float_eq(x[0], sqrt(2.0), 1e-14);
-  cr_assert_float_eq(x[3], 3.0, 1e-14);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_GPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_program_compile(ctx, src, "fault", &prog), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, two_points, "fault", &prog), DUAL_SUCCESS);
   cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_ERR_NO_MEMORY);
   cr_assert_not_null(strstr(dual_context_last_error(ctx), "dual_newton: allocating the solver's device arrays"),
                      "error: %s", dual_context_last_error(ctx));

@@ -1,5 +1,6 @@
 # jax_solve.py — the JAX peer of the GPU Newton benchmark: B small nonlinear systems F(x; p) = 0
-# (kin_steady, n = 32, and rob3, n = 3; bench/programs/*.db, by hand in bench/solve_systems.c)
+# (kin_steady, n = 32, rob3, n = 3, Bratu on 15 and 48 points; bench/programs/*.db, by hand in
+# bench/solve_systems.c)
 # solved by jit(vmap(newton)), newton being a per-point damped Newton loop as a JAX user writes it:
 # lax.while_loop over iterations, F and J = jacfwd(F) in one forward pass, dx = solve(J, -F), a
 # backtracking line search on phi = ||F||^2 / 2 (Armijo c = 1e-4, halving, at most 40 reductions;
@@ -8,7 +9,7 @@
 # 50 steps.  No trust-region fallback (dual_newton has one).  Under vmap both loops run until the
 # batch's last point is done; finished points are frozen.
 #
-#   python3 bench/peers/jax_solve.py --dir DIR [--systems kin_steady,rob3] [--batches 1e4,1e5,1e6]
+#   python3 bench/peers/jax_solve.py --dir DIR [--systems kin_steady,rob3,bratu15,bratu48] [--batches 1e4,1e5,1e6]
 #                                    [--reps 7] [--device gpu|cpu]
 #
 # DIR holds, per system, raw little-endian float64 files, row-major, written by the C benchmark:
@@ -66,7 +67,20 @@ def rob3(y, p):
                       k2 * y[1] ** 2 - 0.1 * y[2]])
 
 
-SYSTEMS = {"kin_steady": (kin_steady, 32, 32), "rob3": (rob3, 3, 4)}
+def bratu(n):
+    """The Bratu problem on n interior points, p = (lam,): (x_{i-1} - 2 x_i + x_{i+1}) (n + 1)^2
+    + lam exp(x_i), x_0 = x_{n+1} = 0."""
+    h2 = float((n + 1) ** 2)
+
+    def F(x, p):
+        z = jnp.zeros(1, x.dtype)
+        left, right = jnp.concatenate([z, x[:-1]]), jnp.concatenate([x[1:], z])
+        return (left - 2 * x + right) * h2 + p[0] * jnp.exp(x)
+    return F
+
+
+SYSTEMS = {"kin_steady": (kin_steady, 32, 32), "rob3": (rob3, 3, 4),
+           "bratu15": (bratu(15), 15, 1), "bratu48": (bratu(48), 48, 1)}
 
 
 def newton(F, x0, p):
@@ -142,7 +156,7 @@ def run_one(d, system, b, reps, device):
 def main():
     ap = argparse.ArgumentParser(description="JAX peer of the dualbatch GPU Newton benchmark")
     ap.add_argument("--dir", required=True)
-    ap.add_argument("--systems", default="kin_steady,rob3")
+    ap.add_argument("--systems", default="kin_steady,rob3,bratu15,bratu48")
     ap.add_argument("--batches", default="1e4,1e5,1e6")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cublas_lu.h"
 #include "kernels/gpu_state.h"
 
 int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what) {
@@ -133,6 +134,7 @@ int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes)
 
 void dual_gpu_release(struct dual_gpu *g) {
   if (g == NULL) return;
+  dual_cublas_release(g);
   for (int s = 0; s < DUAL_GPU_STREAMS; ++s) {
     if (g->streams[s] != NULL) {
       cudaStreamSynchronize(g->streams[s]);

@@ -13,38 +13,47 @@
 #include <string.h>
 
 #include "context.h"
+#include "kernels/cublas_lu.h"
 #include "kernels/gpu_state.h"
 #include "kernels/newton_kernels.h"
 
-/* Device bytes per point of a chunk (newton_kernels.h's arrays). */
-static size_t bytes_per_point(int n, int np) {
-  const size_t d = 4 + 3 * (size_t)n + (size_t)np + (size_t)n + (size_t)np + (size_t)n + (size_t)n * n;
-  const size_t i = 5 + 1 + 1 + (size_t)n;
+/* Device bytes per point of a chunk (newton_kernels.h's arrays; blas: cuBLAS rounds' too). */
+static size_t bytes_per_point(int n, int np, int blas) {
+  size_t d = 4 + 3 * (size_t)n + (size_t)np + (size_t)n + (size_t)np + (size_t)n + (size_t)n * n;
+  if (blas) d += (size_t)n * n + (size_t)n + 3; /* A, Bv, amax, Ap, Bp */
+  const size_t i = 5 + 1 + 1 + (size_t)n + (blas ? 1 : 0);
   return 8 * d + 4 * i + 1;
 }
 
 /* Points per chunk: the arena within an eighth of the free device memory and 2 GiB. */
-static int64_t chunk_points(int64_t B, int n, int np) {
+static int64_t chunk_points(int64_t B, int n, int np, int blas) {
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) free_b = (size_t)1 << 30;
   size_t budget = free_b / 8;
   if (budget > ((size_t)2 << 30)) budget = (size_t)2 << 30;
-  int64_t C = (int64_t)(budget / bytes_per_point(n, np));
+  int64_t C = (int64_t)(budget / bytes_per_point(n, np, blas));
   if (C < 1024) C = 1024;
   return C < B ? C : B;
 }
 
-/* Carve the chunk's arrays out of one allocation (8-byte arrays first). */
-static void carve(dual_newton_dev *d, char *base) {
+/* Carve the chunk's arrays out of one allocation (8-byte arrays first; blas: the cuBLAS
+ * rounds' arrays too). */
+static void carve(dual_newton_dev *d, char *base, int blas) {
   const int64_t C = d->C, n = d->n, np = d->np;
   double *q = (double *)base;
   d->P.fn = q, q += C, d->P.fn0 = q, q += C, d->P.alpha = q, q += C, d->P.phi0 = q, q += C;
   d->X = q, q += n * C, d->XT = q, q += n * C, d->DX = q, q += n * C, d->P_ = q, q += np * C;
   d->xa = q, q += n * C, d->pa = q, q += np * C, d->F = q, q += n * C, d->J = q, q += n * n * C;
+  d->A = d->Bv = d->amax = NULL, d->Ap = d->Bp = NULL, d->info = NULL;
+  if (blas) {
+    d->A = q, q += n * n * C, d->Bv = q, q += n * C, d->amax = q, q += C;
+    d->Ap = (double **)q, q += C, d->Bp = (double **)q, q += C;
+  }
   int32_t *r = (int32_t *)q;
   d->P.state = r, r += C, d->P.steps = r, r += C, d->P.reductions = r, r += C;
   d->P.damped = r, r += C, d->P.last = r, r += C, d->phase = r, r += C, d->idx = r, r += C;
   d->piv = r, r += n * C;
+  if (blas) d->info = r, r += C;
   d->flags = (uint8_t *)r;
 }
 
@@ -56,7 +65,9 @@ typedef struct driver {
   int64_t *k_dev, k_host;
   void *temp;
   size_t temp_bytes;
-  int lu; /* DUAL_NEWTON_LU_*: the step's kernel (DUAL_KNOB_SOLVE_LU) */
+  int lu;   /* DUAL_NEWTON_LU_*: the step's kernel (DUAL_KNOB_SOLVE_LU) */
+  int blas; /* the rounds use cuBLAS's LU */
+  struct dual_gpu *g;
   int device_mem, threads;
   double *staging; /* pinned, for host-memory points */
 } driver;
@@ -92,13 +103,26 @@ static int evaluate(driver *v) {
   return dual_run(v->ctx, v->prog, DUAL_MODE_JACOBIAN, &b);
 }
 
+/* The round's verdicts and steps with cuBLAS's LU: the per-point code before and after it. */
+static int blas_round(driver *v) {
+  const dual_newton_dev *d = &v->d;
+  int st = cuda(v, (cudaError_t)dual_newton_blas_prepare(d, v->stream), "dual_newton: a round");
+  if (st == DUAL_SUCCESS && d->n > 0)
+    st = dual_cublas_lu_solve(v->ctx, v->g, v->stream, d->n, d->Ap, d->piv, d->info, d->Bp, (int)d->k);
+  if (st == DUAL_SUCCESS) st = cuda(v, (cudaError_t)dual_newton_blas_finish(d, v->stream), "dual_newton: a round");
+  return st;
+}
+
 static int solve_chunk(driver *v) {
   int st = cuda(v, (cudaError_t)dual_newton_init(&v->d, v->stream), "dual_newton: starting a chunk");
+  if (st == DUAL_SUCCESS && v->blas)
+    st = cuda(v, (cudaError_t)dual_newton_blas_pointers(&v->d, v->stream), "dual_newton: starting a chunk");
   for (;;) { /* a round: F and J at every point not done, then each point's verdict and step */
     if (st == DUAL_SUCCESS) st = select_points(v);
     if (st != DUAL_SUCCESS || v->d.k == 0) return st;
     st = evaluate(v);
-    if (st == DUAL_SUCCESS)
+    if (st == DUAL_SUCCESS && v->blas) st = blas_round(v);
+    else if (st == DUAL_SUCCESS)
       st = cuda(v, (cudaError_t)dual_newton_steps(&v->d, v->lu, v->stream), "dual_newton: a round");
   }
 }
@@ -165,10 +189,17 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   memset(&v, 0, sizeof v);
   v.ctx = ctx, v.prog = prog, v.device_mem = device_mem;
   v.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+  v.g = g;
   v.lu = (int)ctx->knobs[DUAL_KNOB_SOLVE_LU]; /* DUAL_NEWTON_LU_* */
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
-  const int64_t C = chunk_points(B, n, np);
+  char no_blas[600] = ""; /* the knob asked for cuBLAS and it did not load: said in the note */
+  if (v.lu == DUAL_NEWTON_LU_CUBLAS) {
+    v.blas = dual_cublas_available(no_blas, sizeof no_blas);
+    if (v.blas) no_blas[0] = '\0';
+    else v.lu = DUAL_NEWTON_LU_AUTO; /* the rule's in-kernel LU instead */
+  }
+  const int64_t C = chunk_points(B, n, np, v.blas);
   v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
   const int64_t wide = n > np ? n : np;
   char *arena = NULL;
@@ -178,7 +209,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   }
   if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
     v.temp_bytes = dual_newton_select_bytes(C);
-    const size_t used = (bytes_per_point(n, np) * (size_t)C + 255) / 256 * 256;
+    const size_t used = (bytes_per_point(n, np, v.blas) * (size_t)C + 255) / 256 * 256;
     st = dual_gpu_solve_buffer(ctx, 0, used + 256 + v.temp_bytes, (void **)&arena,
                                "dual_newton: allocating the solver's device arrays");
     if (st == DUAL_SUCCESS) v.k_dev = (int64_t *)(arena + used), v.temp = arena + used + 256;
@@ -186,7 +217,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
-    carve(&v.d, arena);
+    carve(&v.d, arena, v.blas);
     st = copy_in(&v, x + b0 * ldx, ldx, n, c, v.d.xa, v.d.X);
     if (st == DUAL_SUCCESS && np > 0) st = copy_in(&v, p + b0 * ldp, ldp, np, c, v.d.pa, v.d.P_);
     if (st == DUAL_SUCCESS) st = solve_chunk(&v);
@@ -194,6 +225,8 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
   if (arena != NULL) cudaStreamSynchronize(v.stream);
+  if (st == DUAL_SUCCESS && no_blas[0] != '\0') /* after the engine's calls, which clear notes */
+    dual_set_note(ctx, dual_strdup_printf("dual_newton: the in-kernel LU ran: %s", no_blas));
   return st;
 }
 

@@ -1,11 +1,12 @@
 // newton_kernels.cu — dual_newton's kernels (newton_kernels.h): one thread per point runs the
 // round's per-point code of solve/newton_point.h, the same source the CPU runs, on element-major
 // arrays (a round: the line search's verdict on a trial point, then the Newton step where it was
-// accepted, with the J evaluated there); for n <= 32 the Newton step instead runs one warp per point, its LU on the matrix's rows
-// held in the lanes' registers with each entry updated by the CPU's statements in the CPU's order
-// (the same bits); a stable stream compaction (CUB) picks the points of each engine call;
-// transposes move a chunk between the host's point-major layout and the device's element-major
-// one.
+// accepted, with the J evaluated there), for n <= 8 on copies in registers; for 8 < n <= 32 the
+// Newton step instead runs on a group of 16 or 32 lanes per point, its LU on the matrix's rows held
+// in the lanes' registers with each entry updated by the CPU's statements in the CPU's order (the
+// same bits); for n > 32 cuBLAS's batched LU may take the step (its kernels around it here); a
+// stable stream compaction (CUB) picks the points of each engine call; transposes move a chunk
+// between the host's point-major layout and the device's element-major one.
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -58,6 +59,45 @@ __device__ int32_t next_phase(const dual_newton_dev &d, int64_t b, int more) {
               : d.P.state[b] == DUAL_NEWTON_ACTIVE ? DUAL_NEWTON_NEED_J : DUAL_NEWTON_DONE;
 }
 
+// steps_kernel's round for a point of N <= 8 unknowns, its vectors and matrix staged in the
+// thread's registers (local arrays, stride 1): each entry is read from and written to device
+// memory once instead of at every pass of the tests and the LU, which had bounded the kernel by
+// memory traffic (n = 3: 200 us a round at 1e6 points on the H200).
+template <int N>
+__device__ void small_round(const dual_newton_dev &d, int64_t i, int64_t b) {
+  const int64_t s = d.k, C = d.C;
+  double F[N], x[N], dx[N], xt[N], J[N * N];
+  int32_t piv[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) F[j] = d.F[i + j * s], x[j] = d.X[b + j * C];
+  if (d.phase[b] == DUAL_NEWTON_NEED_F) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) dx[j] = d.DX[b + j * C], xt[j] = d.XT[b + j * C];
+    const int more = dual_newton_judge(&d.o, &d.P, b, N, F, 1, x, dx, xt, 1);
+    if (more || d.P.state[b] != DUAL_NEWTON_ACTIVE) {
+      d.phase[b] = next_phase(d, b, more);
+#pragma unroll
+      for (int j = 0; j < N; ++j) {
+        if (more)
+          d.XT[b + j * C] = xt[j];
+        else
+          d.X[b + j * C] = x[j];
+      }
+      return;
+    }
+#pragma unroll
+    for (int j = 0; j < N; ++j) d.X[b + j * C] = x[j];
+  }
+#pragma unroll
+  for (int e = 0; e < N * N; ++e) J[e] = d.J[i + e * s];
+  const int more = dual_newton_step(&d.o, &d.P, b, N, F, J, piv, 1, x, dx, xt, 1);
+  d.phase[b] = next_phase(d, b, more);
+  if (more) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) d.DX[b + j * C] = dx[j], d.XT[b + j * C] = xt[j];
+  }
+}
+
 // A round for one point, one thread: a point in its line search has F and J at its trial point:
 // the verdict on it (dual_newton_judge), and where the step was accepted and the point goes on,
 // its next Newton step from there (J at the new iterate is the one evaluated); a point at a new
@@ -66,6 +106,17 @@ __global__ void steps_kernel(const dual_newton_dev d) {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= d.k) return;
   const int64_t b = d.idx[i];
+  switch (d.n) {
+  case 1: small_round<1>(d, i, b); return;
+  case 2: small_round<2>(d, i, b); return;
+  case 3: small_round<3>(d, i, b); return;
+  case 4: small_round<4>(d, i, b); return;
+  case 5: small_round<5>(d, i, b); return;
+  case 6: small_round<6>(d, i, b); return;
+  case 7: small_round<7>(d, i, b); return;
+  case 8: small_round<8>(d, i, b); return;
+  default: break;
+  }
   if (d.phase[b] == DUAL_NEWTON_NEED_F) {
     const int more = dual_newton_judge(&d.o, &d.P, b, d.n, d.F + i, d.k, d.X + b, d.DX + b, d.XT + b, d.C);
     if (more || d.P.state[b] != DUAL_NEWTON_ACTIVE) {
@@ -80,89 +131,112 @@ __global__ void steps_kernel(const dual_newton_dev d) {
 
 constexpr unsigned FULL = 0xffffffffu;
 
-// (key, pos) of the better pivot candidate: the larger key, on ties the lower position (the CPU's
-// scan keeps the first entry of largest magnitude).
-__device__ void better_pivot(double &key, int &pos, int &lane_of) {
-  for (int off = 16; off > 0; off >>= 1) {
-    const double k2 = __shfl_xor_sync(FULL, key, off);
-    const int p2 = __shfl_xor_sync(FULL, pos, off), l2 = __shfl_xor_sync(FULL, lane_of, off);
-    if (k2 > key || (k2 == key && p2 < pos)) key = k2, pos = p2, lane_of = l2;
+// One point per group of G lanes (G = 16: two points per warp, for n <= 16; G = 32: a warp):
+// lane l of the group holds row l of J.  A group synchronizes on its own lanes (mask), so the
+// two groups of a warp may take different paths.
+template <int G>
+struct group {
+  int l;         // the lane in the group
+  int base;      // the group's first lane in the warp
+  unsigned mask; // the group's lanes
+  __device__ group() {
+    const int lane = threadIdx.x & 31;
+    l = lane % G, base = lane - l;
+    mask = G == 32 ? FULL : ((1u << G) - 1u) << base;
+  }
+  __device__ double shfl(double v, int src) const { return __shfl_sync(mask, v, src, G); }
+  __device__ int shfl(int v, int src) const { return __shfl_sync(mask, v, src, G); }
+  __device__ int first(bool pred) const { // the first lane of the group where pred holds, or -1
+    return __ffs((__ballot_sync(mask, pred) >> base) & (G == 32 ? FULL : (1u << G) - 1u)) - 1;
+  }
+  __device__ void sync() const { __syncwarp(mask); }
+};
+
+// The better pivot candidate of the group: the larger key, on ties the lower position (the CPU's
+// scan keeps the first entry of largest magnitude); at = position * 32 + lane (positions < 64).
+template <int G>
+__device__ void better_pivot(const group<G> &gr, double &key, int &at) {
+  for (int off = G / 2; off > 0; off >>= 1) {
+    const double k2 = __shfl_xor_sync(gr.mask, key, off, G);
+    const int a2 = __shfl_xor_sync(gr.mask, at, off, G);
+    if (k2 > key || (k2 == key && a2 < at)) key = k2, at = a2;
   }
 }
 
-// dual_lu_factor and dual_lu_solve (solve/lu_small.h) for one point by one warp, n <= 32: lane r
+// dual_lu_factor and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G: lane r
 // holds row r of J in a (zeros past n) and follows it through the row swaps by its position; F
-// (n entries) and the step dx are the warp's shared arrays, and dx = -J^{-1} F.  Every entry gets
+// (n entries) and the step dx are the group's shared arrays, and dx = -J^{-1} F.  Every entry gets
 // the CPU's statements in the CPU's order: the factors and the step are the same bits.  Returns 1
 // (all lanes) when J is singular to working precision.
-__device__ int warp_lu_step(int n, double (&a)[32], const double *F, double *dx, int lane) {
+template <int G>
+__device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], const double *F, double *dx) {
+  const int lane = gr.l;
   const bool row = lane < n;
   double amax = 0.0;
 #pragma unroll
-  for (int c = 0; c < 32; ++c) amax = fabs(a[c]) > amax ? fabs(a[c]) : amax;
-  for (int off = 16; off > 0; off >>= 1) {
-    const double o = __shfl_xor_sync(FULL, amax, off);
+  for (int c = 0; c < G; ++c) amax = fabs(a[c]) > amax ? fabs(a[c]) : amax;
+  for (int off = G / 2; off > 0; off >>= 1) {
+    const double o = __shfl_xor_sync(gr.mask, amax, off, G);
     amax = o > amax ? o : amax;
   }
   const double tiny = (double)n * DBL_EPSILON * amax;
   if (amax == 0.0) return 1;
   int pos = lane; // the row's position after the swaps so far
 #pragma unroll
-  for (int k = 0; k < 32; ++k) {
+  for (int k = 0; k < G; ++k) {
     if (k >= n) break;
     // the pivot: the first position >= k of largest |a| (a NaN never wins, except at k itself,
     // where the CPU's scan starts and no comparison beats it)
     const double v = fabs(a[k]);
     double key = !row || pos < k ? -2.0 : v != v ? (pos == k ? INFINITY : -1.0) : v;
-    int best_pos = row ? pos : 1 << 30, wl = lane;
-    better_pivot(key, best_pos, wl);
-    const double best = __shfl_sync(FULL, v, wl);
+    int at = (row ? pos : 63) * 32 + lane;
+    better_pivot(gr, key, at);
+    const int best_pos = at >> 5, wl = at & 31;
+    const double d = gr.shfl(a[k], wl), best = fabs(d);
     if (best <= tiny) return 1;
     if (best_pos != k) pos = pos == k ? best_pos : pos == best_pos ? k : pos;
-    const double d = __shfl_sync(FULL, a[k], wl);
     const bool below = row && pos > k;
     double l = 0.0;
     if (below) l = a[k] / d, a[k] = l;
 #pragma unroll
-    for (int j = k + 1; j < 32; ++j) {
-      const double pj = __shfl_sync(FULL, a[j], wl);
-      if (below && l != 0.0 && j < n) a[j] -= l * pj;
+    for (int j = k + 1; j < G; ++j) {
+      if (j >= n) break;
+      const double pj = gr.shfl(a[j], wl);
+      if (below && l != 0.0) a[j] -= l * pj;
     }
   }
   // b = -F moved with its row: lane r's entry sits at position pos
   double v = row ? -F[lane] : 0.0;
 #pragma unroll
-  for (int j = 0; j < 32; ++j) { // forward: b_i -= L_ij b_j, j ascending
+  for (int j = 0; j < G; ++j) { // forward: b_i -= L_ij b_j, j ascending
     if (j >= n - 1) break;
-    const int src = __ffs(__ballot_sync(FULL, row && pos == j)) - 1;
-    const double bj = __shfl_sync(FULL, v, src);
+    const int src = gr.first(row && pos == j);
+    const double bj = gr.shfl(v, src);
     if (row && pos > j) v -= a[j] * bj;
   }
 #pragma unroll
-  for (int i = 31; i >= 0; --i) { // back: x_i = (b_i - sum_{j > i} U_ij x_j) / U_ii, j ascending
-    if (i >= n) continue;
-    if (row && pos == i) {
-      double t = v;
-#pragma unroll
-      for (int j = i + 1; j < 32; ++j)
-        if (j < n) t -= a[j] * dx[j];
-      dx[i] = t / a[i];
-    }
-    __syncwarp();
+  for (int i = G - 1; i >= 0; --i) { // back: x_i = (b_i - sum_{j > i} U_ij x_j) / U_ii, j descending:
+    if (i >= n) continue;            // x_i goes to every row above as soon as it is known
+    const int src = gr.first(row && pos == i);
+    double xi = row && pos == i ? v / a[i] : 0.0;
+    xi = gr.shfl(xi, src);
+    if (row && pos < i) v -= a[i] * xi;
+    if (lane == src) dx[i] = xi;
   }
+  gr.sync();
   return 0;
 }
 
-// dual_newton_step for n <= 32, one warp per point: the point's F, x, dx and xt staged in the
-// warp's shared arrays (lanes load and store them together), lane 0 runs the tests and the trial
-// point on them (the same functions as the CPU, stride 1), the warp the LU step.
-constexpr int WARPS = THREADS / 32;
-
-__global__ void __launch_bounds__(THREADS, 2) warp_steps_kernel(const dual_newton_dev d) {
-  __shared__ double stage[WARPS][4][32]; // F, x, dx, xt
-  const int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
-  const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
-  if (i >= d.k) return; // whole warps leave together
+// dual_newton_step for n <= G, one group of G lanes per point: the point's F, x, dx and xt staged
+// in the group's shared arrays (lanes load and store them together), lane 0 runs the tests and
+// the trial point on them (the same functions as the CPU, stride 1), the group the LU step.
+template <int G>
+__global__ void __launch_bounds__(THREADS, G == 16 ? 3 : 2) group_steps_kernel(const dual_newton_dev d) {
+  __shared__ double stage[THREADS / G][4][G]; // F, x, dx, xt
+  const int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / G;
+  const group<G> gr;
+  const int lane = gr.l, w = threadIdx.x / G;
+  if (i >= d.k) return; // whole groups leave together
   const int64_t b = d.idx[i], s = d.k, C = d.C;
   const int n = d.n;
   double *F = stage[w][0], *x = stage[w][1], *dx = stage[w][2], *xt = stage[w][3];
@@ -172,7 +246,7 @@ __global__ void __launch_bounds__(THREADS, 2) warp_steps_kernel(const dual_newto
     F[lane] = d.F[i + lane * s], x[lane] = d.X[b + lane * C];
     if (trial) dx[lane] = d.DX[b + lane * C], xt[lane] = d.XT[b + lane * C];
   }
-  __syncwarp();
+  gr.sync();
   if (trial) { // the verdict on the trial point (F and J there); accepted, the step goes on below
     int more = 0, active = 0;
     if (lane == 0) {
@@ -180,8 +254,8 @@ __global__ void __launch_bounds__(THREADS, 2) warp_steps_kernel(const dual_newto
       active = d.P.state[b] == DUAL_NEWTON_ACTIVE;
       if (more || !active) d.phase[b] = next_phase(d, b, more);
     }
-    more = __shfl_sync(FULL, more, 0), active = __shfl_sync(FULL, active, 0);
-    __syncwarp();
+    more = gr.shfl(more, 0), active = gr.shfl(active, 0);
+    gr.sync();
     if (lane < n) {
       if (more)
         d.XT[b + lane * C] = xt[lane];
@@ -190,23 +264,23 @@ __global__ void __launch_bounds__(THREADS, 2) warp_steps_kernel(const dual_newto
     }
     if (more || !active) return;
   }
-  double a[32]; // lane r: row r of J, element (r, c) at J[(r * n + c) * s]
+  double a[G]; // lane r: row r of J, element (r, c) at J[(r * n + c) * s]
   int jfinite = 1;
 #pragma unroll
-  for (int c = 0; c < 32; ++c) {
+  for (int c = 0; c < G; ++c) {
     a[c] = lane < n && c < n ? J[((int64_t)lane * n + c) * s] : 0.0;
     jfinite &= fabs(a[c]) <= DBL_MAX;
   }
-  jfinite = __all_sync(FULL, jfinite);
-  __syncwarp();
+  jfinite = __all_sync(gr.mask, jfinite);
+  gr.sync();
   int go = 0;
   if (lane == 0) go = dual_newton_tests(&d.o, &d.P, b, n, F, 1, jfinite);
-  go = __shfl_sync(FULL, go, 0);
+  go = gr.shfl(go, 0);
   if (!go) {
     if (lane == 0) d.phase[b] = next_phase(d, b, 0);
     return;
   }
-  const int singular = warp_lu_step(n, a, F, dx, lane);
+  const int singular = group_lu_step(gr, n, a, F, dx);
   int more = 0;
   if (lane == 0) {
     if (singular)
@@ -215,12 +289,110 @@ __global__ void __launch_bounds__(THREADS, 2) warp_steps_kernel(const dual_newto
       more = dual_newton_trial(&d.o, &d.P, b, n, x, dx, xt, 1);
     d.phase[b] = next_phase(d, b, more);
   }
-  more = __shfl_sync(FULL, more, 0);
-  __syncwarp();
+  more = gr.shfl(more, 0);
+  gr.sync();
   if (more && lane < n) d.DX[b + lane * C] = dx[lane], d.XT[b + lane * C] = xt[lane];
 }
 
+// ---- rounds with cuBLAS's LU ----
+
+__global__ void blas_pointers_kernel(const dual_newton_dev d) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= d.C) return;
+  d.Ap[i] = d.A + i * (int64_t)d.n * d.n, d.Bp[i] = d.Bv + i * (int64_t)d.n;
+}
+
+// The round's per-point code before the LU: the verdict on a trial point, then for a point at a
+// new iterate the tests; a point that takes a step gets flags[i] = 1, its -F in Bv.
+__global__ void blas_prepare_kernel(const dual_newton_dev d) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= d.k) return;
+  const int64_t b = d.idx[i], s = d.k;
+  const int n = d.n;
+  d.flags[i] = 0;
+  if (d.phase[b] == DUAL_NEWTON_NEED_F) {
+    const int more = dual_newton_judge(&d.o, &d.P, b, n, d.F + i, s, d.X + b, d.DX + b, d.XT + b, d.C);
+    if (more || d.P.state[b] != DUAL_NEWTON_ACTIVE) {
+      d.phase[b] = next_phase(d, b, more);
+      return;
+    }
+  }
+  double amax = 0.0;
+  int jfinite = 1;
+  for (int64_t e = 0; e < (int64_t)n * n; ++e) {
+    const double a = fabs(d.J[i + e * s]);
+    jfinite &= a <= DBL_MAX;
+    amax = a > amax ? a : amax;
+  }
+  if (dual_newton_tests(&d.o, &d.P, b, n, d.F + i, s, jfinite) && amax == 0.0)
+    d.P.state[b] = DUAL_SOLVE_SINGULAR;
+  if (d.P.state[b] != DUAL_NEWTON_ACTIVE) {
+    d.phase[b] = DUAL_NEWTON_DONE;
+    return;
+  }
+  d.flags[i] = 1, d.amax[i] = amax;
+  for (int j = 0; j < n; ++j) d.Bv[i * n + j] = -d.F[i + j * s];
+}
+
+// J (element-major [n * n][k]) into A ([k][n * n]): A's column-major matrix i is J^T of point
+// i.  32 x 32 tiles through shared memory, so that reads and writes are both coalesced.
+__global__ void blas_pack_kernel(const dual_newton_dev d) {
+  __shared__ double tile[32][33];
+  const int64_t nn = (int64_t)d.n * d.n;
+  const int64_t i0 = (int64_t)blockIdx.x * 32, e0 = (int64_t)blockIdx.y * 32;
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const int64_t e = e0 + r, i = i0 + threadIdx.x;
+    if (e < nn && i < d.k) tile[r][threadIdx.x] = d.J[e * d.k + i];
+  }
+  __syncthreads();
+  for (int r = threadIdx.y; r < 32; r += blockDim.y) {
+    const int64_t i = i0 + r, e = e0 + threadIdx.x;
+    if (e < nn && i < d.k) d.A[i * nn + e] = tile[threadIdx.x][r];
+  }
+}
+
+// After cuBLAS: the pivots' test, then the step and the first trial point (dual_newton_trial).
+__global__ void blas_finish_kernel(const dual_newton_dev d) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= d.k || !d.flags[i]) return;
+  const int64_t b = d.idx[i], C = d.C;
+  const int n = d.n;
+  const double tiny = (double)n * DBL_EPSILON * d.amax[i], *U = d.A + i * (int64_t)n * n;
+  int singular = d.info[i] != 0;
+  for (int q = 0; q < n && !singular; ++q) singular = !(fabs(U[q * n + q]) > tiny);
+  if (singular) {
+    d.P.state[b] = DUAL_SOLVE_SINGULAR;
+    d.phase[b] = DUAL_NEWTON_DONE;
+    return;
+  }
+  for (int j = 0; j < n; ++j) d.DX[b + j * C] = d.Bv[i * n + j];
+  const int more = dual_newton_trial(&d.o, &d.P, b, n, d.X + b, d.DX + b, d.XT + b, C);
+  d.phase[b] = next_phase(d, b, more);
+}
+
 } // namespace
+
+extern "C" int dual_newton_blas_pointers(const dual_newton_dev *d, void *stream) {
+  if (d->C == 0) return (int)cudaSuccess;
+  blas_pointers_kernel<<<blocks_for(d->C), THREADS, 0, (cudaStream_t)stream>>>(*d);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int dual_newton_blas_prepare(const dual_newton_dev *d, void *stream) {
+  if (d->k == 0) return (int)cudaSuccess;
+  blas_prepare_kernel<<<blocks_for(d->k), THREADS, 0, (cudaStream_t)stream>>>(*d);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || d->n == 0) return (int)e;
+  const dim3 grid((unsigned)((d->k + 31) / 32), (unsigned)(((int64_t)d->n * d->n + 31) / 32)), block(32, 8);
+  blas_pack_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(*d);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int dual_newton_blas_finish(const dual_newton_dev *d, void *stream) {
+  if (d->k == 0) return (int)cudaSuccess;
+  blas_finish_kernel<<<blocks_for(d->k), THREADS, 0, (cudaStream_t)stream>>>(*d);
+  return (int)cudaGetLastError();
+}
 
 extern "C" int dual_newton_transpose(const double *src, double *dst, int64_t c, int64_t C,
                                      int32_t len, int64_t ld, int to_points, void *stream) {
@@ -265,8 +437,12 @@ extern "C" int dual_newton_gather(const dual_newton_dev *d, void *stream) {
 extern "C" int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream) {
   if (d->k == 0) return (int)cudaSuccess;
   const int warp = lu == DUAL_NEWTON_LU_WARP || (lu == DUAL_NEWTON_LU_AUTO && d->n > DUAL_NEWTON_WARP_MIN_N);
+  if (warp && d->n <= 16) {
+    group_steps_kernel<16><<<blocks_for(d->k * 16), THREADS, 0, (cudaStream_t)stream>>>(*d);
+    return (int)cudaGetLastError();
+  }
   if (warp && d->n <= 32) {
-    warp_steps_kernel<<<blocks_for(d->k * 32), THREADS, 0, (cudaStream_t)stream>>>(*d);
+    group_steps_kernel<32><<<blocks_for(d->k * 32), THREADS, 0, (cudaStream_t)stream>>>(*d);
     return (int)cudaGetLastError();
   }
   steps_kernel<<<blocks_for(d->k), THREADS, 0, (cudaStream_t)stream>>>(*d);

@@ -37,7 +37,12 @@ typedef struct dual_newton_dev {
   int64_t k;            /* how many */
   double *xa, *pa;      /* [n][k], [np][k] gathered */
   double *F, *J;        /* [n][k], [n * n][k] the engine's results */
-  int32_t *piv;         /* [n][k] */
+  int32_t *piv;         /* [n][k]; cuBLAS rounds: [k][n] */
+  /* cuBLAS rounds only (else NULL): the matrices A = J^T point-major ([k][n * n], column-major
+   * each), the right-hand sides -F ([k][n], the steps after the solve), their device pointer
+   * arrays [C], cuBLAS's info [C], each point's max |J_ij| [C] (the singularity test) */
+  double *A, *Bv, **Ap, **Bp, *amax;
+  int32_t *info;
 } dual_newton_dev;
 
 /* A point-major array src (point b's entry j at src[b * ld + j], device memory) into the
@@ -60,11 +65,24 @@ int dual_newton_gather(const dual_newton_dev *d, void *stream);
 
 /* After F and J at the k gathered points, a round for each: the line search's verdict on a trial
  * point (dual_newton_judge, newton_point.h), then, for a point at a new iterate, its Newton step
- * (dual_newton_step), one thread per point (lu DUAL_NEWTON_LU_THREAD, and any n > 32), or one
- * warp per point (the same bits; lu DUAL_NEWTON_LU_WARP, or AUTO for WARP_MIN_N < n <= 32). */
-enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2 }; /* the knob's values */
+ * (dual_newton_step), one thread per point (lu DUAL_NEWTON_LU_THREAD, and any n > 32), or a
+ * group of lanes per point, 16 for n <= 16, else a warp (the same bits; lu DUAL_NEWTON_LU_WARP,
+ * or AUTO for WARP_MIN_N < n <= 32). */
+enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2, DUAL_NEWTON_LU_CUBLAS = 3 };
 #define DUAL_NEWTON_WARP_MIN_N 8
 int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream);
+
+/* A round with cuBLAS's batched LU (lu DUAL_NEWTON_LU_CUBLAS only: on the H200 it measured
+ * slower than the thread-per-point LU at n = 48 and 64, and slower than the lane groups below;
+ * its factors round differently from the in-kernel LU, so the points agree with the CPU's to a
+ * tolerance, not bitwise).  dual_newton_blas_pointers fills Ap and Bp once per chunk;
+ * dual_newton_blas_prepare runs the verdicts on trial points and the tests, and for the points
+ * that take a Newton step (flags[i] = 1) sets Bv = -F and packs J^T into A; after cuBLAS,
+ * dual_newton_blas_finish tests the pivots (|U_kk| <= n eps max |J_ij| is singular, as the
+ * in-kernel LU's test) and sets the steps and first trial points. */
+int dual_newton_blas_pointers(const dual_newton_dev *d, void *stream);
+int dual_newton_blas_prepare(const dual_newton_dev *d, void *stream);
+int dual_newton_blas_finish(const dual_newton_dev *d, void *stream);
 
 #ifdef __cplusplus
 }

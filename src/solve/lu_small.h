@@ -69,9 +69,10 @@ DUAL_INLINE void dual_lu_solve(const double *A, int n, int64_t rs, int64_t cs, c
     for (int j = 0; j < i; ++j) v -= A[i * rs + j * cs] * b[j * s];
     b[i * s] = v;
   }
+  /* j descending: the order in which a GPU lane group gets each x_j (kernels/newton_kernels.cu) */
   for (int i = n - 1; i >= 0; --i) {
     double v = b[i * s];
-    for (int j = i + 1; j < n; ++j) v -= A[i * rs + j * cs] * b[j * s];
+    for (int j = n - 1; j > i; --j) v -= A[i * rs + j * cs] * b[j * s];
     b[i * s] = v / A[i * rs + i * cs];
   }
 }

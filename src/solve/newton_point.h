@@ -44,9 +44,21 @@ DUAL_INLINE int dual_sv_finite(const double *v, int64_t n, int64_t s) {
   return 1;
 }
 
-/* ||v||_2 of the n entries v[j * s], by scaled sums of squares in a fixed order (no overflow for
- * finite v). */
+/* ||v||_2 of the n entries v[j * s] in a fixed order: the plain sum of squares where the largest
+ * magnitude lies in [2^-500, 2^500] (no overflow; what underflows is below rounding), else by
+ * scaled sums of squares (no overflow for finite v).  The plain sum has no division per entry,
+ * which matters where a GPU lane runs it for a whole group. */
 DUAL_INLINE double dual_sv_norm(const double *v, int n, int64_t s) {
+  double amax = 0.0;
+  for (int j = 0; j < n; ++j) {
+    const double a = fabs(v[j * s]);
+    amax = a > amax ? a : amax;
+  }
+  if (amax >= 0x1p-500 && amax <= 0x1p500 && n < (1 << 20)) {
+    double sum = 0.0;
+    for (int j = 0; j < n; ++j) sum += v[j * s] * v[j * s];
+    return sqrt(sum);
+  }
   double scale = 0.0, ssq = 1.0;
   for (int j = 0; j < n; ++j) {
     const double a = fabs(v[j * s]);

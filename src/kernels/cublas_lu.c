@@ -1,0 +1,98 @@
+/*
+ * cublas_lu.c — cuBLAS's batched LU for dual_newton (cublas_lu.h): the library through dlopen,
+ * its five entry points declared here (no cublas_v2.h needed to build), one load per process,
+ * one handle per context.
+ */
+#include "kernels/cublas_lu.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "context.h"
+
+typedef struct cublas_ctx *cublas_handle;
+typedef int (*create_fn)(cublas_handle *);
+typedef int (*destroy_fn)(cublas_handle);
+typedef int (*set_stream_fn)(cublas_handle, cudaStream_t);
+typedef int (*getrf_fn)(cublas_handle, int, double *const[], int, int *, int *, int);
+typedef int (*getrs_fn)(cublas_handle, int, int, int, const double *const[], int, const int *,
+                        double *const[], int, int *, int);
+
+enum { CUBLAS_OP_N_ = 0, CUBLAS_OP_T_ = 1 };
+
+static struct {
+  pthread_once_t once;
+  void *lib;
+  char why[512];
+  create_fn create;
+  destroy_fn destroy;
+  set_stream_fn set_stream;
+  getrf_fn getrf;
+  getrs_fn getrs;
+} blas = {PTHREAD_ONCE_INIT, NULL, "", NULL, NULL, NULL, NULL, NULL};
+
+static void load_cublas(void) {
+  static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  const char *env = getenv("DUALBATCH_CUBLAS");
+  const int only_env = env != NULL && env[0] != '\0'; /* that file, or none */
+  size_t used = 0;
+  for (int i = -1; i < (only_env ? 0 : 3) && blas.lib == NULL; ++i) {
+    const char *name = i < 0 ? env : names[i];
+    if (name == NULL || name[0] == '\0') continue;
+    blas.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (blas.lib == NULL && used < sizeof blas.why) {
+      const char *e = dlerror();
+      const int k = snprintf(blas.why + used, sizeof blas.why - used, "%s%s", used ? "; " : "", e ? e : name);
+      if (k > 0) used += (size_t)k;
+    }
+  }
+  if (blas.lib == NULL) return;
+  blas.create = (create_fn)dlsym(blas.lib, "cublasCreate_v2");
+  blas.destroy = (destroy_fn)dlsym(blas.lib, "cublasDestroy_v2");
+  blas.set_stream = (set_stream_fn)dlsym(blas.lib, "cublasSetStream_v2");
+  blas.getrf = (getrf_fn)dlsym(blas.lib, "cublasDgetrfBatched");
+  blas.getrs = (getrs_fn)dlsym(blas.lib, "cublasDgetrsBatched");
+  if (!blas.create || !blas.destroy || !blas.set_stream || !blas.getrf || !blas.getrs) {
+    snprintf(blas.why, sizeof blas.why, "the cuBLAS library found lacks an entry point");
+    dlclose(blas.lib);
+    blas.lib = NULL;
+  }
+}
+
+int dual_cublas_available(char *why, size_t cap) {
+  pthread_once(&blas.once, load_cublas);
+  if (blas.lib == NULL && why != NULL && cap > 0)
+    snprintf(why, cap, "cuBLAS is not available (%s)", blas.why[0] ? blas.why : "not found");
+  return blas.lib != NULL;
+}
+
+static int blas_fail(dual_context *ctx, int status, const char *what) {
+  return dual_fail(ctx, status == 3 ? DUAL_ERR_NO_MEMORY : DUAL_ERR_DEVICE,
+                   "GPU: cuBLAS %s failed (cublasStatus_t %d)", what, status);
+}
+
+int dual_cublas_lu_solve(dual_context *ctx, struct dual_gpu *g, cudaStream_t stream, int n,
+                         double *const *A, int *piv, int *info, double *const *B, int count) {
+  char why[600];
+  if (!dual_cublas_available(why, sizeof why)) return dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "%s", why);
+  int s = 0;
+  if (g->cublas == NULL && (s = blas.create((cublas_handle *)&g->cublas)) != 0) {
+    g->cublas = NULL;
+    return blas_fail(ctx, s, "creating a handle");
+  }
+  if ((s = blas.set_stream((cublas_handle)g->cublas, stream)) != 0) return blas_fail(ctx, s, "setting the stream");
+  if ((s = blas.getrf((cublas_handle)g->cublas, n, A, n, piv, info, count)) != 0)
+    return blas_fail(ctx, s, "getrfBatched");
+  int arg_info = 0; /* getrs's check of its arguments (host) */
+  if ((s = blas.getrs((cublas_handle)g->cublas, CUBLAS_OP_T_, n, 1, (const double *const *)A, n, piv, B, n,
+                      &arg_info, count)) != 0 || arg_info != 0)
+    return blas_fail(ctx, s != 0 ? s : -arg_info, "getrsBatched");
+  return DUAL_SUCCESS;
+}
+
+void dual_cublas_release(struct dual_gpu *g) {
+  if (g->cublas != NULL && blas.lib != NULL) blas.destroy((cublas_handle)g->cublas);
+  g->cublas = NULL;
+}
