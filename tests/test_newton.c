@@ -208,11 +208,12 @@ Test(newton, mgh_problems_against_hybrj, .timeout = 120) {
   }
   cr_log_info("MGH 1-14: %d of 48 hybrj roots found again, %d other roots, %d missed (cases%s), %d hybrj failures "
               "solved, %d failed by both", agree, other_root, missed, missed_list, better, same_failure);
-  /* Where we stand (2026-11-28, with the hybrid fallback a port of hybrj): 47 of hybrj's 48
+  /* Where we stand (2026-11-27, with the hybrid fallback a port of hybrj): 47 of hybrj's 48
    * roots.  Cases 26, 45 and 46 (Chebyquad n = 7 at 10 x0, trigonometric at 10 and 100 x0) come
    * from that fallback, which on its own takes hybrj's steps bit for bit when given the Fortran
-   * driver's F and J, and reports hybrj's info on all 55 cases with ours (the five failures
-   * both ways are hybrj's info 4 too).  Case 32 (Brown almost-linear n = 10 from 100 x0) is
+   * driver's F and J, and reports hybrj's info on all 55 cases with ours.  Of hybrj's seven
+   * failures (info 4) three are solved here (cases 18, 27, 44) and four fail here too (4, 5, 6:
+   * Powell's singular function, ||F|| ~1e-34 at a singular J; 28).  Case 32 (Brown almost-linear n = 10 from 100 x0) is
    * solved by Newton's first stage, at the other root (1, ..., 1), so the fallback never runs;
    * hybrj itself, given F and J that differ from the Fortran's by an ulp, goes there too: its
    * path from 100 x0 is decided by rounding (the model's prediction at the fourth trial is a
