@@ -57,8 +57,12 @@ int dual_fail_owned(dual_context *ctx, int status, char *msg) {
     free(msg);
     return status;
   }
-  free(ctx->error);
-  ctx->error = msg;
+  /* one at a time: dual_newton's CPU chunks run engine calls on several threads of a context */
+#pragma omp critical(dual_context_error)
+  {
+    free(ctx->error);
+    ctx->error = msg;
+  }
   return status;
 }
 
@@ -73,8 +77,11 @@ int dual_fail(dual_context *ctx, int status, const char *fmt, ...) {
 
 void dual_clear_error(dual_context *ctx) {
   if (ctx == NULL) return;
-  free(ctx->error);
-  ctx->error = NULL;
+#pragma omp critical(dual_context_error)
+  {
+    free(ctx->error);
+    ctx->error = NULL;
+  }
 }
 
 const char *dual_context_last_error(const dual_context *ctx) {
@@ -231,8 +238,11 @@ const char *dual_context_last_note(const dual_context *ctx) {
 }
 
 void dual_set_note(dual_context *ctx, char *note) {
-  free(ctx->note);
-  ctx->note = note;
+#pragma omp critical(dual_context_note) /* as dual_fail_owned */
+  {
+    free(ctx->note);
+    ctx->note = note;
+  }
 }
 
 int dual_device_count(void) { return dual_gpu_count(NULL, 0); }

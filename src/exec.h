@@ -47,6 +47,13 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job);
 /* dual_sgrad on the CPU (cpu/engine_sgrad.c): the job's samples through the engines above. */
 int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job);
 
+/* dual_run of an eval or a Jacobian on a CPU context with `threads` threads, touching no state of
+ * the context but its error on failure, so that threads may run it at once (run.c); then the
+ * record of a successful run (last device, tier, AD mode; no note), once. */
+int dual_run_cpu_quiet(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b,
+                       int threads);
+void dual_run_cpu_record(dual_context *ctx, const dual_program *prog, int mode);
+
 /* Whether a mode needs second-order passes. */
 static inline int dual_mode_is_second_order(int mode) {
   return mode == DUAL_MODE_HESSIAN || mode == DUAL_MODE_HVP;

@@ -183,6 +183,31 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   return st;
 }
 
+/* dual_run's job for an eval or a Jacobian of a host batch on a CPU context, with `threads`
+ * threads: the width and the AD mode dual_run chooses, so the same bits.  The batch is the
+ * caller's to check (the solvers' own arrays), and nothing of the context changes but its error,
+ * on failure: several threads may run jobs at once on one context (dual_newton's chunks). */
+int dual_run_cpu_quiet(dual_context *ctx, const dual_program *prog, int mode, const dual_batch *b,
+                       int threads) {
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = b, job.mode = mode;
+  job.seed = ctx->seed, job.point0 = b->point0;
+  job.nested_hessian = (int)ctx->knobs[DUAL_KNOB_HESSIAN_NESTED];
+  job.width = choose_width(ctx, prog, mode, 1);
+  job.reverse = choose_reverse(ctx, prog, mode);
+  job.threads = threads > 0 ? threads : 1;
+  return cpu_run(ctx, &job);
+}
+
+/* What a successful dual_run of `mode` on `prog` on the CPU records in the context, for the
+ * callers of dual_run_cpu_quiet once their jobs are done. */
+void dual_run_cpu_record(dual_context *ctx, const dual_program *prog, int mode) {
+  dual_set_note(ctx, NULL);
+  ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
+  ctx->last_ad_mode = choose_reverse(ctx, prog, mode) ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
+}
+
 #define NEED(cond, ...)                                                                          \
   do {                                                                                           \
     if (!(cond)) return dual_fail(ctx, DUAL_ERR_ARGUMENT, __VA_ARGS__);                          \

@@ -61,8 +61,11 @@
             const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                       \
             DUAL_POINTS(p) { tile[p * DUAL_WT + k] = tk[p]; }                                       \
           }                                                                                         \
-        for (int p = 0; p < nb; ++p)                                                                \
-          memcpy(ds + p * dps, tile + p * DUAL_WT, (size_t)kcount * sizeof(double));                \
+        for (int p = 0; p < nb; ++p) { /* a loop: a call to memcpy costs more for rows this short */ \
+          double *dr = ds + p * dps;                                                                \
+          const double *tr = tile + p * DUAL_WT;                                                    \
+          _Pragma("omp simd") for (int k = 0; k < kcount; ++k) dr[k] = tr[k];                       \
+        }                                                                                           \
       } else {                                                                                      \
         const double *t0 = ma != 0u ? DUAL_TAN(ra, 0) : NULL;                                       \
         for (int p = 0; p < nb; ++p) /* lanes outside the mask are structural zeros */              \

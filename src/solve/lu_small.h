@@ -12,20 +12,11 @@
 
 #include "dual/portable.h"
 
-/* Factor the n x n matrix A as P A = L U: U in the upper triangle, L's multipliers below (unit
- * diagonal implied), piv[k * s] the row swapped with row k at step k.  Returns 0, or 1 when A is
- * singular to working precision: a pivot of magnitude <= n * eps * max |A_ij| (or A is zero or
- * not finite); A is then partly factored. */
-DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s) {
-  double amax = 0.0;
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
-      const double a = fabs(A[i * rs + j * cs]);
-      if (!(a <= DBL_MAX)) return 1; /* inf or NaN */
-      if (a > amax) amax = a;
-    }
-  const double tiny = (double)n * DBL_EPSILON * amax;
-  if (amax == 0.0) return 1;
+/* dual_lu_factor's elimination, for a caller that has the singularity threshold tiny (n * eps *
+ * max |A_ij| of a finite, nonzero A) already: the factors, the pivots and the result are
+ * dual_lu_factor's. */
+DUAL_INLINE int dual_lu_eliminate(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s,
+                                  double tiny) {
   for (int k = 0; k < n; ++k) {
     int r = k;
     double best = fabs(A[k * rs + k * cs]);
@@ -50,6 +41,23 @@ DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t
     }
   }
   return 0;
+}
+
+/* Factor the n x n matrix A as P A = L U: U in the upper triangle, L's multipliers below (unit
+ * diagonal implied), piv[k * s] the row swapped with row k at step k.  Returns 0, or 1 when A is
+ * singular to working precision: a pivot of magnitude <= n * eps * max |A_ij| (or A is zero or
+ * not finite); A is then partly factored. */
+DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s) {
+  double amax = 0.0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      const double a = fabs(A[i * rs + j * cs]);
+      if (!(a <= DBL_MAX)) return 1; /* inf or NaN */
+      if (a > amax) amax = a;
+    }
+  const double tiny = (double)n * DBL_EPSILON * amax;
+  if (amax == 0.0) return 1;
+  return dual_lu_eliminate(A, n, rs, cs, piv, s, tiny);
 }
 
 /* Solve A x = b in place (b, entries b[k * s], becomes x) with the factors of dual_lu_factor

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "context.h"
+#include "exec.h"
 #include "gpu.h"
 #include "solve/newton_point.h"
 
@@ -125,18 +126,31 @@ void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const doubl
   }
 }
 
-int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
-                         const double *pa, double *F, double *J) {
+/* The batch of dual_solve_residuals' engine call. */
+static void residual_batch(const dual_program *prog, int64_t k, const double *xa, const double *pa,
+                           double *F, double *J, dual_batch *b) {
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
   const int np = dual_program_num_params(prog);
+  dual_batch_init(b);
+  b->count = k;
+  b->x = xa, b->x_ps = n, b->x_es = 1;
+  b->p = np > 0 ? pa : NULL, b->p_ps = np, b->p_es = 1;
+  b->y = F, b->y_ps = m, b->y_es = 1;
+  if (J != NULL) b->d = J, b->d_ps = (int64_t)m * n, b->d_rs = n, b->d_cs = 1;
+}
+
+int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
+                         const double *pa, double *F, double *J) {
   dual_batch b;
-  dual_batch_init(&b);
-  b.count = k;
-  b.x = xa, b.x_ps = n, b.x_es = 1;
-  b.p = np > 0 ? pa : NULL, b.p_ps = np, b.p_es = 1;
-  b.y = F, b.y_ps = m, b.y_es = 1;
-  if (J != NULL) b.d = J, b.d_ps = (int64_t)m * n, b.d_rs = n, b.d_cs = 1;
+  residual_batch(prog, k, xa, pa, F, J, &b);
   return dual_run(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
+}
+
+int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
+                             const double *xa, const double *pa, double *F, double *J, int threads) {
+  dual_batch b;
+  residual_batch(prog, k, xa, pa, F, J, &b);
+  return dual_run_cpu_quiet(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b, threads);
 }
 
 int dual_solve_finite(const double *v, int64_t n) { return dual_sv_finite(v, n, 1); }

@@ -42,6 +42,11 @@ void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const doubl
 int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
                          const double *pa, double *F, double *J);
 
+/* dual_solve_residuals on a CPU context with `threads` threads (dual_run_cpu_quiet): the same
+ * bits, and nothing of the context changes but its error, so that threads may call it at once. */
+int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
+                             const double *xa, const double *pa, double *F, double *J, int threads);
+
 /* 1 when all n values are finite. */
 int dual_solve_finite(const double *v, int64_t n);
 
