@@ -100,7 +100,10 @@ static int evaluate(driver *v) {
   if (d->np > 0) b.p = d->pa, b.p_ps = 1, b.p_es = d->k;
   b.y = d->F, b.y_ps = 1, b.y_es = d->k;
   b.d = d->J, b.d_ps = 1, b.d_rs = (int64_t)d->n * d->k, b.d_cs = d->k;
-  return dual_run(v->ctx, v->prog, DUAL_MODE_JACOBIAN, &b);
+  v->ctx->gpu_no_wait = 1; /* the round's kernels follow on the stream; select_points waits */
+  st = dual_run(v->ctx, v->prog, DUAL_MODE_JACOBIAN, &b);
+  v->ctx->gpu_no_wait = 0;
+  return st;
 }
 
 /* The round's verdicts and steps with cuBLAS's LU: the per-point code before and after it. */

@@ -164,6 +164,7 @@ typedef struct launch_setup {
                           blocks' partial results and flags of sg_chunk points) */
   int64_t sg_chunk;
   int32_t sg_lanes;    /* compiled dual_sgrad: threads per item (reverse mode: one per sample) */
+  int no_wait;         /* device batch: return without waiting (ctx->gpu_no_wait; one plan) */
 } launch_setup;
 
 /* Compiled dual_sgrad (device arrays): by chunks of sg_chunk points, the items (point, sample
@@ -251,6 +252,7 @@ static int run_device(dual_context *ctx, struct dual_gpu *g, const dual_job *job
   void *stream = job->stream != NULL ? job->stream
                  : ctx->stream != NULL ? ctx->stream : (void *)g->streams[0];
   st = launch(ctx, g, ls, (double *)g->pool.ptr, stream);
+  if (st == DUAL_SUCCESS && ls->no_wait) return DUAL_SUCCESS; /* the caller waits on the stream */
   cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
   if (st != DUAL_SUCCESS) return st;
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the interpreter kernel");
@@ -343,6 +345,7 @@ int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job 
   launch_setup ls;
   memset(&ls, 0, sizeof ls);
   ls.jit = m;
+  ls.no_wait = ctx->gpu_no_wait && job->samples == 0;
   ls.args.mode = job->mode, ls.args.n_in = job->prog->n_in;
   dual_gpu_sgrad_args(job, 0, 0, &ls.args.sg); /* the draws' seed and first point */
   if (job->samples > 0) { /* the blocks' partials of a chunk of points (launch_sgrad) */
@@ -398,6 +401,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     if (st != DUAL_SUCCESS) break;
     launch_setup ls;
     memset(&ls, 0, sizeof ls);
+    ls.no_wait = ctx->gpu_no_wait && group >= passes && extra == 0; /* no plan upload to wait for */
     dual_gpu_args *a = &ls.args;
     a->plan = (const dual_plan_instr *)g->plan.ptr;
     a->n_instr = prog->n_instr;
