@@ -45,6 +45,14 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const struct du
                     int32_t *iters, double *fnorm, int device_mem, int32_t *host_state,
                     int64_t *done);
 
+/* dual_lsq on the GPU (kernels/gpu_lsq.c): B points solved with the iterates and the solver's
+ * state on the device, options `o` (solve/lm_point.h), results as lm.c's CPU path and the same
+ * bits.  Arrays as dual_gpu_newton's; *done likewise. */
+struct dual_lm_opts;
+int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const struct dual_lm_opts *o, int64_t B,
+                 double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                 double *fnorm, int device_mem, int64_t *done);
+
 /* 1 when p is device or managed memory of a CUDA device (0 for host memory, NULL, or a build
  * without CUDA). */
 int dual_gpu_is_device_pointer(const void *p);

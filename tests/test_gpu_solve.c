@@ -4,7 +4,8 @@
  * and failures, the MGH Chebyquad and Brown problems of tests/ref, and the benchmark's kin_steady
  * (n = 32) and rob3 cells (dual_newton keeps their iterates on the device: kernels/gpu_newton.c),
  * also over more points than one device chunk holds and with the arrays in device memory (the
- * fallback's points copied out and back); a device that fails mid-solve under AUTO
+ * fallback's points copied out and back); dual_lsq (kernels/gpu_lsq.c) on every MGH case of
+ * lmder's driver, on noisy data fits and in device memory; a device that fails mid-solve under AUTO
  * leaves the rest to the CPU, and a GPU context reports the error.  With cuBLAS's batched LU
  * (a knob) the results agree with the CPU's to rounding instead of bitwise.
  */
@@ -20,6 +21,8 @@
 
 #include "dualbatch.h"
 #include "mgh_equations.h"
+#include "mgh_lsq.h"
+#include "minpack_cases.h"
 #include "test_arrays.h"
 
 /* The text of a repository file (the caller frees it). */
@@ -51,11 +54,14 @@ static void kin_cells(int64_t B, double *x0, double *s) {
 /* Solve on a CPU and a GPU context and compare: bitwise (tol = 0), or (the cuBLAS LU, which
  * rounds differently) the same statuses, step counts within one, and the converged points'
  * solutions within tol relative to max(|x|, 1). */
+static int gpu_tier = -1; /* >= 0: the GPU context's tier (dual_context_set_tier), else the default */
+
 static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p,
                           double tol) {
   dual_context *cpu = NULL, *gpu = NULL;
   cr_assert_eq(dual_context_create(&cpu, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  if (gpu_tier >= 0) cr_assert_eq(dual_context_set_tier(gpu, gpu_tier), DUAL_SUCCESS);
   dual_program *prog = NULL;
   cr_assert_eq(dual_program_compile(cpu, src, "solve", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
   double *x[2], *fn[2];
@@ -155,6 +161,71 @@ Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
   free(src), free(x0), free(p);
 }
 
+/* 1 when the GPU context's tier refuses the program's Jacobian as over the compiled tier's size
+ * rule (DUALBATCH_TIER=compile; the error must say so), 0 when it evaluates it. */
+static int over_compile_rule(const char *src, int n, int m, const double *x) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, src, "rule", &prog), DUAL_SUCCESS);
+  double *F = malloc(sizeof(double) * (size_t)m), *J = malloc(sizeof(double) * (size_t)(m * n));
+  const int st = dual_jacobian(ctx, prog, 1, x, n, NULL, 0, F, m, J, (int64_t)m * n, NULL);
+  const int over = st == DUAL_ERR_COMPILE;
+  if (over)
+    cr_assert_not_null(strstr(dual_context_last_error(ctx), "over the compiled tier's rule"), "%s",
+                       dual_context_last_error(ctx));
+  else
+    cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  free(F), free(J);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return over;
+}
+
+/* dual_lsq keeps its iterates and state on the device (kernels/gpu_lsq.c): the CPU's bits on every
+ * MGH least-squares case of MINPACK's lmder driver (problems 1-18, starts 1, 10, 100 times the
+ * standard one, each problem's cases one batch), and on a batch of noisy exponential fits (8
+ * residuals, 2 unknowns, per-point data as parameters) whose statuses include converged points
+ * and points that stop at the evaluation limit. */
+Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise, .timeout = 300) {
+  need_gpu();
+  static minpack_case cs[64];
+  char why[256];
+  const int nc = minpack_read_cases("lmddrv.fortran.ref", "test_lmder_reference_solutions.txt", cs, 64, why, sizeof why);
+  cr_assert_eq(nc, 53, "%s", why);
+  int batches = 0, over_rule = 0;
+  for (int c = 0; c < nc;) {
+    int e = c; /* the cases of one (problem, n, m) */
+    double xs[3 * 40];
+    while (e < nc && e - c < 3 && cs[e].nprob == cs[c].nprob && cs[e].n == cs[c].n && cs[e].m == cs[c].m) {
+      mgh_lsq_start(cs[e].nprob, cs[e].n, cs[e].factor, xs + (e - c) * cs[c].n);
+      ++e;
+    }
+    char *src = mgh_lsq_source(cs[c].nprob, cs[c].n, cs[c].m);
+    cr_assert_not_null(src);
+    /* a program over the compiled tier's size rule fails under DUALBATCH_TIER=compile (as
+     * documented); it is compared on AUTO then, which interprets it */
+    gpu_tier = over_compile_rule(src, cs[c].n, cs[c].m, xs) ? DUAL_TIER_AUTO : -1;
+    over_rule += gpu_tier >= 0;
+    solve_both(src, 1, cs[c].n, 0, e - c, xs, NULL);
+    gpu_tier = -1;
+    free(src);
+    ++batches, c = e;
+  }
+  cr_log_info("dual_lsq: %d MGH cases in %d batches, bitwise equal on CPU and GPU (%d programs over the compiled "
+              "tier's size rule, compared on AUTO)", nc, batches, over_rule);
+  enum { B = 20000 };
+  double *x0 = malloc(sizeof(double) * 2 * B), *y = malloc(sizeof(double) * 8 * B);
+  for (int64_t b = 0; b < B; ++b) {
+    const double c = 0.5 + 2.0 * unit(b, 0), k = 0.1 + unit(b, 1);
+    for (int i = 0; i < 8; ++i) y[8 * b + i] = c * exp(-k * i / 4) + 0.01 * (unit(b, 2 + i) - 0.5);
+    x0[2 * b] = 4.0 * unit(b, 10), x0[2 * b + 1] = 3.0 * unit(b, 11) - 1.0;
+  }
+  solve_both("input c; input k; param y[8]\noutput r[8]\nfor i in 0..8 { r[i] = c * exp(-k * i / 4) - y[i] }\n",
+             1, 2, 8, B, x0, y);
+  free(x0), free(y);
+}
+
 /* cuBLAS's batched LU (DUALBATCH_SOLVE_LU=3): the CPU's statuses and its solutions to
  * rounding, on kin_steady (n = 32), on Bratu's problem on 48 points (bench/programs/bratu48.db;
  * lam up to 3.4, near the fold at 3.51; there also the rule's thread-per-point LU, bitwise), and
@@ -234,6 +305,23 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
   need_gpu();
   setenv("DUALBATCH_GPU_FAULT", "alloc", 1);
   solve_two_points(DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU, "dual_newton solved 2 of its 2 points on the CPU");
+  { /* dual_lsq alike */
+    double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
+    int32_t info[2];
+    dual_context *ctx = NULL;
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
+    cr_assert_eq(dual_program_compile(ctx, two_points, "fault_lsq", &prog), DUAL_SUCCESS);
+    cr_assert_eq(dual_lsq(ctx, prog, NULL, 2, x, 2, p, 1, info, NULL, fn), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+    cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_lsq solved 2 of its 2 points on the CPU"), "note: %s",
+                       dual_context_last_note(ctx));
+    cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
+    cr_assert_float_eq(x[0], sqrt(2.0), 1e-10);
+    cr_assert_float_eq(x[3], 3.0, 1e-10);
+    dual_program_destroy(&prog);
+    dual_context_destroy(&ctx);
+  }
   double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
   int32_t info[2], it[2];
   dual_context *ctx = NULL;
@@ -243,13 +331,17 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
   cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_ERR_NO_MEMORY);
   cr_assert_not_null(strstr(dual_context_last_error(ctx), "dual_newton: allocating the solver's device arrays"),
                      "error: %s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_lsq(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_ERR_NO_MEMORY);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "dual_lsq: allocating the solver's device arrays"),
+                     "error: %s", dual_context_last_error(ctx));
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
 }
 
 #ifdef DUAL_HAVE_CUDA
 /* dual_newton on device-memory arrays (strided x, NULL iters) gives the host arrays' bits,
- * with points that take the fallback; dual_lsq refuses device memory, and mixed memory is refused. */
+ * with points that take the fallback; so does dual_lsq (the gap of the stride untouched); mixed
+ * memory is refused. */
 Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
   need_gpu();
   enum { B = 20000, LD = 3 };
@@ -297,9 +389,26 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
   for (int b = 0; b < B; ++b) fallback += ih[b] != DUAL_SOLVE_CONVERGED;
   cr_assert(fallback > converged / 100, "only %lld points fail without the line search and the fallback", (long long)fallback);
   cr_log_info("device memory: %lld of %d converged, bitwise equal to host memory", (long long)converged, B);
-  /* refused: dual_lsq on device memory, dual_newton on mixed memory */
-  cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xd, LD, pd, 2, id, NULL, fd), DUAL_ERR_ARGUMENT);
-  cr_assert_not_null(strstr(dual_context_last_error(ctx), "takes host memory"), "%s", dual_context_last_error(ctx));
+  /* dual_lsq: device memory gives host memory's bits */
+  memcpy(xh, x0, sizeof(double) * LD * B);
+  cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xh, LD, p, 2, ih, NULL, fh), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cudaMemcpy(xd, x0, sizeof(double) * LD * B, cudaMemcpyHostToDevice);
+  cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xd, LD, pd, 2, id, NULL, fd), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+  cudaMemcpy(xd2, xd, sizeof(double) * LD * B, cudaMemcpyDeviceToHost);
+  cudaMemcpy(fd2, fd, sizeof(double) * B, cudaMemcpyDeviceToHost);
+  cudaMemcpy(id2, id, sizeof(int32_t) * B, cudaMemcpyDeviceToHost);
+  int64_t lsq_converged = 0;
+  for (int b = 0; b < B; ++b) {
+    cr_assert_eq(xd2[LD * b + 2], 7.0, "dual_lsq wrote the stride's gap");
+    lsq_converged += ih[b] == DUAL_SOLVE_CONVERGED;
+  }
+  cr_assert(memcmp(xh, xd2, sizeof(double) * LD * B) == 0, "dual_lsq: solutions differ");
+  cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "dual_lsq: norms differ");
+  cr_assert(memcmp(ih, id2, sizeof(int32_t) * B) == 0, "dual_lsq: statuses differ");
+  cr_assert(lsq_converged > B / 2, "dual_lsq: %lld of %d converged", (long long)lsq_converged, B);
+  cr_log_info("dual_lsq on device memory: %lld of %d converged, bitwise equal to host memory", (long long)lsq_converged, B);
+  /* refused: mixed memory */
   cr_assert_eq(dual_newton(ctx, prog, NULL, B, xd, LD, p, 2, id, NULL, fd), DUAL_ERR_ARGUMENT);
   cr_assert_not_null(strstr(dual_context_last_error(ctx), "x is device memory but p is host memory"), "%s",
                      dual_context_last_error(ctx));

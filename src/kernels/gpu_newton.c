@@ -14,6 +14,7 @@
 
 #include "context.h"
 #include "kernels/cublas_lu.h"
+#include "kernels/gpu_solve_io.h"
 #include "kernels/gpu_state.h"
 #include "kernels/newton_kernels.h"
 
@@ -23,17 +24,6 @@ static size_t bytes_per_point(int n, int np, int blas) {
   if (blas) d += (size_t)n * n + (size_t)n + 3; /* A, Bv, amax, Ap, Bp */
   const size_t i = 5 + 1 + 1 + (size_t)n + (blas ? 1 : 0);
   return 8 * d + 4 * i + 1;
-}
-
-/* Points per chunk: the arena within an eighth of the free device memory and 2 GiB. */
-static int64_t chunk_points(int64_t B, int n, int np, int blas) {
-  size_t free_b = 0, total_b = 0;
-  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) free_b = (size_t)1 << 30;
-  size_t budget = free_b / 8;
-  if (budget > ((size_t)2 << 30)) budget = (size_t)2 << 30;
-  int64_t C = (int64_t)(budget / bytes_per_point(n, np, blas));
-  if (C < 1024) C = 1024;
-  return C < B ? C : B;
 }
 
 /* Carve the chunk's arrays out of one allocation (8-byte arrays first; blas: the cuBLAS
@@ -68,8 +58,7 @@ typedef struct driver {
   int lu;   /* DUAL_NEWTON_LU_*: the step's kernel (DUAL_KNOB_SOLVE_LU) */
   int blas; /* the rounds use cuBLAS's LU */
   struct dual_gpu *g;
-  int device_mem, threads;
-  double *staging; /* pinned, for host-memory points */
+  dual_gpu_solve_io io; /* the copies in and out */
 } driver;
 
 static int cuda(driver *v, cudaError_t e, const char *what) {
@@ -78,14 +67,8 @@ static int cuda(driver *v, cudaError_t e, const char *what) {
 
 /* The points not done into d.idx, their count into d.k (read back: the round's one sync). */
 static int select_points(driver *v) {
-  int st = cuda(v, (cudaError_t)dual_newton_select(&v->d, v->k_dev, v->temp, v->temp_bytes, v->stream),
-                "dual_newton: selecting points");
-  if (st == DUAL_SUCCESS)
-    st = cuda(v, cudaMemcpyAsync(&v->k_host, v->k_dev, sizeof v->k_host, cudaMemcpyDeviceToHost, v->stream),
-              "dual_newton: reading the count of points");
-  if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: a round");
-  v->d.k = v->k_host;
-  return st;
+  const int e = dual_newton_select(&v->d, v->k_dev, v->temp, v->temp_bytes, v->stream);
+  return dual_gpu_solve_read_count(&v->io, e, v->k_dev, &v->k_host, &v->d.k, "selecting points");
 }
 
 /* F and J at the selected points (their iterates or trial points), in place on the device. */
@@ -130,57 +113,6 @@ static int solve_chunk(driver *v) {
   }
 }
 
-/* Point-major rows (entry j of point b at src[b * ld + j]) into the element-major dst of the
- * chunk: device rows directly, host rows packed by the CPU threads into pinned staging, copied
- * and rearranged on the device (through `scratch`, c * len doubles). */
-static int copy_in(driver *v, const double *src, int64_t ld, int32_t len, int64_t c, double *scratch,
-                   double *dst) {
-  if (len == 0) return DUAL_SUCCESS;
-  if (!v->device_mem) {
-    dual_gpu_gather(src, ld, 1, 0, c, len, v->staging, v->threads);
-    int st = cuda(v, cudaMemcpyAsync(scratch, v->staging, sizeof(double) * (size_t)(c * len), cudaMemcpyHostToDevice, v->stream),
-                  "dual_newton: copying points to the device");
-    if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: copying points to the device");
-    if (st != DUAL_SUCCESS) return st;
-    src = scratch, ld = len;
-  }
-  return cuda(v, (cudaError_t)dual_newton_transpose(src, dst, c, v->d.C, len, ld, 0, v->stream),
-              "dual_newton: arranging points");
-}
-
-/* The chunk's solutions, statuses, step counts and norms out to the caller's arrays (points
- * b0 .. b0 + c), and the statuses to host_state (may be NULL). */
-static int copy_out(driver *v, int64_t b0, int64_t c, double *x, int64_t ldx, int32_t *info,
-                    int32_t *iters, double *fnorm, int32_t *host_state) {
-  const dual_newton_dev *d = &v->d;
-  const int n = d->n;
-  const enum cudaMemcpyKind kind = v->device_mem ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
-  double *rows = v->device_mem ? x + b0 * ldx : d->xa;
-  int st = cuda(v, (cudaError_t)dual_newton_transpose(d->X, rows, c, c, n, v->device_mem ? ldx : n, 1, v->stream),
-                "dual_newton: arranging the solutions");
-  if (st == DUAL_SUCCESS && !v->device_mem && n > 0)
-    st = cuda(v, cudaMemcpyAsync(v->staging, d->xa, sizeof(double) * (size_t)(c * n), cudaMemcpyDeviceToHost, v->stream),
-              "dual_newton: copying the solutions");
-  const size_t i4 = sizeof(int32_t) * (size_t)c, f8 = sizeof(double) * (size_t)c;
-  if (st == DUAL_SUCCESS && info != NULL)
-    st = cuda(v, cudaMemcpyAsync(info + b0, d->P.state, i4, kind, v->stream), "dual_newton: copying the statuses");
-  if (st == DUAL_SUCCESS && host_state != NULL)
-    st = cuda(v, cudaMemcpyAsync(host_state + b0, d->P.state, i4, cudaMemcpyDeviceToHost, v->stream),
-              "dual_newton: copying the statuses");
-  if (st == DUAL_SUCCESS && iters != NULL)
-    st = cuda(v, cudaMemcpyAsync(iters + b0, d->P.steps, i4, kind, v->stream), "dual_newton: copying the step counts");
-  if (st == DUAL_SUCCESS && fnorm != NULL)
-    st = cuda(v, cudaMemcpyAsync(fnorm + b0, d->P.fn, f8, kind, v->stream), "dual_newton: copying the norms");
-  if (st == DUAL_SUCCESS) st = cuda(v, cudaStreamSynchronize(v->stream), "dual_newton: copying the results");
-  if (st == DUAL_SUCCESS && !v->device_mem) {
-    const double *src = v->staging;
-    double *dst = x + b0 * ldx;
-#pragma omp parallel for num_threads(v->threads) schedule(static) if (c * n > 65536)
-    for (int64_t b = 0; b < c; ++b) memcpy(dst + b * ldx, src + b * n, sizeof(double) * (size_t)n);
-  }
-  return st;
-}
-
 int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newton_opts *o, int64_t B,
                     double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
                     double *fnorm, int device_mem, int32_t *host_state, int64_t *done) {
@@ -190,9 +122,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   if (st != DUAL_SUCCESS) return st;
   driver v;
   memset(&v, 0, sizeof v);
-  v.ctx = ctx, v.prog = prog, v.device_mem = device_mem;
-  v.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-  v.g = g;
+  v.ctx = ctx, v.prog = prog, v.g = g;
   v.lu = (int)ctx->knobs[DUAL_KNOB_SOLVE_LU]; /* DUAL_NEWTON_LU_* */
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
@@ -202,13 +132,15 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
     if (v.blas) no_blas[0] = '\0';
     else v.lu = DUAL_NEWTON_LU_AUTO; /* the rule's in-kernel LU instead */
   }
-  const int64_t C = chunk_points(B, n, np, v.blas);
+  v.io.ctx = ctx, v.io.stream = v.stream, v.io.device_mem = device_mem, v.io.fn = "dual_newton";
+  v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+  const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, np, v.blas));
   v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
   const int64_t wide = n > np ? n : np;
   char *arena = NULL;
   if (!device_mem) {
     st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * (wide > 0 ? wide : 1)));
-    v.staging = (double *)g->pinned[0];
+    v.io.staging = (double *)g->pinned[0];
   }
   if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
     v.temp_bytes = dual_newton_select_bytes(C);
@@ -221,10 +153,12 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
     carve(&v.d, arena, v.blas);
-    st = copy_in(&v, x + b0 * ldx, ldx, n, c, v.d.xa, v.d.X);
-    if (st == DUAL_SUCCESS && np > 0) st = copy_in(&v, p + b0 * ldp, ldp, np, c, v.d.pa, v.d.P_);
+    st = dual_gpu_solve_copy_in(&v.io, x + b0 * ldx, ldx, n, c, c, v.d.xa, v.d.X);
+    if (st == DUAL_SUCCESS && np > 0) st = dual_gpu_solve_copy_in(&v.io, p + b0 * ldp, ldp, np, c, c, v.d.pa, v.d.P_);
     if (st == DUAL_SUCCESS) st = solve_chunk(&v);
-    if (st == DUAL_SUCCESS) st = copy_out(&v, b0, c, x, ldx, info, iters, fnorm, host_state);
+    if (st == DUAL_SUCCESS)
+      st = dual_gpu_solve_copy_out(&v.io, b0, c, v.d.X, n, v.d.xa, x, ldx, v.d.P.state, v.d.P.steps,
+                                   v.d.P.fn, info, iters, fnorm, host_state);
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
   if (arena != NULL) cudaStreamSynchronize(v.stream);

@@ -65,3 +65,12 @@ int64_t dual_gpu_describe(char *buf, int64_t cap) {
   int n = snprintf(buf, buf && cap > 0 ? (size_t)cap : 0, "CUDA: off (built without CUDA)\ndevices: cpu\n");
   return n < 0 ? 0 : n;
 }
+
+int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const struct dual_lm_opts *o, int64_t B,
+                 double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                 double *fnorm, int device_mem, int64_t *done) {
+  (void)prog, (void)o, (void)B, (void)x, (void)ldx, (void)p, (void)ldp, (void)info, (void)iters, (void)fnorm;
+  (void)device_mem;
+  *done = 0;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}

@@ -273,21 +273,14 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
     ctx->last_device = DUAL_DEVICE_GPU;
     return st;
   }
-  if (ctx->requested != DUAL_DEVICE_AUTO || st == DUAL_ERR_ARGUMENT) return st;
-  char *note = dual_strdup_printf("the GPU failed, so dual_newton solved %lld of its %lld points on "
-                                  "the CPU: %s", (long long)(B - done), (long long)B,
-                                  dual_context_last_error(ctx));
+  char *note = NULL;
+  if (!dual_solve_may_fall_back(ctx, "dual_newton", st, 0, B, done, &note)) return st;
   const int np = dual_program_num_params(prog);
   st = newton_points_cpu(ctx, prog, o, B - done, x + done * ldx, ldx,
                          np > 0 ? p + done * ldp : p, ldp, info ? info + done : NULL,
                          iters ? iters + done : NULL, fnorm ? fnorm + done : NULL);
-  if (st != DUAL_SUCCESS) {
-    free(note);
-    return st;
-  }
-  dual_clear_error(ctx);
-  dual_set_note(ctx, note);
-  ctx->last_device = DUAL_DEVICE_CPU;
+  if (st == DUAL_SUCCESS) dual_solve_fell_back(ctx, note);
+  else free(note);
   return st;
 }
 

@@ -12,6 +12,7 @@
 #include "dual/portable.h"
 #include "dualbatch.h" /* DUAL_SOLVE_* */
 #include "solve/lu_small.h"
+#include "solve/vec_small.h"
 
 /* The solver's per-point state in a chunk (point b at index b); `state` is DUAL_NEWTON_ACTIVE
  * while the point works, else its dual_solve_status. */
@@ -36,44 +37,6 @@ DUAL_INLINE dual_newton_opts dual_newton_opts_of(const dual_solve_options *o) {
 
 enum { DUAL_NEWTON_ACTIVE = -1, DUAL_NEWTON_MAX_REDUCTIONS = 40, DUAL_NEWTON_MAX_DAMPED = 10 };
 #define DUAL_NEWTON_ARMIJO 1e-4
-
-/* 1 when the n entries v[j * s] are finite. */
-DUAL_INLINE int dual_sv_finite(const double *v, int64_t n, int64_t s) {
-  for (int64_t j = 0; j < n; ++j)
-    if (!(fabs(v[j * s]) <= DBL_MAX)) return 0;
-  return 1;
-}
-
-/* ||v||_2 of the n entries v[j * s] in a fixed order: the plain sum of squares where the largest
- * magnitude lies in [2^-500, 2^500] (no overflow; what underflows is below rounding), else by
- * scaled sums of squares (no overflow for finite v).  The plain sum has no division per entry,
- * which matters where a GPU lane runs it for a whole group. */
-DUAL_INLINE double dual_sv_norm(const double *v, int n, int64_t s) {
-  double amax = 0.0;
-  for (int j = 0; j < n; ++j) {
-    const double a = fabs(v[j * s]);
-    amax = a > amax ? a : amax;
-  }
-  if (amax >= 0x1p-500 && amax <= 0x1p500 && n < (1 << 20)) {
-    double sum = 0.0;
-    for (int j = 0; j < n; ++j) sum += v[j * s] * v[j * s];
-    return sqrt(sum);
-  }
-  double scale = 0.0, ssq = 1.0;
-  for (int j = 0; j < n; ++j) {
-    const double a = fabs(v[j * s]);
-    if (a == 0.0) continue;
-    if (a > scale) {
-      const double r = scale / a;
-      ssq = 1.0 + ssq * r * r;
-      scale = a;
-    } else {
-      const double r = a / scale;
-      ssq += r * r;
-    }
-  }
-  return scale * sqrt(ssq);
-}
 
 /* Point b's tests on F at its iterate (stride s; jfinite: J's entries are all finite): its norm,
  * convergence, the iteration limit.  Returns 1 when the point goes on to its Newton step, 0 when

@@ -160,3 +160,18 @@ double dual_solve_norm(const double *v, int n) { return dual_sv_norm(v, n, 1); }
 int dual_solve_threads(const dual_context *ctx) {
   return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 }
+
+int dual_solve_may_fall_back(dual_context *ctx, const char *fn, int st, int device_mem, int64_t B,
+                             int64_t done, char **note) {
+  *note = NULL;
+  if (device_mem || ctx->requested != DUAL_DEVICE_AUTO || st == DUAL_ERR_ARGUMENT) return 0;
+  *note = dual_strdup_printf("the GPU failed, so %s solved %lld of its %lld points on the CPU: %s", fn,
+                             (long long)(B - done), (long long)B, dual_context_last_error(ctx));
+  return 1;
+}
+
+void dual_solve_fell_back(dual_context *ctx, char *note) {
+  dual_clear_error(ctx);
+  dual_set_note(ctx, note);
+  ctx->last_device = DUAL_DEVICE_CPU;
+}

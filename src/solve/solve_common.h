@@ -53,6 +53,15 @@ int dual_solve_finite(const double *v, int64_t n);
 /* ||v||_2, by scaled sums of squares in a fixed order (no overflow for finite v). */
 double dual_solve_norm(const double *v, int n);
 
+/* After the GPU solved the first `done` of B points and failed with `st`: 1 when the rest may be
+ * solved on the CPU (an AUTO context, host memory, not an argument error), with *note the note
+ * that says so (heap; the caller passes it to dual_solve_fell_back, or frees it). */
+int dual_solve_may_fall_back(dual_context *ctx, const char *fn, int st, int device_mem, int64_t B,
+                             int64_t done, char **note);
+
+/* The CPU finished the rest: the error cleared, `note` set, the last device the CPU. */
+void dual_solve_fell_back(dual_context *ctx, char *note);
+
 /* The threads the solvers' per-point loops use (the context's setting; 0 = the default). */
 int dual_solve_threads(const dual_context *ctx);
 

@@ -1,0 +1,149 @@
+/*
+ * gpu_lsq.c — dual_lsq on a GPU context (gpu.h: dual_gpu_lsq): the iterates and the solver's
+ * per-point state stay on the device.  A chunk of points is copied in once; each round gathers
+ * the points that need a Jacobian (a stable compaction on the device), evaluates F and J there
+ * with the engine in place and runs their dual_lm_take_jacobian in a kernel; then gathers the
+ * points with a trial step to make, makes the trial points in a kernel, evaluates F there and
+ * judges them in a kernel (solve/lm_point.h, the CPU's code, so the CPU's bits).  Only the counts
+ * of points come back to the host per round; results are copied out once per chunk.
+ */
+#include <omp.h>
+#include <string.h>
+
+#include "context.h"
+#include "kernels/gpu_solve_io.h"
+#include "kernels/gpu_state.h"
+#include "kernels/lsq_kernels.h"
+#include "kernels/newton_kernels.h" /* dual_newton_select_bytes */
+
+/* Device bytes per point of a chunk (lsq_kernels.h's arrays). */
+static size_t bytes_per_point(int n, int m, int np) {
+  const size_t N = (size_t)n, M = (size_t)m, W = M > N ? M : N;
+  const size_t d = 6 + 8 * N + W + 2 * M * N + 2 * N + 2 * (size_t)np + M;
+  const size_t i = 3 + N + 1;
+  return 8 * d + 4 * i + 1;
+}
+
+/* Carve the chunk's arrays out of one allocation (8-byte arrays first). */
+static void carve(dual_lsq_dev *d, char *base) {
+  const int64_t C = d->C, n = d->n, m = d->m, np = d->np, W = m > n ? m : n;
+  dual_lm_pts *P = &d->P;
+  double *q = (double *)base;
+  P->fnorm = q, q += C, P->par = q, q += C, P->delta = q, q += C, P->xnorm = q, q += C;
+  P->gnorm = q, q += C, P->pnorm = q, q += C;
+  P->diag = q, q += n * C, P->rdiag = q, q += n * C, P->acnorm = q, q += n * C, P->qtf = q, q += n * C;
+  P->step = q, q += n * C, P->sdiag = q, q += n * C, P->wa1 = q, q += n * C, P->wa3 = q, q += n * C;
+  P->wa2 = q, q += W * C, P->A = q, q += m * n * C;
+  d->X = q, q += n * C, d->P_ = q, q += np * C, d->xa = q, q += n * C, d->pa = q, q += np * C;
+  d->F = q, q += m * C, d->J = q, q += m * n * C;
+  int32_t *r = (int32_t *)q;
+  P->state = r, r += C, P->njev = r, r += C, P->nfev = r, r += C, P->ipvt = r, r += n * C;
+  d->idx = r, r += C;
+  d->flags = (uint8_t *)r;
+  P->C = C;
+}
+
+typedef struct driver {
+  dual_context *ctx;
+  const dual_program *prog;
+  dual_lsq_dev d;
+  cudaStream_t stream;
+  int64_t *k_dev, k_host;
+  void *temp;
+  size_t temp_bytes;
+  dual_gpu_solve_io io;
+} driver;
+
+static int cuda(driver *v, cudaError_t e, const char *what) {
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(v->ctx, e, what);
+}
+
+/* The points in state `want` into d.idx, their count into d.k (read back: a sync). */
+static int select_points(driver *v, int32_t want) {
+  const int e = dual_lsq_select(&v->d, want, v->k_dev, v->temp, v->temp_bytes, v->stream);
+  return dual_gpu_solve_read_count(&v->io, e, v->k_dev, &v->k_host, &v->d.k, "selecting points");
+}
+
+/* F (and J: with_j) at the gathered points xa, pa, in place on the device. */
+static int evaluate(driver *v, int with_j) {
+  const dual_lsq_dev *d = &v->d;
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = d->k, b.memory = DUAL_MEMORY_DEVICE;
+  b.x = d->xa, b.x_ps = 1, b.x_es = d->k;
+  if (d->np > 0) b.p = d->pa, b.p_ps = 1, b.p_es = d->k;
+  b.y = d->F, b.y_ps = 1, b.y_es = d->k;
+  if (with_j) b.d = d->J, b.d_ps = 1, b.d_rs = (int64_t)d->n * d->k, b.d_cs = d->k;
+  v->ctx->gpu_no_wait = 1; /* the round's kernels follow on the stream; the next select waits */
+  const int st = dual_run(v->ctx, v->prog, with_j ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
+  v->ctx->gpu_no_wait = 0;
+  return st;
+}
+
+static int solve_chunk(driver *v) {
+  int st = cuda(v, (cudaError_t)dual_lsq_init(&v->d, v->stream), "dual_lsq: starting a chunk");
+  for (;;) { /* a round: Jacobians where a step was accepted, then every point's trial step */
+    if (st == DUAL_SUCCESS) st = select_points(v, DUAL_LM_NEED_J);
+    if (st == DUAL_SUCCESS && v->d.k > 0) {
+      st = cuda(v, (cudaError_t)dual_lsq_gather(&v->d, 1, v->stream), "dual_lsq: gathering points");
+      if (st == DUAL_SUCCESS) st = evaluate(v, 1);
+      if (st == DUAL_SUCCESS)
+        st = cuda(v, (cudaError_t)dual_lsq_take_jacobians(&v->d, v->stream), "dual_lsq: a round");
+    }
+    if (st == DUAL_SUCCESS) st = select_points(v, DUAL_LM_TRIAL);
+    if (st != DUAL_SUCCESS || v->d.k == 0) return st;
+    st = cuda(v, (cudaError_t)dual_lsq_gather(&v->d, 0, v->stream), "dual_lsq: gathering points");
+    if (st == DUAL_SUCCESS)
+      st = cuda(v, (cudaError_t)dual_lsq_make_trials(&v->d, v->stream), "dual_lsq: a round");
+    if (st == DUAL_SUCCESS) st = evaluate(v, 0);
+    if (st == DUAL_SUCCESS)
+      st = cuda(v, (cudaError_t)dual_lsq_judge_trials(&v->d, v->stream), "dual_lsq: a round");
+  }
+}
+
+int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o, int64_t B,
+                 double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                 double *fnorm, int device_mem, int64_t *done) {
+  *done = 0;
+  struct dual_gpu *g = NULL;
+  int st = dual_gpu_state(ctx, &g);
+  if (st != DUAL_SUCCESS) return st;
+  driver v;
+  memset(&v, 0, sizeof v);
+  v.ctx = ctx, v.prog = prog;
+  v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  v.io.ctx = ctx, v.io.stream = v.stream, v.io.device_mem = device_mem, v.io.fn = "dual_lsq";
+  v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+  const int np = dual_program_num_params(prog);
+  const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, m, np));
+  v.d.n = n, v.d.m = m, v.d.np = np, v.d.o = *o;
+  const int64_t wide = n > np ? n : np;
+  char *arena = NULL;
+  if (!device_mem) {
+    st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * wide));
+    v.io.staging = (double *)g->pinned[0];
+  }
+  if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
+    v.temp_bytes = dual_newton_select_bytes(C);
+    const size_t used = (bytes_per_point(n, m, np) * (size_t)C + 255) / 256 * 256;
+    st = dual_gpu_solve_buffer(ctx, 0, used + 256 + v.temp_bytes, (void **)&arena,
+                               "dual_lsq: allocating the solver's device arrays");
+    if (st == DUAL_SUCCESS) v.k_dev = (int64_t *)(arena + used), v.temp = arena + used + 256;
+  }
+  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
+    const int64_t c = B - b0 < C ? B - b0 : C;
+    v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
+    carve(&v.d, arena);
+    st = dual_gpu_solve_copy_in(&v.io, x + b0 * ldx, ldx, n, c, c, v.d.xa, v.d.X);
+    if (st == DUAL_SUCCESS && np > 0)
+      st = dual_gpu_solve_copy_in(&v.io, p + b0 * ldp, ldp, np, c, c, v.d.pa, v.d.P_);
+    if (st == DUAL_SUCCESS) st = solve_chunk(&v);
+    if (st == DUAL_SUCCESS)
+      st = dual_gpu_solve_copy_out(&v.io, b0, c, v.d.X, n, v.d.xa, x, ldx, v.d.P.state, v.d.P.njev,
+                                   v.d.P.fnorm, info, iters, fnorm, NULL);
+    if (st == DUAL_SUCCESS) *done = b0 + c;
+  }
+  if (arena != NULL) cudaStreamSynchronize(v.stream);
+  return st;
+}
