@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "dl_load.h"
 #include "dualbatch.h"
 #include "jit/rtc_files.h"
 #include "jit/sha256.h"
@@ -46,21 +47,9 @@ static struct {
 } rtc = {PTHREAD_ONCE_INIT, NULL, 0, "", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
 
 static void load_nvrtc(void) {
-  static const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  const char *env = getenv("DUALBATCH_NVRTC");
-  size_t used = 0;
-  const int only_env = env != NULL && env[0] != '\0'; /* DUALBATCH_NVRTC: that file, or none */
-  for (int i = -1; i < (only_env ? 0 : 3) && rtc.lib == NULL; ++i) {
-    const char *name = i < 0 ? env : names[i];
-    if (name == NULL || name[0] == '\0') continue;
-    rtc.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (rtc.lib == NULL && used < sizeof rtc.why) {
-      const char *e = dlerror();
-      int n = snprintf(rtc.why + used, sizeof rtc.why - used, "%s%s", used ? "; " : "",
-                       e ? e : name);
-      if (n > 0) used += (size_t)n;
-    }
-  }
+  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
+  /* DUALBATCH_NVRTC: that file, or none */
+  rtc.lib = dual_dl_load("DUALBATCH_NVRTC", names, 3, rtc.why, sizeof rtc.why);
   if (rtc.lib == NULL) return;
   nvrtc_version_fn version = (nvrtc_version_fn)dlsym(rtc.lib, "nvrtcVersion");
   rtc.create = (nvrtc_create_fn)dlsym(rtc.lib, "nvrtcCreateProgram");

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "context.h"
+#include "dl_load.h"
 
 typedef struct cublas_ctx *cublas_handle;
 typedef int (*create_fn)(cublas_handle *);
@@ -34,20 +35,8 @@ static struct {
 } blas = {PTHREAD_ONCE_INIT, NULL, "", NULL, NULL, NULL, NULL, NULL};
 
 static void load_cublas(void) {
-  static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-  const char *env = getenv("DUALBATCH_CUBLAS");
-  const int only_env = env != NULL && env[0] != '\0'; /* that file, or none */
-  size_t used = 0;
-  for (int i = -1; i < (only_env ? 0 : 3) && blas.lib == NULL; ++i) {
-    const char *name = i < 0 ? env : names[i];
-    if (name == NULL || name[0] == '\0') continue;
-    blas.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (blas.lib == NULL && used < sizeof blas.why) {
-      const char *e = dlerror();
-      const int k = snprintf(blas.why + used, sizeof blas.why - used, "%s%s", used ? "; " : "", e ? e : name);
-      if (k > 0) used += (size_t)k;
-    }
-  }
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  blas.lib = dual_dl_load("DUALBATCH_CUBLAS", names, 3, blas.why, sizeof blas.why); /* that file, or none */
   if (blas.lib == NULL) return;
   blas.create = (create_fn)dlsym(blas.lib, "cublasCreate_v2");
   blas.destroy = (destroy_fn)dlsym(blas.lib, "cublasDestroy_v2");
