@@ -8,8 +8,9 @@
  * call (the median of --repeat timed calls after one untimed warm-up), cells per second, how
  * many converged, and how the others' solutions compare with the CPU's (GPU: bitwise; lmder1:
  * the largest relative difference over the cells both solved).
+ * --dump DIR writes the CPU's solutions (lsq_<system>_<B>_x.f64, raw float64 point-major).
  *   dualbatch_bench_lsq [--system expfit|osborne1|all] [--points 1e4,1e5] [--threads T]
- *                       [--repeat R] [--device cpu|gpu]
+ *                       [--repeat R] [--device cpu|gpu] [--dump DIR]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -146,7 +147,7 @@ static void report(const char *sys, int64_t B, const char *who, double t, int64_
   fflush(stdout);
 }
 
-static int run(const lsq_system *s, int64_t B, int threads, int repeat, int gpu) {
+static int run(const lsq_system *s, int64_t B, int threads, int repeat, int gpu, const char *dump) {
   const int n = s->n, m = s->m;
   double *y = malloc(sizeof(double) * (size_t)(B * m)), *x0 = malloc(sizeof(double) * (size_t)(B * n));
   double *xc = malloc(sizeof(double) * (size_t)(B * n)), *xo = malloc(sizeof(double) * (size_t)(B * n));
@@ -177,6 +178,17 @@ static int run(const lsq_system *s, int64_t B, int threads, int repeat, int gpu)
   int64_t conv = 0;
   double its = 0;
   for (int64_t b = 0; b < B; ++b) conv += ic[b] == DUAL_SOLVE_CONVERGED, its += tc[b];
+  if (dump != NULL) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/lsq_%s_%lld_x.f64", dump, s->name, (long long)B);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(xc, sizeof(double), (size_t)(B * n), f) != (size_t)(B * n)) {
+      fprintf(stderr, "cannot write %s\n", path);
+      if (f != NULL) fclose(f);
+      return 1;
+    }
+    fclose(f);
+  }
   char who[64];
   snprintf(who, sizeof who, "dual_lsq CPU (%d thr)", threads);
   report(s->name, B, who, median(times, repeat), conv, its / (double)B, "");
@@ -263,6 +275,7 @@ static int run(const lsq_system *s, int64_t B, int threads, int repeat, int gpu)
 
 int main(int argc, char **argv) {
   const char *system = "all", *points = "1e4,1e5";
+  const char *dump = NULL;
   int threads = omp_get_max_threads(), repeat = 3, gpu = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[++i];
@@ -270,8 +283,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--device") && i + 1 < argc) gpu = !strcmp(argv[++i], "gpu");
+    else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--system expfit|osborne1|all] [--points 1e4,1e5] [--threads T] [--repeat R] [--device cpu|gpu]\n",
+      fprintf(stderr, "usage: %s [--system expfit|osborne1|all] [--points 1e4,1e5] [--threads T] [--repeat R] [--device cpu|gpu] [--dump DIR]\n",
               argv[0]);
       return 2;
     }
@@ -282,7 +296,7 @@ int main(int argc, char **argv) {
     char list[256];
     snprintf(list, sizeof list, "%s", points);
     for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ","))
-      if (run(&systems[k], (int64_t)atof(tok), threads, repeat, gpu)) return 1;
+      if (run(&systems[k], (int64_t)atof(tok), threads, repeat, gpu, dump)) return 1;
   }
   return 0;
 }

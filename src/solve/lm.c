@@ -7,11 +7,13 @@
  */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "dualbatch.h"
+#include "exec.h"
 #include "gpu.h"
 #include "solve/lm_point.h"
 #include "solve/solve_common.h"
@@ -21,6 +23,8 @@ typedef struct lm {
   const dual_program *prog;
   dual_lm_opts o;
   int n, m, np, threads;
+  int alone; /* 1: the chunk is one thread's, its engine calls run on that thread alone
+              * (dual_solve_residuals_cpu); 0: every call runs on `threads` threads (dual_run) */
   double *x;
   int64_t ldx;
   const double *p;
@@ -30,6 +34,12 @@ typedef struct lm {
   int64_t *idx;
   double *xa, *pa, *Fa, *Ja;
 } lm;
+
+/* F (and J, when not NULL) at the k gathered points xs (parameters L->pa) into L->Fa. */
+static int residuals(lm *L, int64_t k, const double *xs, double *J) {
+  if (L->alone) return dual_solve_residuals_cpu(L->ctx, L->prog, k, xs, L->pa, L->Fa, J, 1);
+  return dual_solve_residuals(L->ctx, L->prog, k, xs, L->pa, L->Fa, J);
+}
 
 static int solve_chunk(lm *L, int64_t b0, int64_t count) {
   const int n = L->n, m = L->m, np = L->np;
@@ -47,9 +57,9 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
       if (P->state[b] == DUAL_LM_NEED_J) L->idx[k++] = b;
     if (k > 0) {
       dual_solve_gather(k, L->idx, n, np, L->x, L->ldx, L->p, L->ldp, L->xa, L->pa, L->threads);
-      st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, L->Ja);
+      st = residuals(L, k, L->xa, L->Ja);
       if (st != DUAL_SUCCESS) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (L->threads > 1 && k >= 64)
       for (int64_t i = 0; i < k; ++i) {
         const int64_t b = L->idx[i];
         dual_lm_take_jacobian(&L->o, P, b, n, m, L->Fa + i * m, L->Ja + i * (int64_t)m * n, 1,
@@ -61,16 +71,16 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
     for (int64_t b = 0; b < count; ++b)
       if (P->state[b] == DUAL_LM_TRIAL) L->idx[k++] = b;
     if (k == 0) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (L->threads > 1 && k >= 64)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t b = L->idx[i];
       dual_lm_make_trial(P, b, n, m, L->x + b * L->ldx, 1, L->xa + i * n, 1);
       if (np > 0)
         for (int j = 0; j < np; ++j) L->pa[i * np + j] = L->p[b * L->ldp + j];
     }
-    st = dual_solve_residuals(L->ctx, L->prog, k, L->xa, L->pa, L->Fa, NULL);
+    st = residuals(L, k, L->xa, NULL);
     if (st != DUAL_SUCCESS) break;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (k >= 64)
+#pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (L->threads > 1 && k >= 64)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t b = L->idx[i];
       dual_lm_judge_trial(&L->o, P, b, n, m, L->Fa + i * m, 1, L->xa + i * n, 1, L->x + b * L->ldx, 1);
@@ -80,20 +90,12 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
   return st;
 }
 
-/* Levenberg–Marquardt on B points of host memory on the CPU, in chunks of work arrays. */
-static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o,
-                          int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
-                          int32_t *info, int32_t *iters, double *fnorm) {
-  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
-  const int np = dual_program_num_params(prog);
-  lm L;
-  memset(&L, 0, sizeof L);
-  const int64_t C = dual_solve_chunk(B, n, 2 * m, np);
-  L.ctx = ctx, L.prog = prog, L.o = *o, L.n = n, L.m = m, L.np = np;
-  L.threads = dual_solve_threads(ctx);
-  L.x = x, L.ldx = ldx, L.p = np > 0 ? p : NULL, L.ldp = ldp;
-  const size_t c = (size_t)C, N = (size_t)n, M = (size_t)m, MN = M * N, W = M > N ? M : N;
-  dual_lm_pts *P = &L.P;
+/* The work arrays of a chunk of C points (point-major); 0 when out of memory (what was allocated
+ * is lm_free's). */
+static int lm_alloc(lm *L, int64_t C) {
+  const size_t c = (size_t)C, N = (size_t)L->n, M = (size_t)L->m, MN = M * N, W = M > N ? M : N;
+  const size_t NP = L->np > 0 ? (size_t)L->np : 1;
+  dual_lm_pts *P = &L->P;
   P->state = malloc(4 * c), P->njev = malloc(4 * c), P->nfev = malloc(4 * c), P->ipvt = malloc(4 * c * N);
   P->fnorm = malloc(8 * c), P->par = malloc(8 * c), P->delta = malloc(8 * c), P->xnorm = malloc(8 * c);
   P->gnorm = malloc(8 * c), P->pnorm = malloc(8 * c);
@@ -102,30 +104,75 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
   P->step = malloc(8 * c * N), P->sdiag = malloc(8 * c * N), P->wa1 = malloc(8 * c * N);
   P->wa2 = malloc(8 * c * W), P->wa3 = malloc(8 * c * N);
   P->C = 0; /* point-major */
-  L.idx = malloc(8 * c), L.xa = malloc(8 * c * N), L.pa = malloc(8 * c * (np > 0 ? (size_t)np : 1));
-  L.Fa = malloc(8 * c * M), L.Ja = malloc(8 * c * MN);
-  void *all[] = {P->state, P->njev, P->nfev, P->ipvt, P->fnorm, P->par, P->delta, P->xnorm,
-                 P->gnorm, P->pnorm, P->diag, P->A, P->rdiag, P->acnorm, P->qtf, P->step,
-                 P->sdiag, P->wa1, P->wa2, P->wa3, L.idx, L.xa, L.pa, L.Fa, L.Ja};
-  const int nall = (int)(sizeof all / sizeof all[0]);
-  int oom = 0, st = DUAL_SUCCESS;
-  for (int i = 0; i < nall; ++i) oom |= all[i] == NULL;
-  if (oom) {
+  L->idx = malloc(8 * c), L->xa = malloc(8 * c * N), L->pa = malloc(8 * c * NP);
+  L->Fa = malloc(8 * c * M), L->Ja = malloc(8 * c * MN);
+  return P->state && P->njev && P->nfev && P->ipvt && P->fnorm && P->par && P->delta && P->xnorm &&
+         P->gnorm && P->pnorm && P->diag && P->A && P->rdiag && P->acnorm && P->qtf && P->step &&
+         P->sdiag && P->wa1 && P->wa2 && P->wa3 && L->idx && L->xa && L->pa && L->Fa && L->Ja;
+}
+
+static void lm_free(lm *L) {
+  dual_lm_pts *P = &L->P;
+  free(P->state), free(P->njev), free(P->nfev), free(P->ipvt), free(P->fnorm), free(P->par);
+  free(P->delta), free(P->xnorm), free(P->gnorm), free(P->pnorm), free(P->diag), free(P->A);
+  free(P->rdiag), free(P->acnorm), free(P->qtf), free(P->step), free(P->sdiag), free(P->wa1);
+  free(P->wa2), free(P->wa3), free(L->idx), free(L->xa), free(L->pa), free(L->Fa), free(L->Ja);
+}
+
+/* Levenberg–Marquardt on B points of host memory on the CPU.  On a CPU context the points go in
+ * chunks of about 2 MiB of work arrays, each solved by one thread alone (its own arrays, its
+ * engine calls on that thread), the threads taking chunks in turn, as dual_newton's; on a GPU
+ * context (the points the GPU left), in larger chunks, each round's engine call on the context
+ * and the per-point loops over the threads.  A point's arithmetic is the same either way. */
+static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o,
+                          int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                          int32_t *info, int32_t *iters, double *fnorm) {
+  if (B == 0) return DUAL_SUCCESS;
+  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+  const int np = dual_program_num_params(prog);
+  const int threads = dual_solve_threads(ctx), alone = ctx->device != DUAL_DEVICE_GPU;
+  const int64_t W = m > n ? m : n;
+  const int64_t per_point = 8 * (2 * (int64_t)m * n + 11 * (int64_t)n + W + m + np + 10);
+  const int64_t C = alone ? dual_solve_thread_chunk(B, per_point, threads) : dual_solve_chunk(B, n, 2 * m, np);
+  const int64_t chunks = (B + C - 1) / C;
+  const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
+  lm *Ls = calloc((size_t)T, sizeof *Ls);
+  int st = Ls == NULL ? DUAL_ERR_NO_MEMORY : DUAL_SUCCESS;
+  for (int t = 0; t < T && st == DUAL_SUCCESS; ++t) {
+    lm *L = &Ls[t];
+    L->ctx = ctx, L->prog = prog, L->o = *o, L->n = n, L->m = m, L->np = np;
+    L->threads = alone ? 1 : threads, L->alone = alone;
+    L->x = x, L->ldx = ldx, L->p = np > 0 ? p : NULL, L->ldp = ldp;
+    if (!lm_alloc(L, C)) st = DUAL_ERR_NO_MEMORY;
+  }
+  if (st != DUAL_SUCCESS) {
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_lsq: out of memory for the work arrays of %lld points",
                    (long long)C);
   } else {
-    for (int64_t b0 = 0; b0 < B; b0 += C) {
-      const int64_t cnt = B - b0 < C ? B - b0 : C;
-      st = solve_chunk(&L, b0, cnt);
-      if (st != DUAL_SUCCESS) break;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1)
+    for (int64_t ic = 0; ic < chunks; ++ic) {
+      int failed;
+#pragma omp atomic read
+      failed = st;
+      if (failed != DUAL_SUCCESS) continue;
+      lm *L = &Ls[omp_get_thread_num()];
+      const int64_t b0 = ic * C, cnt = B - b0 < C ? B - b0 : C;
+      const int s = solve_chunk(L, b0, cnt);
+      if (s != DUAL_SUCCESS) {
+#pragma omp atomic write
+        st = s;
+        continue;
+      }
       for (int64_t b = 0; b < cnt; ++b) {
-        if (info != NULL) info[b0 + b] = P->state[b];
-        if (iters != NULL) iters[b0 + b] = P->njev[b];
-        if (fnorm != NULL) fnorm[b0 + b] = P->fnorm[b];
+        if (info != NULL) info[b0 + b] = L->P.state[b];
+        if (iters != NULL) iters[b0 + b] = L->P.njev[b];
+        if (fnorm != NULL) fnorm[b0 + b] = L->P.fnorm[b];
       }
     }
+    if (st == DUAL_SUCCESS && alone) dual_run_cpu_record(ctx, prog, DUAL_MODE_JACOBIAN);
   }
-  for (int i = 0; i < nall; ++i) free(all[i]);
+  for (int t = 0; Ls != NULL && t < T; ++t) lm_free(&Ls[t]);
+  free(Ls);
   return st;
 }
 

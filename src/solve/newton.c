@@ -188,21 +188,8 @@ static void chunk_free(chunk *c) {
   free(c->J), free(c->dx), free(c->xt), free(c->piv);
 }
 
-/* Points per chunk where each thread solves chunks of its own (a CPU context): the chunk's work
- * arrays (dual_solve_chunk's bytes per point) near 2 MiB, so that they stay in the thread's
- * cache from the engine's F and J through the LU and the line search (at n = 32, 15 and 3 this
- * ran 1.4-1.7x faster than 64 MiB chunks, one thread), but at least 64 points (fewer would pay
- * the rounds' fixed costs more often) and at most B / threads (every thread gets some). */
-static int64_t thread_chunk(int64_t B, int n, int np, int threads) {
-  const int64_t per_point = 8 * ((int64_t)n * n + 6 * (int64_t)n + np + 8);
-  int64_t c = ((int64_t)2 << 20) / per_point;
-  if (c < 64) c = 64;
-  const int64_t share = (B + threads - 1) / threads;
-  return c < share ? c : share > 0 ? share : 1;
-}
-
 /* Line-search Newton on B points on the CPU (options checked, max_iter set): info, iters, fnorm
- * for each.  On a CPU context the points go in chunks of thread_chunk, each solved by one thread
+ * for each.  On a CPU context the points go in chunks of dual_solve_thread_chunk, each solved by one thread
  * alone (its own arrays, its engine calls on that thread), the threads taking chunks in turn; on
  * a GPU context (the points the GPU left), in larger chunks, each round's engine call on the
  * context (dual_run, which may try the GPU) and the per-point loops over the threads.  A point's
@@ -214,7 +201,8 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
   if (B == 0) return DUAL_SUCCESS;
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   const int threads = dual_solve_threads(ctx), alone = ctx->device != DUAL_DEVICE_GPU;
-  const int64_t C = alone ? thread_chunk(B, n, np, threads) : dual_solve_chunk(B, n, n, np);
+  const int64_t per_point = 8 * ((int64_t)n * n + 6 * (int64_t)n + np + 8);
+  const int64_t C = alone ? dual_solve_thread_chunk(B, per_point, threads) : dual_solve_chunk(B, n, n, np);
   const int64_t chunks = (B + C - 1) / C;
   const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
   chunk *cs = calloc((size_t)T, sizeof *cs);

@@ -115,6 +115,13 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np) {
   return c < B ? c : B;
 }
 
+int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads) {
+  int64_t c = ((int64_t)2 << 20) / per_point;
+  if (c < 64) c = 64;
+  const int64_t share = (B + threads - 1) / threads;
+  return c < share ? c : share > 0 ? share : 1;
+}
+
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
                        const double *p, int64_t ldp, double *xa, double *pa, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (k > 4096)
