@@ -7,7 +7,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +29,8 @@ typedef struct lm {
   const double *p;
   int64_t ldp;
   dual_lm_pts P; /* per point of the chunk, point-major */
+  int32_t *info, *iters; /* the caller's results (each may be NULL) */
+  double *fnorm;
   /* compacted engine buffers */
   int64_t *idx;
   double *xa, *pa, *Fa, *Ja;
@@ -119,6 +120,18 @@ static void lm_free(lm *L) {
   free(P->wa2), free(P->wa3), free(L->idx), free(L->xa), free(L->pa), free(L->Fa), free(L->Ja);
 }
 
+/* Points b0 .. b0 + cnt by the chunk's arrays, their results to the caller's (dual_solve_chunk_fn). */
+static int lm_chunk(void *w, int64_t b0, int64_t cnt) {
+  lm *L = w;
+  const int st = solve_chunk(L, b0, cnt);
+  for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b) {
+    if (L->info != NULL) L->info[b0 + b] = L->P.state[b];
+    if (L->iters != NULL) L->iters[b0 + b] = L->P.njev[b];
+    if (L->fnorm != NULL) L->fnorm[b0 + b] = L->P.fnorm[b];
+  }
+  return st;
+}
+
 /* Levenberg–Marquardt on B points of host memory on the CPU.  On a CPU context the points go in
  * chunks of about 2 MiB of work arrays, each solved by one thread alone (its own arrays, its
  * engine calls on that thread), the threads taking chunks in turn, as dual_newton's; on a GPU
@@ -143,32 +156,14 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
     L->ctx = ctx, L->prog = prog, L->o = *o, L->n = n, L->m = m, L->np = np;
     L->threads = alone ? 1 : threads, L->alone = alone;
     L->x = x, L->ldx = ldx, L->p = np > 0 ? p : NULL, L->ldp = ldp;
+    L->info = info, L->iters = iters, L->fnorm = fnorm;
     if (!lm_alloc(L, C)) st = DUAL_ERR_NO_MEMORY;
   }
   if (st != DUAL_SUCCESS) {
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_lsq: out of memory for the work arrays of %lld points",
                    (long long)C);
   } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1)
-    for (int64_t ic = 0; ic < chunks; ++ic) {
-      int failed;
-#pragma omp atomic read
-      failed = st;
-      if (failed != DUAL_SUCCESS) continue;
-      lm *L = &Ls[omp_get_thread_num()];
-      const int64_t b0 = ic * C, cnt = B - b0 < C ? B - b0 : C;
-      const int s = solve_chunk(L, b0, cnt);
-      if (s != DUAL_SUCCESS) {
-#pragma omp atomic write
-        st = s;
-        continue;
-      }
-      for (int64_t b = 0; b < cnt; ++b) {
-        if (info != NULL) info[b0 + b] = L->P.state[b];
-        if (iters != NULL) iters[b0 + b] = L->P.njev[b];
-        if (fnorm != NULL) fnorm[b0 + b] = L->P.fnorm[b];
-      }
-    }
+    st = dual_solve_run_chunks(B, C, T, Ls, sizeof *Ls, lm_chunk);
     if (st == DUAL_SUCCESS && alone) dual_run_cpu_record(ctx, prog, DUAL_MODE_JACOBIAN);
   }
   for (int t = 0; Ls != NULL && t < T; ++t) lm_free(&Ls[t]);

@@ -8,7 +8,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +33,8 @@ typedef struct chunk {
   const double *p;
   int64_t ldp;
   dual_newton_pts P; /* per point of the chunk */
+  int32_t *info, *iters; /* the caller's results (each may be NULL) */
+  double *fnorm;
   /* per active point (compacted) */
   int64_t *idx;
   double *xa, *pa, *F, *J, *dx, *xt;
@@ -188,6 +189,18 @@ static void chunk_free(chunk *c) {
   free(c->J), free(c->dx), free(c->xt), free(c->piv);
 }
 
+/* Points b0 .. b0 + cnt by the chunk's arrays, their results to the caller's (dual_solve_chunk_fn). */
+static int newton_chunk(void *w, int64_t b0, int64_t cnt) {
+  chunk *c = w;
+  const int st = solve_chunk(c, b0, cnt);
+  for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b) {
+    if (c->info != NULL) c->info[b0 + b] = c->P.state[b];
+    if (c->iters != NULL) c->iters[b0 + b] = c->P.steps[b];
+    if (c->fnorm != NULL) c->fnorm[b0 + b] = c->P.fn[b];
+  }
+  return st;
+}
+
 /* Line-search Newton on B points on the CPU (options checked, max_iter set): info, iters, fnorm
  * for each.  On a CPU context the points go in chunks of dual_solve_thread_chunk, each solved by one thread
  * alone (its own arrays, its engine calls on that thread), the threads taking chunks in turn; on
@@ -213,32 +226,14 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
     c->ctx = ctx, c->prog = prog, c->n = n, c->np = np, c->threads = alone ? 1 : threads;
     c->alone = alone;
     c->x = x, c->ldx = ldx, c->p = np > 0 ? p : NULL, c->ldp = ldp;
+    c->info = info, c->iters = iters, c->fnorm = fnorm;
     if (!chunk_alloc(c, C)) st = DUAL_ERR_NO_MEMORY;
   }
   if (st != DUAL_SUCCESS) {
     st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for the work arrays of %lld points",
                    fn, (long long)C);
   } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(T) if (T > 1)
-    for (int64_t ic = 0; ic < chunks; ++ic) {
-      int failed;
-#pragma omp atomic read
-      failed = st;
-      if (failed != DUAL_SUCCESS) continue;
-      chunk *c = &cs[omp_get_thread_num()];
-      const int64_t b0 = ic * C, cnt = B - b0 < C ? B - b0 : C;
-      const int s = solve_chunk(c, b0, cnt);
-      if (s != DUAL_SUCCESS) {
-#pragma omp atomic write
-        st = s;
-        continue;
-      }
-      for (int64_t b = 0; b < cnt; ++b) {
-        if (info != NULL) info[b0 + b] = c->P.state[b];
-        if (iters != NULL) iters[b0 + b] = c->P.steps[b];
-        if (fnorm != NULL) fnorm[b0 + b] = c->P.fn[b];
-      }
-    }
+    st = dual_solve_run_chunks(B, C, T, cs, sizeof *cs, newton_chunk);
     if (st == DUAL_SUCCESS && alone && B > 0) dual_run_cpu_record(ctx, prog, DUAL_MODE_JACOBIAN);
   }
   for (int t = 0; cs != NULL && t < T; ++t) chunk_free(&cs[t]);

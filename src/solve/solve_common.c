@@ -122,6 +122,26 @@ int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads) {
   return c < share ? c : share > 0 ? share : 1;
 }
 
+int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t size, dual_solve_chunk_fn fn) {
+  const int64_t chunks = (B + C - 1) / C;
+  int st = DUAL_SUCCESS;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(T > 1 ? T : 1) if (T > 1)
+  for (int64_t ic = 0; ic < chunks; ++ic) {
+    int failed;
+#pragma omp atomic read
+    failed = st;
+    if (failed != DUAL_SUCCESS) continue;
+    void *w = (char *)workers + (size_t)omp_get_thread_num() * size;
+    const int64_t b0 = ic * C, cnt = B - b0 < C ? B - b0 : C;
+    const int s = fn(w, b0, cnt);
+    if (s != DUAL_SUCCESS) {
+#pragma omp atomic write
+      st = s;
+    }
+  }
+  return st;
+}
+
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
                        const double *p, int64_t ldp, double *xa, double *pa, int threads) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (k > 4096)

@@ -5,6 +5,7 @@
 #ifndef DUAL_SOLVE_COMMON_H
 #define DUAL_SOLVE_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dualbatch.h"
@@ -38,6 +39,13 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np);
  * points (fewer would pay the rounds' fixed costs more often) and at most B / threads (every
  * thread gets some). */
 int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads);
+
+/* Solve the B points in chunks of C, chunk after chunk on T threads (T <= 1: this thread), each
+ * thread with its own worker (worker t at (char *)workers + t * size): fn(worker, b0, cnt) solves
+ * points b0 .. b0 + cnt and writes their results.  The first failure's status is returned and the
+ * chunks not yet started are skipped. */
+typedef int (*dual_solve_chunk_fn)(void *worker, int64_t b0, int64_t cnt);
+int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t size, dual_solve_chunk_fn fn);
 
 /* Gather the k points idx[0..k) of x (point stride ldx) and p (ldp; p may be NULL) into the
  * contiguous xa [k][n] and pa [k][np]. */
