@@ -3,7 +3,9 @@
  * method of MINPACK's lmder (Moré 1978: QR with column pivoting, the parameter from the secular
  * equation, scaling by the Jacobian's column norms), per point as a state machine so that a
  * chunk of points advances in rounds: one engine call for the Jacobians of the points that took
- * a step, one for the residuals at every point's trial step.
+ * a step, one for the residuals at every point's trial step.  The per-point code is
+ * solve/lm_point.h's, which a GPU context runs on the device (kernels/gpu_lsq.c); here the CPU
+ * path, each thread on chunks of its own, and the dispatch between them.
  */
 #include <float.h>
 #include <math.h>
