@@ -132,24 +132,27 @@ __global__ void steps_kernel(const dual_newton_dev d) {
 constexpr unsigned FULL = 0xffffffffu;
 
 // One point per group of G lanes (G = 16: two points per warp, for n <= 16; G = 32: a warp):
-// lane l of the group holds row l of J.  A group synchronizes on its own lanes (mask), so the
-// two groups of a warp may take different paths.
+// lane l of the group holds row l of J.  The warp stays converged: every shuffle and vote names
+// the whole warp (a constant full mask; width G keeps the groups apart), so the compiler emits no
+// convergence checks around them, and a group that has finished (or has no point) goes on with
+// the other's loops without writing anything (its `live` flag).
 template <int G>
 struct group {
-  int l;         // the lane in the group
-  int base;      // the group's first lane in the warp
-  unsigned mask; // the group's lanes
+  int l;             // the lane in the group
+  int base;          // the group's first lane in the warp
+  unsigned bits;     // the group's lanes in a ballot
   __device__ group() {
     const int lane = threadIdx.x & 31;
     l = lane % G, base = lane - l;
-    mask = G == 32 ? FULL : ((1u << G) - 1u) << base;
+    bits = G == 32 ? FULL : ((1u << G) - 1u) << base;
   }
-  __device__ double shfl(double v, int src) const { return __shfl_sync(mask, v, src, G); }
-  __device__ int shfl(int v, int src) const { return __shfl_sync(mask, v, src, G); }
+  __device__ double shfl(double v, int src) const { return __shfl_sync(FULL, v, src, G); }
+  __device__ int shfl(int v, int src) const { return __shfl_sync(FULL, v, src, G); }
   __device__ int first(bool pred) const { // the first lane of the group where pred holds, or -1
-    return __ffs((__ballot_sync(mask, pred) >> base) & (G == 32 ? FULL : (1u << G) - 1u)) - 1;
+    return __ffs((__ballot_sync(FULL, pred) & bits) >> base) - 1;
   }
-  __device__ void sync() const { __syncwarp(mask); }
+  __device__ bool all(bool pred) const { return (__ballot_sync(FULL, pred) & bits) == bits; }
+  __device__ void sync() const { __syncwarp(FULL); }
 };
 
 // The better pivot candidate of the group: the larger key, on ties the lower position (the CPU's
@@ -157,30 +160,62 @@ struct group {
 template <int G>
 __device__ void better_pivot(const group<G> &gr, double &key, int &at) {
   for (int off = G / 2; off > 0; off >>= 1) {
-    const double k2 = __shfl_xor_sync(gr.mask, key, off, G);
-    const int a2 = __shfl_xor_sync(gr.mask, at, off, G);
+    const double k2 = __shfl_xor_sync(FULL, key, off, G);
+    const int a2 = __shfl_xor_sync(FULL, at, off, G);
     if (k2 > key || (k2 == key && a2 < at)) key = k2, at = a2;
   }
 }
 
-// dual_lu_factor and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G: lane r
-// holds row r of J in a (zeros past n) and follows it through the row swaps by its position; F
-// (n entries) and the step dx are the group's shared arrays, and dx = -J^{-1} F.  Every entry gets
-// the CPU's statements in the CPU's order: the factors and the step are the same bits.  Returns 1
-// (all lanes) when J is singular to working precision.
+// The group's largest value of v (exact in any order).
 template <int G>
-__device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], const double *F, double *dx) {
+__device__ double group_max(double v) {
+  for (int off = G / 2; off > 0; off >>= 1) {
+    const double o = __shfl_xor_sync(FULL, v, off, G);
+    v = o > v ? o : v;
+  }
+  return v;
+}
+
+// dual_sv_sumsq of the group's entries, lane l holding entry l (0 past n): the partials of
+// DUAL_SV_LANES lanes (for G = 32, entry l + 16 added to entry l's square), then the butterfly
+// p_l + p_(l xor h), h = 8, 4, 2, 1, which is dual_sv_sumsq's tree on every lane.
+template <int G>
+__device__ double group_sumsq(double v) {
+  static_assert(G == DUAL_SV_LANES || G == 2 * DUAL_SV_LANES, "a group of 16 or 32 lanes");
+  double p = v * v;
+  if (G == 2 * DUAL_SV_LANES) p = p + __shfl_xor_sync(FULL, p, DUAL_SV_LANES, G);
+  for (int h = DUAL_SV_LANES / 2; h > 0; h >>= 1) p = p + __shfl_xor_sync(FULL, p, h, G);
+  return p;
+}
+
+// dual_sv_norm_lanes of the group's n entries (lane l: entry l, 0 past n; the same entries staged
+// in v_sh for the scaled sums, which lane 0 takes where the plain sum may not be used).
+template <int G>
+__device__ double group_norm(const group<G> &gr, double v, int n, const double *v_sh) {
+  const double amax = group_max<G>(fabs(v));
+  const double plain = sqrt(group_sumsq<G>(v));
+  double r = 0.0;
+  if (!dual_sv_plain_range(amax, n) && gr.l == 0) r = dual_sv_norm(v_sh, n, 1);
+  r = gr.shfl(r, 0);
+  return dual_sv_plain_range(amax, n) ? plain : r;
+}
+
+// dual_lu_factor and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G: lane r
+// holds row r of J in a (zeros past n) and F_r in f, and follows its row through the swaps by its
+// position; lane j gets entry j of the step dx = -J^{-1} F.  Every entry gets the CPU's statements
+// in the CPU's order: the factors and the step are the same bits.  Returns 1 (all lanes) when J is
+// singular to working precision; the loops then run to their end on meaningless values (the
+// other group of the warp may need them) and dx is not to be used.
+template <int G>
+__device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f, double &dx) {
   const int lane = gr.l;
   const bool row = lane < n;
   double amax = 0.0;
 #pragma unroll
   for (int c = 0; c < G; ++c) amax = fabs(a[c]) > amax ? fabs(a[c]) : amax;
-  for (int off = G / 2; off > 0; off >>= 1) {
-    const double o = __shfl_xor_sync(gr.mask, amax, off, G);
-    amax = o > amax ? o : amax;
-  }
+  amax = group_max<G>(amax);
   const double tiny = (double)n * DBL_EPSILON * amax;
-  if (amax == 0.0) return 1;
+  int singular = amax == 0.0;
   int pos = lane; // the row's position after the swaps so far
 #pragma unroll
   for (int k = 0; k < G; ++k) {
@@ -193,7 +228,7 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], const do
     better_pivot(gr, key, at);
     const int best_pos = at >> 5, wl = at & 31;
     const double d = gr.shfl(a[k], wl), best = fabs(d);
-    if (best <= tiny) return 1;
+    singular |= best <= tiny;
     if (best_pos != k) pos = pos == k ? best_pos : pos == best_pos ? k : pos;
     const bool below = row && pos > k;
     double l = 0.0;
@@ -206,7 +241,7 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], const do
     }
   }
   // b = -F moved with its row: lane r's entry sits at position pos
-  double v = row ? -F[lane] : 0.0;
+  double v = row ? -f : 0.0;
 #pragma unroll
   for (int j = 0; j < G; ++j) { // forward: b_i -= L_ij b_j, j ascending
     if (j >= n - 1) break;
@@ -214,84 +249,98 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], const do
     const double bj = gr.shfl(v, src);
     if (row && pos > j) v -= a[j] * bj;
   }
+  dx = 0.0;
 #pragma unroll
   for (int i = G - 1; i >= 0; --i) { // back: x_i = (b_i - sum_{j > i} U_ij x_j) / U_ii, j descending:
     if (i >= n) continue;            // x_i goes to every row above as soon as it is known
-    const int src = gr.first(row && pos == i);
-    double xi = row && pos == i ? v / a[i] : 0.0;
+    const bool own = row && pos == i;
+    const int src = gr.first(own);
+    // only the owner's quotient is used; the other lanes divide 1 by 1, not 0 by 0, which would
+    // take the division's slow path for the whole warp
+    double xi = (own ? v : 1.0) / (own ? a[i] : 1.0);
     xi = gr.shfl(xi, src);
     if (row && pos < i) v -= a[i] * xi;
-    if (lane == src) dx[i] = xi;
+    if (lane == i) dx = xi;
   }
-  gr.sync();
-  return 0;
+  return singular;
 }
 
-// dual_newton_step for n <= G, one group of G lanes per point: the point's F, x, dx and xt staged
-// in the group's shared arrays (lanes load and store them together), lane 0 runs the tests and
-// the trial point on them (the same functions as the CPU, stride 1), the group the LU step.
+// A round of dual_newton for n <= G, one group of G lanes per point, lane l holding entry l of the
+// point's F, x, dx and xt in registers (0 past n) and row l of J: the reductions of the round's
+// tests (finiteness, the norms, the step's sums of squares) by the group, in the order of
+// dual_sv_sumsq, the decisions on them by lane 0 with newton_point.h's functions (the CPU's), the
+// LU step by the group.  A group is `live` while its point takes part in the round; the warp
+// leaves when neither of its groups is.
 template <int G>
 __global__ void __launch_bounds__(THREADS, G == 16 ? 3 : 2) group_steps_kernel(const dual_newton_dev d) {
-  __shared__ double stage[THREADS / G][4][G]; // F, x, dx, xt
-  const int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / G;
+  __shared__ double stage[THREADS / G][G]; // F, for the scaled norm
+  const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, i = t / G;
+  if ((t & ~(int64_t)31) / G >= d.k) return; // the warp's first group has no point: all leave
   const group<G> gr;
-  const int lane = gr.l, w = threadIdx.x / G;
-  if (i >= d.k) return; // whole groups leave together
-  const int64_t b = d.idx[i], s = d.k, C = d.C;
-  const int n = d.n;
-  double *F = stage[w][0], *x = stage[w][1], *dx = stage[w][2], *xt = stage[w][3];
-  const double *J = d.J + i;
-  const int trial = d.phase[b] == DUAL_NEWTON_NEED_F;
-  if (lane < n) {
-    F[lane] = d.F[i + lane * s], x[lane] = d.X[b + lane * C];
-    if (trial) dx[lane] = d.DX[b + lane * C], xt[lane] = d.XT[b + lane * C];
-  }
+  const int lane = gr.l, n = d.n;
+  const bool mine = lane < n;
+  bool live = i < d.k;
+  const int64_t b = d.idx[live ? i : (t & ~(int64_t)31) / G], s = d.k, C = d.C;
+  const bool trial = live && d.phase[b] == DUAL_NEWTON_NEED_F;
+  const double f = live && mine ? d.F[i + lane * s] : 0.0;
+  double x = live && mine ? d.X[b + lane * C] : 0.0;
+  double *F_sh = stage[threadIdx.x / G];
+  F_sh[lane] = f;
   gr.sync();
-  if (trial) { // the verdict on the trial point (F and J there); accepted, the step goes on below
-    int more = 0, active = 0;
-    if (lane == 0) {
-      more = dual_newton_judge(&d.o, &d.P, b, n, F, 1, x, dx, xt, 1);
-      active = d.P.state[b] == DUAL_NEWTON_ACTIVE;
-      if (more || !active) d.phase[b] = next_phase(d, b, more);
+  const bool ffinite = gr.all(fabs(f) <= DBL_MAX);
+  const double fn = group_norm(gr, f, n, F_sh);
+  if (__any_sync(FULL, trial)) { // the verdict on a trial point (F and J there)
+    const double dx = trial && mine ? d.DX[b + lane * C] : 0.0;
+    double xt = trial && mine ? d.XT[b + lane * C] : 0.0;
+    int v = DUAL_NEWTON_ACCEPTED, active = 1;
+    double alpha = 0.0;
+    if (trial && lane == 0) {
+      v = dual_newton_verdict(&d.o, &d.P, b, ffinite, ffinite ? fn : INFINITY);
+      active = d.P.state[b] == DUAL_NEWTON_ACTIVE, alpha = d.P.alpha[b];
+      if (v != DUAL_NEWTON_ACCEPTED || !active) d.phase[b] = next_phase(d, b, v == DUAL_NEWTON_RETRY);
     }
-    more = gr.shfl(more, 0), active = gr.shfl(active, 0);
-    gr.sync();
-    if (lane < n) {
-      if (more)
-        d.XT[b + lane * C] = xt[lane];
-      else
-        d.X[b + lane * C] = x[lane];
+    v = gr.shfl(v, 0), active = gr.shfl(active, 0), alpha = gr.shfl(alpha, 0);
+    if (trial && v == DUAL_NEWTON_ACCEPTED) {
+      x = xt;
+      if (mine) d.X[b + lane * C] = x;
     }
-    if (more || !active) return;
+    if (trial && v == DUAL_NEWTON_RETRY) {
+      xt = x + alpha * dx;
+      if (mine) d.XT[b + lane * C] = xt;
+    }
+    live = live && !(trial && (v != DUAL_NEWTON_ACCEPTED || !active)); // accepted: the step goes on
   }
+  if (!__any_sync(FULL, live)) return;
   double a[G]; // lane r: row r of J, element (r, c) at J[(r * n + c) * s]
+  const double *J = d.J + i + (int64_t)lane * n * s;
   int jfinite = 1;
 #pragma unroll
   for (int c = 0; c < G; ++c) {
-    a[c] = lane < n && c < n ? J[((int64_t)lane * n + c) * s] : 0.0;
+    a[c] = live && mine && c < n ? J[c * s] : 0.0;
     jfinite &= fabs(a[c]) <= DBL_MAX;
   }
-  jfinite = __all_sync(gr.mask, jfinite);
-  gr.sync();
+  jfinite = gr.all(jfinite);
   int go = 0;
-  if (lane == 0) go = dual_newton_tests(&d.o, &d.P, b, n, F, 1, jfinite);
-  go = gr.shfl(go, 0);
-  if (!go) {
-    if (lane == 0) d.phase[b] = next_phase(d, b, 0);
-    return;
+  if (live && lane == 0) {
+    go = dual_newton_tests_of(&d.o, &d.P, b, ffinite, ffinite ? fn : NAN, jfinite);
+    if (!go) d.phase[b] = next_phase(d, b, 0);
   }
-  const int singular = group_lu_step(gr, n, a, F, dx);
+  live = gr.shfl(go, 0);
+  if (!__any_sync(FULL, live)) return;
+  double dx;
+  const int singular = group_lu_step(gr, n, a, f, dx);
+  const bool dxfinite = gr.all(fabs(dx) <= DBL_MAX);
+  const double x2 = group_sumsq<G>(x), dx2 = group_sumsq<G>(dx);
   int more = 0;
-  if (lane == 0) {
+  if (live && lane == 0) {
     if (singular)
       d.P.state[b] = DUAL_SOLVE_SINGULAR;
     else
-      more = dual_newton_trial(&d.o, &d.P, b, n, x, dx, xt, 1);
+      more = dual_newton_start(&d.o, &d.P, b, dxfinite, x2, dx2);
     d.phase[b] = next_phase(d, b, more);
   }
   more = gr.shfl(more, 0);
-  gr.sync();
-  if (more && lane < n) d.DX[b + lane * C] = dx[lane], d.XT[b + lane * C] = xt[lane];
+  if (live && more && mine) d.DX[b + lane * C] = dx, d.XT[b + lane * C] = x + dx;
 }
 
 // ---- rounds with cuBLAS's LU ----

@@ -38,17 +38,17 @@ DUAL_INLINE dual_newton_opts dual_newton_opts_of(const dual_solve_options *o) {
 enum { DUAL_NEWTON_ACTIVE = -1, DUAL_NEWTON_MAX_REDUCTIONS = 40, DUAL_NEWTON_MAX_DAMPED = 10 };
 #define DUAL_NEWTON_ARMIJO 1e-4
 
-/* Point b's tests on F at its iterate (stride s; jfinite: J's entries are all finite): its norm,
+/* Point b's tests on F at its iterate, from F's reductions (ffinite: F's entries are finite; fn:
+ * its norm, dual_sv_norm_lanes, read where ffinite; jfinite: J's entries are finite): the norm,
  * convergence, the iteration limit.  Returns 1 when the point goes on to its Newton step, 0 when
  * it finished (state set). */
-DUAL_INLINE int dual_newton_tests(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
-                                  int n, const double *F, int64_t s, int jfinite) {
-  if (!dual_sv_finite(F, n, s) || !jfinite) {
-    P->fn[b] = dual_sv_finite(F, n, s) ? dual_sv_norm(F, n, s) : NAN;
+DUAL_INLINE int dual_newton_tests_of(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                     int ffinite, double fn, int jfinite) {
+  if (!ffinite || !jfinite) {
+    P->fn[b] = ffinite ? fn : NAN;
     P->state[b] = DUAL_SOLVE_NONFINITE;
     return 0;
   }
-  const double fn = dual_sv_norm(F, n, s);
   P->fn[b] = fn;
   if (P->steps[b] == 0) P->fn0[b] = fn;
   if (fn == 0.0 || fn <= o->f_abs || fn <= o->f_rel * P->fn0[b]) {
@@ -62,12 +62,20 @@ DUAL_INLINE int dual_newton_tests(const dual_newton_opts *o, const dual_newton_p
   return 1;
 }
 
-/* Point b after its Newton step dx (x, dx, xt stride sx): a step that is not finite means a
- * singular J; else the line search starts (alpha 1) with the first trial point xt = x + dx.
- * Returns 1 when the point goes on to judge xt, 0 when it finished (state set). */
-DUAL_INLINE int dual_newton_trial(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
-                                  int n, const double *x, const double *dx, double *xt, int64_t sx) {
-  if (!dual_sv_finite(dx, n, sx)) {
+/* dual_newton_tests_of for F's n entries at stride s. */
+DUAL_INLINE int dual_newton_tests(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *F, int64_t s, int jfinite) {
+  const int ffinite = dual_sv_finite(F, n, s);
+  return dual_newton_tests_of(o, P, b, ffinite, ffinite ? dual_sv_norm_lanes(F, n, s) : NAN, jfinite);
+}
+
+/* Point b after its Newton step dx, from the step's reductions (dxfinite: its entries are finite;
+ * x2, dx2: the sums of squares of x and dx, dual_sv_sumsq, read where dxfinite): a step that is
+ * not finite means a singular J; else the line search starts (alpha 1), the trial point to be
+ * x + dx.  Returns 1 when the point goes on to judge that point, 0 when it finished (state set). */
+DUAL_INLINE int dual_newton_start(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int dxfinite, double x2, double dx2) {
+  if (!dxfinite) {
     P->state[b] = DUAL_SOLVE_SINGULAR;
     return 0;
   }
@@ -76,9 +84,16 @@ DUAL_INLINE int dual_newton_trial(const dual_newton_opts *o, const dual_newton_p
   P->phi0[b] = 0.5 * fn * fn;
   /* the step test: a full Newton step this small is taken without the line search (near the
    * root, phi is rounding noise that need not decrease) and ends the iteration */
-  double x2 = 0.0, s2 = 0.0;
-  for (int j = 0; j < n; ++j) x2 += x[j * sx] * x[j * sx], s2 += dx[j * sx] * dx[j * sx];
-  P->last[b] = sqrt(s2) <= o->x_rel * sqrt(x2) + o->x_abs;
+  P->last[b] = sqrt(dx2) <= o->x_rel * sqrt(x2) + o->x_abs;
+  return 1;
+}
+
+/* dual_newton_start for x and dx (n entries, stride sx), and the trial point xt = x + dx. */
+DUAL_INLINE int dual_newton_trial(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *x, const double *dx, double *xt, int64_t sx) {
+  const int fin = dual_sv_finite(dx, n, sx);
+  if (!dual_newton_start(o, P, b, fin, fin ? dual_sv_sumsq(x, n, sx) : 0.0, fin ? dual_sv_sumsq(dx, n, sx) : 0.0))
+    return 0;
   for (int j = 0; j < n; ++j) xt[j * sx] = x[j * sx] + dx[j * sx];
   return 1;
 }
@@ -100,19 +115,17 @@ DUAL_INLINE int dual_newton_step(const dual_newton_opts *o, const dual_newton_pt
   return dual_newton_trial(o, P, b, n, x, dx, xt, sx);
 }
 
-/* Point b's trial point xt with F there (Ft, stride s): accept it (x = xt, the tests on the new
- * F) or reduce alpha and set the next trial point from x and dx (x, dx, xt stride sx).  Returns 1
- * when the point needs F at its new xt, 0 when it accepted a step or finished (state set). */
-DUAL_INLINE int dual_newton_judge(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
-                                  int n, const double *Ft, int64_t s, double *x, const double *dx,
-                                  double *xt, int64_t sx) {
+/* The line search's verdict on point b's trial point, from F's reductions there (finite, and its
+ * norm fnt, dual_sv_norm_lanes, read where finite): DUAL_NEWTON_ACCEPTED (the trial point becomes
+ * the iterate; the tests on it done, state set where the point finished), DUAL_NEWTON_RETRY (the
+ * next trial point is x + alpha dx, alpha the new P->alpha[b]) or DUAL_NEWTON_FAILED (state set). */
+enum { DUAL_NEWTON_FAILED = 0, DUAL_NEWTON_RETRY = 1, DUAL_NEWTON_ACCEPTED = 2 };
+DUAL_INLINE int dual_newton_verdict(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                    int finite, double fnt) {
   const double a = P->alpha[b], phi0 = P->phi0[b];
-  const int finite = dual_sv_finite(Ft, n, s);
-  const double fnt = finite ? dual_sv_norm(Ft, n, s) : INFINITY;
   const double phi = 0.5 * fnt * fnt;
   /* phi'(0) = -2 phi0 along the Newton direction */
   if (finite && (!o->line_search || P->last[b] || phi <= phi0 - 2.0 * DUAL_NEWTON_ARMIJO * a * phi0)) {
-    for (int j = 0; j < n; ++j) x[j * sx] = xt[j * sx];
     P->steps[b] += 1;
     P->fn[b] = fnt;
     P->damped[b] = a < 1.0 ? P->damped[b] + 1 : 0;
@@ -122,11 +135,11 @@ DUAL_INLINE int dual_newton_judge(const dual_newton_opts *o, const dual_newton_p
       P->state[b] = DUAL_SOLVE_MAX_ITER;
     else if (P->damped[b] >= DUAL_NEWTON_MAX_DAMPED)
       P->state[b] = DUAL_SOLVE_LINE_SEARCH; /* stalled: the trust region takes over */
-    return 0;                               /* accepted: next round (a new Jacobian) or done */
+    return DUAL_NEWTON_ACCEPTED;            /* next round (a new Jacobian) or done */
   }
   if (++P->reductions[b] > DUAL_NEWTON_MAX_REDUCTIONS) {
     P->state[b] = DUAL_SOLVE_LINE_SEARCH;
-    return 0;
+    return DUAL_NEWTON_FAILED;
   }
   /* the minimizer of the quadratic through phi0, phi'(0) and phi(a), kept in [a/10, a/2] */
   double an = 0.5 * a;
@@ -138,6 +151,21 @@ DUAL_INLINE int dual_newton_judge(const dual_newton_opts *o, const dual_newton_p
     an = 0.1 * a;
   }
   P->alpha[b] = an;
+  return DUAL_NEWTON_RETRY;
+}
+
+/* Point b's trial point xt with F there (Ft, stride s): dual_newton_verdict, then x = xt where it
+ * was accepted, the next trial point xt = x + alpha dx where it retries (x, dx, xt stride sx).
+ * Returns 1 when the point needs F at its new xt, 0 when it accepted a step or finished. */
+DUAL_INLINE int dual_newton_judge(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                  int n, const double *Ft, int64_t s, double *x, const double *dx,
+                                  double *xt, int64_t sx) {
+  const int finite = dual_sv_finite(Ft, n, s);
+  const int v = dual_newton_verdict(o, P, b, finite, finite ? dual_sv_norm_lanes(Ft, n, s) : INFINITY);
+  if (v == DUAL_NEWTON_ACCEPTED)
+    for (int j = 0; j < n; ++j) x[j * sx] = xt[j * sx];
+  if (v != DUAL_NEWTON_RETRY) return 0;
+  const double an = P->alpha[b];
   for (int j = 0; j < n; ++j) xt[j * sx] = x[j * sx] + an * dx[j * sx];
   return 1;
 }

@@ -180,10 +180,6 @@ int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_
   return dual_run_cpu_quiet(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b, threads);
 }
 
-int dual_solve_finite(const double *v, int64_t n) { return dual_sv_finite(v, n, 1); }
-
-double dual_solve_norm(const double *v, int n) { return dual_sv_norm(v, n, 1); }
-
 int dual_solve_threads(const dual_context *ctx) {
   return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 }

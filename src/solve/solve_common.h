@@ -63,12 +63,6 @@ int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k,
 int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
                              const double *xa, const double *pa, double *F, double *J, int threads);
 
-/* 1 when all n values are finite. */
-int dual_solve_finite(const double *v, int64_t n);
-
-/* ||v||_2, by scaled sums of squares in a fixed order (no overflow for finite v). */
-double dual_solve_norm(const double *v, int n);
-
 /* After the GPU solved the first `done` of B points and failed with `st`: 1 when the rest may be
  * solved on the CPU (an AUTO context, host memory, not an argument error), with *note the note
  * that says so (heap; the caller passes it to dual_solve_fell_back, or frees it). */

@@ -8,11 +8,35 @@
 
 #include "dual/portable.h"
 
-/* 1 when the n entries v[j * s] are finite. */
+/* 1 when the n entries v[j * s] are finite (no early exit: a loop the compiler vectorizes, and a
+ * straight one where a GPU lane runs it). */
 DUAL_INLINE int dual_sv_finite(const double *v, int64_t n, int64_t s) {
-  for (int64_t j = 0; j < n; ++j)
-    if (!(fabs(v[j * s]) <= DBL_MAX)) return 0;
-  return 1;
+  int ok = 1;
+  for (int64_t j = 0; j < n; ++j) ok &= fabs(v[j * s]) <= DBL_MAX;
+  return ok;
+}
+
+/* Where ||v||_2 may be taken as the square root of the plain sum of squares: the largest
+ * magnitude amax in [2^-500, 2^500] (no overflow; what underflows is below rounding). */
+DUAL_INLINE int dual_sv_plain_range(double amax, int n) {
+  return amax >= 0x1p-500 && amax <= 0x1p500 && n < (1 << 20);
+}
+
+/* The sum of squares of the n entries v[j * s] in the order of a group of DUAL_SV_LANES GPU lanes:
+ * entry j goes to partial j mod DUAL_SV_LANES (j ascending), then the partials are added in a
+ * pairwise tree, p[l] += p[l + h] for h = DUAL_SV_LANES / 2, ..., 1 — what butterfly shuffles of
+ * the lanes' partials give on every lane (kernels/newton_kernels.cu), so that CPU, GPU thread and
+ * GPU group give the same bits. */
+#define DUAL_SV_LANES 16
+DUAL_INLINE double dual_sv_sumsq(const double *v, int n, int64_t s) {
+  double p[DUAL_SV_LANES]; /* indexed by constants once the loops over l unroll: registers on a GPU */
+  for (int l = 0; l < DUAL_SV_LANES; ++l) p[l] = 0.0;
+  for (int j0 = 0; j0 < n; j0 += DUAL_SV_LANES)
+    for (int l = 0; l < DUAL_SV_LANES; ++l)
+      if (j0 + l < n) p[l] += v[(j0 + l) * s] * v[(j0 + l) * s];
+  for (int h = DUAL_SV_LANES / 2; h > 0; h >>= 1)
+    for (int l = 0; l < h; ++l) p[l] += p[l + h];
+  return p[0];
 }
 
 /* ||v||_2 of the n entries v[j * s] in a fixed order: the plain sum of squares where the largest
@@ -25,7 +49,7 @@ DUAL_INLINE double dual_sv_norm(const double *v, int n, int64_t s) {
     const double a = fabs(v[j * s]);
     amax = a > amax ? a : amax;
   }
-  if (amax >= 0x1p-500 && amax <= 0x1p500 && n < (1 << 20)) {
+  if (dual_sv_plain_range(amax, n)) {
     double sum = 0.0;
     for (int j = 0; j < n; ++j) sum += v[j * s] * v[j * s];
     return sqrt(sum);
@@ -44,6 +68,16 @@ DUAL_INLINE double dual_sv_norm(const double *v, int n, int64_t s) {
     }
   }
   return scale * sqrt(ssq);
+}
+
+/* ||v||_2 as dual_sv_norm, its plain sum in dual_sv_sumsq's order (the Newton solver's norm). */
+DUAL_INLINE double dual_sv_norm_lanes(const double *v, int n, int64_t s) {
+  double amax = 0.0;
+  for (int j = 0; j < n; ++j) {
+    const double a = fabs(v[j * s]);
+    amax = a > amax ? a : amax;
+  }
+  return dual_sv_plain_range(amax, n) ? sqrt(dual_sv_sumsq(v, n, s)) : dual_sv_norm(v, n, s);
 }
 
 #endif /* DUAL_VEC_SMALL_H */
