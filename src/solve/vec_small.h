@@ -29,13 +29,16 @@ DUAL_INLINE int dual_sv_plain_range(double amax, int n) {
  * GPU group give the same bits. */
 #define DUAL_SV_LANES 16
 DUAL_INLINE double dual_sv_sumsq(const double *v, int n, int64_t s) {
-  double p[DUAL_SV_LANES]; /* indexed by constants once the loops over l unroll: registers on a GPU */
-  for (int l = 0; l < DUAL_SV_LANES; ++l) p[l] = 0.0;
-  for (int j0 = 0; j0 < n; j0 += DUAL_SV_LANES)
-    for (int l = 0; l < DUAL_SV_LANES; ++l)
-      if (j0 + l < n) p[l] += v[(j0 + l) * s] * v[(j0 + l) * s];
-  for (int h = DUAL_SV_LANES / 2; h > 0; h >>= 1)
-    for (int l = 0; l < h; ++l) p[l] += p[l + h];
+  double p[DUAL_SV_LANES];
+  int m = n < DUAL_SV_LANES ? n : DUAL_SV_LANES; /* the partials that may be nonzero */
+  if (m <= 0) return 0.0;
+  for (int l = 0; l < m; ++l) p[l] = v[l * s] * v[l * s];
+  for (int j = DUAL_SV_LANES; j < n; ++j) p[j % DUAL_SV_LANES] += v[j * s] * v[j * s];
+  /* the tree; adding a partial that is +0 (past m) changes nothing, so those adds are skipped */
+  for (int h = DUAL_SV_LANES / 2; h > 0; h >>= 1) {
+    for (int l = 0; l < h && l + h < m; ++l) p[l] += p[l + h];
+    m = m < h ? m : h;
+  }
   return p[0];
 }
 
