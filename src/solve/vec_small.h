@@ -34,10 +34,13 @@ DUAL_INLINE double dual_sv_sumsq(const double *v, int n, int64_t s) {
   if (m <= 0) return 0.0;
   for (int l = 0; l < m; ++l) p[l] = v[l * s] * v[l * s];
   for (int j = DUAL_SV_LANES; j < n; ++j) p[j % DUAL_SV_LANES] += v[j * s] * v[j * s];
-  /* the tree; adding a partial that is +0 (past m) changes nothing, so those adds are skipped */
-  for (int h = DUAL_SV_LANES / 2; h > 0; h >>= 1) {
-    for (int l = 0; l < h && l + h < m; ++l) p[l] += p[l + h];
-    m = m < h ? m : h;
+  /* the tree; adding a partial that is +0 (past m) changes nothing, so those adds are skipped:
+   * the first level that adds anything is the largest power of two h < m */
+  int h = 1;
+  while (2 * h < m) h *= 2;
+  for (; h > 0; h >>= 1) {
+    for (int l = 0; l + h < m; ++l) p[l] += p[l + h];
+    m = h;
   }
   return p[0];
 }
