@@ -4,15 +4,18 @@
  * thread counts and batch compositions, and the Moré–Garbow–Hillstrom problems 1–14 from their
  * standard starting points times 1, 10 and 100 against MINPACK's hybrj1 results
  * (tests/data/minpack: its initial residual norms check our problem definitions, its solutions
- * and exit parameters are the reference).
+ * and exit parameters are the reference); the norms' summation order (solve/vec_small.h) against a
+ * lane-by-lane simulation of the GPU groups' butterfly and an extended-precision sum.
  */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dualbatch.h"
+#include "solve/vec_small.h"
 #include "test_arrays.h"
 #include "mgh_equations.h"
 #include "minpack_cases.h"
@@ -289,4 +292,51 @@ Test(newton, bitwise_across_threads_and_batch_splits) {
   }
   dual_program_destroy(&sq), dual_program_destroy(&ls);
   dual_context_destroy(&one), dual_context_destroy(&two);
+}
+
+/* ---- the norms' summation order ------------------------------------------------------------ */
+
+/* What a group of 16 GPU lanes computes for the sum of squares (kernels/newton_kernels.cu): lane
+ * l accumulates the squares of entries l, l + 16, ... from +0, then four xor-butterfly steps,
+ * each lane adding its partner's value.  Simulated lane by lane; every lane must end equal. */
+static double butterfly_sumsq(const double *v, int n, int *lanes_agree) {
+  double p[16];
+  for (int l = 0; l < 16; ++l) {
+    p[l] = 0.0;
+    for (int j = l; j < n; j += 16) p[l] = p[l] + v[j] * v[j];
+  }
+  for (int h = 8; h > 0; h >>= 1) {
+    double q[16];
+    for (int l = 0; l < 16; ++l) q[l] = p[l] + p[l ^ h];
+    memcpy(p, q, sizeof p);
+  }
+  *lanes_agree = 1;
+  for (int l = 1; l < 16; ++l) *lanes_agree &= memcmp(&p[l], &p[0], sizeof(double)) == 0;
+  return p[0];
+}
+
+Test(newton, norms_sum_in_the_lane_groups_order) {
+  srand(7);
+  for (int t = 0; t < 20000; ++t) {
+    const int n = rand() % 70;
+    double v[70];
+    long double exact = 0.0L;
+    for (int j = 0; j < n; ++j) {
+      const int k = rand() % 6;
+      v[j] = k == 0 ? 0.0 : k == 1 ? -0.0 : ldexp(rand() / (double)RAND_MAX - 0.5, rand() % 60 - 30);
+      exact += (long double)v[j] * v[j];
+    }
+    int agree = 0;
+    const double ref = butterfly_sumsq(v, n, &agree), got = dual_sv_sumsq(v, n, 1);
+    cr_assert(agree, "n %d: the simulated lanes differ", n);
+    cr_assert(memcmp(&ref, &got, sizeof ref) == 0, "n %d: dual_sv_sumsq %.17g, lane order %.17g", n, got, ref);
+    /* any order of n positive terms: within (n + 1) unit roundoffs (n squares, n - 1 sums) */
+    cr_assert(fabsl(got - exact) <= (n + 1) * (DBL_EPSILON / 2) * exact, "n %d: sum of squares %.17g, exact %.17Lg", n, got, exact);
+    const double nrm = dual_sv_norm_lanes(v, n, 1);
+    cr_assert(memcmp(&nrm, &(double){sqrt(got)}, sizeof nrm) == 0, "n %d: the norm is not sqrt of the sum", n);
+  }
+  /* past the plain sum's range the scaled sums take over (no overflow, no underflow) */
+  const double big[3] = {0x1p600, -0x1p600, 0x1p599}, small[2] = {0x1p-600, 0x1p-601};
+  cr_assert_float_eq(dual_sv_norm_lanes(big, 3, 1), 0x1p600 * sqrt(2.25), 1e-15 * 0x1p600);
+  cr_assert_float_eq(dual_sv_norm_lanes(small, 2, 1), 0x1p-600 * sqrt(1.25), 1e-15 * 0x1p-600);
 }
