@@ -631,8 +631,9 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * (below 2 GiB and an eighth of the free memory, larger batches run in chunks) and the starting
  * points of up to 256 MiB of the batch (for the fallback) between calls, until it is destroyed.
  * Where the GPU fails (out of memory, a launch error) an AUTO context solves the points not yet
- * finished on the CPU and dual_context_last_note says so; a GPU context returns the error (so do
- * device-memory arrays).  dual_lsq on a GPU context works the same way: iterates and the trust
+ * finished on the CPU, and the call ends with dual_context_last_device CPU and a note that says
+ * so (the first such note of the call, whatever its later parts ran on); a GPU context returns the
+ * error (so do device-memory arrays).  dual_lsq on a GPU context works the same way: iterates and the trust
  * region's state stay on the device, a thread per point runs the CPU's QR and Levenberg–Marquardt
  * statements (the same bits), two counts come back to the host per round (the points that need a
  * Jacobian, those with a trial step), arrays all host or all device memory, the same chunking and

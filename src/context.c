@@ -222,6 +222,7 @@ void dual_context_destroy(dual_context **ctx) {
   dual_gpu_release((*ctx)->gpu);
   free((*ctx)->error);
   free((*ctx)->note);
+  free((*ctx)->solve_note);
   free((*ctx)->cache_dir);
   free(*ctx);
   *ctx = NULL;

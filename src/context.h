@@ -29,6 +29,9 @@ struct dual_context {
   int last_tier;        /* the tier of the last successful evaluation */
   char *cache_dir;      /* the compiled tier's disk cache (heap; NULL = default) */
   int64_t knobs[DUAL_KNOB_COUNT]; /* dual_knob values (dual_context_set_knob) */
+  int solve_depth;      /* solver calls in progress (dual_newton's rescue calls dual_lsq) */
+  int solve_fell;       /* the outermost solver call fell back to the CPU somewhere */
+  char *solve_note;     /* the note of its first fallback (heap, NULL = none) */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

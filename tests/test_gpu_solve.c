@@ -305,6 +305,24 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
   need_gpu();
   setenv("DUALBATCH_GPU_FAULT", "alloc", 1);
   solve_two_points(DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU, "dual_newton solved 2 of its 2 points on the CPU");
+  { /* a point whose J is singular at its start (x = 0) takes the rescue, which calls dual_lsq and
+     * Newton again (each falling back in turn): the call still reports its own first fallback */
+    double x[4] = {0, 1, 3, 3}, p[2] = {2, 9}, fn[2];
+    int32_t info[2], it[2];
+    dual_context *ctx = NULL;
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
+    cr_assert_eq(dual_program_compile(ctx, two_points, "fault_rescue", &prog), DUAL_SUCCESS);
+    cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+    cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_newton solved 2 of its 2 points on the CPU"),
+                       "note: %s", dual_context_last_note(ctx));
+    cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED, "info %d %d", info[0], info[1]);
+    cr_assert_float_eq(x[0], sqrt(2.0), 1e-12);
+    cr_assert_float_eq(x[1], sqrt(2.0), 1e-12);
+    dual_program_destroy(&prog);
+    dual_context_destroy(&ctx);
+  }
   { /* dual_lsq alike */
     double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
     int32_t info[2];

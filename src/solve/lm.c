@@ -173,11 +173,10 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
   return st;
 }
 
-int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt, int64_t B,
-             double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
-             double *fnorm) {
+static int lsq_call(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
+                    int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
+                    int32_t *iters, double *fnorm) {
   const char *fn = "dual_lsq";
-  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (prog == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: program is NULL", fn);
   dual_solve_options o;
   int st = dual_solve_check_options(ctx, fn, opt, &o);
@@ -212,4 +211,12 @@ int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_optio
   if (st == DUAL_SUCCESS) dual_solve_fell_back(ctx, note);
   else free(note);
   return st;
+}
+
+int dual_lsq(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt, int64_t B,
+             double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+             double *fnorm) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  dual_solve_begin(ctx);
+  return dual_solve_end(ctx, lsq_call(ctx, prog, opt, B, x, ldx, p, ldp, info, iters, fnorm));
 }

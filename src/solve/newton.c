@@ -460,11 +460,10 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
   return st;
 }
 
-int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
-                int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
-                int32_t *iters, double *fnorm) {
+static int newton_call(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
+                       int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                       int32_t *info, int32_t *iters, double *fnorm) {
   const char *fn = "dual_newton";
-  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (prog == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: program is NULL", fn);
   dual_solve_options o;
   int st = dual_solve_check_options(ctx, fn, opt, &o);
@@ -511,4 +510,12 @@ int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_op
   }
   free(x0), free(fail), free(inf_buf), free(it_buf);
   return st;
+}
+
+int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
+                int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
+                int32_t *iters, double *fnorm) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  dual_solve_begin(ctx);
+  return dual_solve_end(ctx, newton_call(ctx, prog, opt, B, x, ldx, p, ldp, info, iters, fnorm));
 }

@@ -7,11 +7,11 @@
 #include <math.h>
 #include <omp.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "context.h"
 #include "exec.h"
 #include "gpu.h"
-#include "solve/newton_point.h"
 
 void dual_solve_options_init(dual_solve_options *opt) {
   if (opt == NULL) return;
@@ -195,6 +195,22 @@ int dual_solve_may_fall_back(dual_context *ctx, const char *fn, int st, int devi
 
 void dual_solve_fell_back(dual_context *ctx, char *note) {
   dual_clear_error(ctx);
+  if (!ctx->solve_fell && note != NULL) ctx->solve_note = dual_strdup(note);
+  ctx->solve_fell = 1;
   dual_set_note(ctx, note);
   ctx->last_device = DUAL_DEVICE_CPU;
+}
+
+void dual_solve_begin(dual_context *ctx) {
+  if (ctx->solve_depth++ > 0) return;
+  free(ctx->solve_note);
+  ctx->solve_note = NULL, ctx->solve_fell = 0;
+}
+
+int dual_solve_end(dual_context *ctx, int st) {
+  if (--ctx->solve_depth > 0 || st != DUAL_SUCCESS || !ctx->solve_fell) return st;
+  if (ctx->solve_note != NULL) dual_set_note(ctx, ctx->solve_note); /* the context takes it */
+  ctx->solve_note = NULL;
+  ctx->last_device = DUAL_DEVICE_CPU;
+  return st;
 }

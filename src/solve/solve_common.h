@@ -63,6 +63,13 @@ int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k,
 int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
                              const double *xa, const double *pa, double *F, double *J, int threads);
 
+/* A solver's public call begins and ends (dual_solve_end returns st): the outermost call's record
+ * (dual_context_last_device, _last_note) is the whole call's.  Where any part of it fell back to
+ * the CPU (dual_solve_fell_back), it ends on the CPU with the first fallback's note, whatever an
+ * inner call (dual_newton's rescue calls dual_lsq) or a later slice on the GPU recorded since. */
+void dual_solve_begin(dual_context *ctx);
+int dual_solve_end(dual_context *ctx, int st);
+
 /* After the GPU solved the first `done` of B points and failed with `st`: 1 when the rest may be
  * solved on the CPU (an AUTO context, host memory, not an argument error), with *note the note
  * that says so (heap; the caller passes it to dual_solve_fell_back, or frees it). */
