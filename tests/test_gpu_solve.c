@@ -257,27 +257,38 @@ Test(gpu_solve, cublas_lu_agrees_with_the_cpu_to_rounding) {
   free(x0), free(p);
 }
 
-/* The two points of x^2 = a, y = x (a = 2, 9) solved on a context of `device`: both converge,
- * the run ends on `ran_on`, and the note holds `note`. */
+/* The two points of x^2 = a, y = x (a = 2, 9) from the starts x0 solved by `solver` (dual_newton or
+ * dual_lsq) on a context of `device`: both converge (to `tol`), the call ends on `ran_on`, and the
+ * note holds `note`. */
 static const char *two_points = "input x; input y; param a\noutput f = x^2 - a; output g = y - x\n";
+typedef int (*solver_fn)(dual_context *, const dual_program *, const dual_solve_options *, int64_t,
+                         double *, int64_t, const double *, int64_t, int32_t *, int32_t *, double *);
 
-static void solve_two_points(dual_device device, dual_device ran_on, const char *note) {
-  double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
+static void solve_two_points_from(const double x0[4], solver_fn solver, dual_device device,
+                                  dual_device ran_on, const char *note, double tol) {
+  double x[4], p[2] = {2, 9}, fn[2];
   int32_t info[2], it[2];
+  memcpy(x, x0, sizeof x);
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
   cr_assert_eq(dual_context_create(&ctx, device), DUAL_SUCCESS);
   cr_assert_eq(dual_context_device(ctx), DUAL_DEVICE_GPU);
   cr_assert_eq(dual_program_compile(ctx, two_points, "two_points", &prog), DUAL_SUCCESS);
-  cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s",
+  cr_assert_eq(solver(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s",
                dual_context_last_error(ctx));
   cr_assert_eq(dual_context_last_device(ctx), ran_on);
   cr_assert_not_null(strstr(dual_context_last_note(ctx), note), "note: %s", dual_context_last_note(ctx));
-  cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
-  cr_assert_float_eq(x[0], sqrt(2.0), 1e-14);
-  cr_assert_float_eq(x[3], 3.0, 1e-14);
+  cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED, "info %d %d", info[0], info[1]);
+  const double want[4] = {sqrt(2.0), sqrt(2.0), 3.0, 3.0};
+  for (int j = 0; j < 4; ++j) cr_assert_float_eq(x[j], want[j], tol, "x[%d] = %.17g", j, x[j]);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
+}
+
+static const double plain_starts[4] = {1, 1, 3, 3};
+
+static void solve_two_points(dual_device device, dual_device ran_on, const char *note) {
+  solve_two_points_from(plain_starts, dual_newton, device, ran_on, note, 1e-14);
 }
 
 /* Without cuBLAS (DUALBATCH_CUBLAS names no library) the knob's cuBLAS LU gives way to the rule's
@@ -305,41 +316,13 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
   need_gpu();
   setenv("DUALBATCH_GPU_FAULT", "alloc", 1);
   solve_two_points(DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU, "dual_newton solved 2 of its 2 points on the CPU");
-  { /* a point whose J is singular at its start (x = 0) takes the rescue, which calls dual_lsq and
-     * Newton again (each falling back in turn): the call still reports its own first fallback */
-    double x[4] = {0, 1, 3, 3}, p[2] = {2, 9}, fn[2];
-    int32_t info[2], it[2];
-    dual_context *ctx = NULL;
-    dual_program *prog = NULL;
-    cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
-    cr_assert_eq(dual_program_compile(ctx, two_points, "fault_rescue", &prog), DUAL_SUCCESS);
-    cr_assert_eq(dual_newton(ctx, prog, NULL, 2, x, 2, p, 1, info, it, fn), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
-    cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_newton solved 2 of its 2 points on the CPU"),
-                       "note: %s", dual_context_last_note(ctx));
-    cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED, "info %d %d", info[0], info[1]);
-    cr_assert_float_eq(x[0], sqrt(2.0), 1e-12);
-    cr_assert_float_eq(x[1], sqrt(2.0), 1e-12);
-    dual_program_destroy(&prog);
-    dual_context_destroy(&ctx);
-  }
-  { /* dual_lsq alike */
-    double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
-    int32_t info[2];
-    dual_context *ctx = NULL;
-    dual_program *prog = NULL;
-    cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
-    cr_assert_eq(dual_program_compile(ctx, two_points, "fault_lsq", &prog), DUAL_SUCCESS);
-    cr_assert_eq(dual_lsq(ctx, prog, NULL, 2, x, 2, p, 1, info, NULL, fn), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
-    cr_assert_not_null(strstr(dual_context_last_note(ctx), "dual_lsq solved 2 of its 2 points on the CPU"), "note: %s",
-                       dual_context_last_note(ctx));
-    cr_assert(info[0] == DUAL_SOLVE_CONVERGED && info[1] == DUAL_SOLVE_CONVERGED);
-    cr_assert_float_eq(x[0], sqrt(2.0), 1e-10);
-    cr_assert_float_eq(x[3], 3.0, 1e-10);
-    dual_program_destroy(&prog);
-    dual_context_destroy(&ctx);
-  }
+  /* a point whose J is singular at its start (x = 0) takes the rescue, which calls dual_lsq and
+   * Newton again (each falling back in turn): the call still reports its own first fallback */
+  const double singular_start[4] = {0, 1, 3, 3};
+  solve_two_points_from(singular_start, dual_newton, DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU,
+                        "dual_newton solved 2 of its 2 points on the CPU", 1e-12);
+  solve_two_points_from(plain_starts, dual_lsq, DUAL_DEVICE_AUTO, DUAL_DEVICE_CPU,
+                        "dual_lsq solved 2 of its 2 points on the CPU", 1e-10);
   double x[4] = {1, 1, 3, 3}, p[2] = {2, 9}, fn[2];
   int32_t info[2], it[2];
   dual_context *ctx = NULL;
