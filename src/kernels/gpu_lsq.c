@@ -48,9 +48,7 @@ typedef struct driver {
   const dual_program *prog;
   dual_lsq_dev d;
   cudaStream_t stream;
-  int64_t *k_dev, k_host;
-  void *temp;
-  size_t temp_bytes;
+  int64_t k_host; /* the count, read back each round */
   dual_gpu_solve_io io;
 } driver;
 
@@ -60,8 +58,8 @@ static int cuda(driver *v, cudaError_t e, const char *what) {
 
 /* The points in state `want` into d.idx, their count into d.k (read back: a sync). */
 static int select_points(driver *v, int32_t want) {
-  const int e = dual_lsq_select(&v->d, want, v->k_dev, v->temp, v->temp_bytes, v->stream);
-  return dual_gpu_solve_read_count(&v->io, e, v->k_dev, &v->k_host, &v->d.k, "selecting points");
+  const int e = dual_lsq_select(&v->d, want, v->io.k_dev, v->io.temp, v->io.temp_bytes, v->stream);
+  return dual_gpu_solve_read_count(&v->io, e, v->io.k_dev, &v->k_host, &v->d.k, "selecting points");
 }
 
 /* F (and J: with_j) at the gathered points xa, pa, in place on the device. */
@@ -118,23 +116,11 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts
   const int np = dual_program_num_params(prog);
   const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, m, np));
   v.d.n = n, v.d.m = m, v.d.np = np, v.d.o = *o;
-  const int64_t wide = n > np ? n : np;
-  char *arena = NULL;
-  if (!device_mem) {
-    st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * wide));
-    v.io.staging = (double *)g->pinned[0];
-  }
-  if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
-    v.temp_bytes = dual_newton_select_bytes(C);
-    const size_t used = (bytes_per_point(n, m, np) * (size_t)C + 255) / 256 * 256;
-    st = dual_gpu_solve_buffer(ctx, 0, used + 256 + v.temp_bytes, (void **)&arena,
-                               "dual_lsq: allocating the solver's device arrays");
-    if (st == DUAL_SUCCESS) v.k_dev = (int64_t *)(arena + used), v.temp = arena + used + 256;
-  }
+  st = dual_gpu_solve_space(&v.io, g, C, bytes_per_point(n, m, np), n > np ? n : np);
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
-    carve(&v.d, arena);
+    carve(&v.d, v.io.arena);
     st = dual_gpu_solve_copy_in(&v.io, x + b0 * ldx, ldx, n, c, c, v.d.xa, v.d.X);
     if (st == DUAL_SUCCESS && np > 0)
       st = dual_gpu_solve_copy_in(&v.io, p + b0 * ldp, ldp, np, c, c, v.d.pa, v.d.P_);
@@ -144,6 +130,6 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts
                                    v.d.P.fnorm, info, iters, fnorm, NULL);
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
-  if (arena != NULL) cudaStreamSynchronize(v.stream);
+  if (v.io.arena != NULL) cudaStreamSynchronize(v.stream);
   return st;
 }

@@ -52,9 +52,7 @@ typedef struct driver {
   const dual_program *prog;
   dual_newton_dev d;
   cudaStream_t stream;
-  int64_t *k_dev, k_host;
-  void *temp;
-  size_t temp_bytes;
+  int64_t k_host; /* the count, read back each round */
   int lu;   /* DUAL_NEWTON_LU_*: the step's kernel (DUAL_KNOB_SOLVE_LU) */
   int blas; /* the rounds use cuBLAS's LU */
   struct dual_gpu *g;
@@ -67,8 +65,8 @@ static int cuda(driver *v, cudaError_t e, const char *what) {
 
 /* The points not done into d.idx, their count into d.k (read back: the round's one sync). */
 static int select_points(driver *v) {
-  const int e = dual_newton_select(&v->d, v->k_dev, v->temp, v->temp_bytes, v->stream);
-  return dual_gpu_solve_read_count(&v->io, e, v->k_dev, &v->k_host, &v->d.k, "selecting points");
+  const int e = dual_newton_select(&v->d, v->io.k_dev, v->io.temp, v->io.temp_bytes, v->stream);
+  return dual_gpu_solve_read_count(&v->io, e, v->io.k_dev, &v->k_host, &v->d.k, "selecting points");
 }
 
 /* F and J at the selected points (their iterates or trial points), in place on the device. */
@@ -136,23 +134,11 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
   const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, np, v.blas));
   v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
-  const int64_t wide = n > np ? n : np;
-  char *arena = NULL;
-  if (!device_mem) {
-    st = dual_gpu_reserve_pinned(ctx, g, sizeof(double) * (size_t)(C * (wide > 0 ? wide : 1)));
-    v.io.staging = (double *)g->pinned[0];
-  }
-  if (st == DUAL_SUCCESS) { /* the chunk's arrays (carved per chunk), the count, CUB's scratch */
-    v.temp_bytes = dual_newton_select_bytes(C);
-    const size_t used = (bytes_per_point(n, np, v.blas) * (size_t)C + 255) / 256 * 256;
-    st = dual_gpu_solve_buffer(ctx, 0, used + 256 + v.temp_bytes, (void **)&arena,
-                               "dual_newton: allocating the solver's device arrays");
-    if (st == DUAL_SUCCESS) v.k_dev = (int64_t *)(arena + used), v.temp = arena + used + 256;
-  }
+  st = dual_gpu_solve_space(&v.io, g, C, bytes_per_point(n, np, v.blas), n > np ? n : np);
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
-    carve(&v.d, arena, v.blas);
+    carve(&v.d, v.io.arena, v.blas);
     st = dual_gpu_solve_copy_in(&v.io, x + b0 * ldx, ldx, n, c, c, v.d.xa, v.d.X);
     if (st == DUAL_SUCCESS && np > 0) st = dual_gpu_solve_copy_in(&v.io, p + b0 * ldp, ldp, np, c, c, v.d.pa, v.d.P_);
     if (st == DUAL_SUCCESS) st = solve_chunk(&v);
@@ -161,7 +147,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
                                    v.d.P.fn, info, iters, fnorm, host_state);
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
-  if (arena != NULL) cudaStreamSynchronize(v.stream);
+  if (v.io.arena != NULL) cudaStreamSynchronize(v.stream);
   if (st == DUAL_SUCCESS && no_blas[0] != '\0') /* after the engine's calls, which clear notes */
     dual_set_note(ctx, dual_strdup_printf("dual_newton: the in-kernel LU ran: %s", no_blas));
   return st;

@@ -27,6 +27,24 @@ int64_t dual_gpu_solve_chunk(int64_t B, size_t per_point) {
   return C < B ? C : B;
 }
 
+int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, size_t per_point,
+                         int64_t wide) {
+  io->arena = NULL, io->k_dev = NULL, io->temp = NULL;
+  int st = DUAL_SUCCESS;
+  if (!io->device_mem) {
+    st = dual_gpu_reserve_pinned(io->ctx, g, sizeof(double) * (size_t)(C * (wide > 0 ? wide : 1)));
+    io->staging = (double *)g->pinned[0];
+  }
+  if (st != DUAL_SUCCESS) return st;
+  io->temp_bytes = dual_newton_select_bytes(C);
+  const size_t used = (per_point * (size_t)C + 255) / 256 * 256;
+  char what[96];
+  snprintf(what, sizeof what, "%s: allocating the solver's device arrays", io->fn);
+  st = dual_gpu_solve_buffer(io->ctx, 0, used + 256 + io->temp_bytes, (void **)&io->arena, what);
+  if (st == DUAL_SUCCESS) io->k_dev = (int64_t *)(io->arena + used), io->temp = io->arena + used + 256;
+  return st;
+}
+
 int dual_gpu_solve_copy_in(const dual_gpu_solve_io *io, const double *src, int64_t ld, int32_t len,
                            int64_t c, int64_t C, double *scratch, double *dst) {
   if (len == 0) return DUAL_SUCCESS;

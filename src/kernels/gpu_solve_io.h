@@ -11,16 +11,28 @@
 
 #include "context.h"
 
-/* One solver call's copies: its context, stream, where the caller's arrays live, the host
- * threads that pack host rows, pinned staging (host memory: the chunk's widest row set), and the
- * solver's name for error messages. */
+/* One solver call's device side: its context, stream, where the caller's arrays live, the host
+ * threads that pack host rows, pinned staging (host memory: the chunk's widest row set), the
+ * solver's name for error messages, and its device space (dual_gpu_solve_space). */
 typedef struct dual_gpu_solve_io {
   dual_context *ctx;
   void *stream; /* cudaStream_t */
   int device_mem, threads;
   double *staging;
   const char *fn;
+  char *arena;       /* the chunk's arrays, carved by the driver */
+  int64_t *k_dev;    /* the count a selection writes */
+  void *temp;        /* CUB's scratch for the selections, temp_bytes */
+  size_t temp_bytes;
 } dual_gpu_solve_io;
+
+struct dual_gpu;
+
+/* The call's space for chunks of C points of `per_point` device bytes each: for host arrays the
+ * pinned staging (C * wide doubles), then in the context's solver buffer the arena (per_point * C
+ * bytes), the count and the selections' scratch. */
+int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, size_t per_point,
+                         int64_t wide);
 
 /* Points per chunk for `per_point` device bytes a point: within an eighth of the free device
  * memory and 2 GiB, at least 1024, at most B. */
