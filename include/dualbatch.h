@@ -616,18 +616,20 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * ||F||_2 at the returned x.  A point converges when, after an iteration,
  *     ||F||_2 <= f_abs  or  ||F||_2 <= f_rel * ||F(x0)||_2  or  ||dx||_2 <= x_rel * ||x||_2 + x_abs,
  * the step test only for a full Newton step dx (one the line search took undamped); ||F|| = 0
- * converges at once.  Each point goes through the same arithmetic however the batch is chunked or
- * threaded: results are bitwise identical across thread counts and chunkings, and a GPU context
- * gives the CPU's bits.
+ * converges at once.  dual_newton sums the squares of these norms in one fixed order on every
+ * device (16 partial sums, entry j into partial j mod 16, then a pairwise tree: the order of a
+ * GPU lane group's shuffles), dual_lsq in index order.  Each point goes through the same
+ * arithmetic however the batch is chunked or threaded: results are bitwise identical across
+ * thread counts and chunkings, and a GPU context gives the CPU's bits.
  *
  * On a GPU context dual_newton keeps the iterates on the device: each round evaluates F and J at
  * the points not done (the compiled or interpreted tier, straight into the solver's layout) and
- * one kernel runs every point's line-search verdict and LU step (one warp per point for
- * 8 < n <= 32, a thread per point otherwise: the CPU's statements in the CPU's order, so the same
- * bits); only a count of points comes back to the host per round.  Its arrays (x, p, info,
- * iters, fnorm) may be host memory (copied in and out once per call) or all device memory
- * (cudaMalloc: solved in place, nothing copied but the few points the fallback takes, which runs
- * on the host); mixed memory is refused.  The context keeps the solver's device work arrays
+ * one kernel runs every point's line-search verdict and LU step (16 lanes per point for
+ * 8 < n <= 16, a warp for 16 < n <= 32, a thread per point otherwise: the CPU's statements in the
+ * CPU's order, so the same bits); only a count of points comes back to the host per round.  Its
+ * arrays (x, p, info, iters, fnorm) may be host memory (copied in and out once per call) or all
+ * device memory (cudaMalloc: solved in place, nothing copied but the few points the fallback
+ * takes, which runs on the host); mixed memory is refused.  The context keeps the solver's device work arrays
  * (below 2 GiB and an eighth of the free memory, larger batches run in chunks) and the starting
  * points of up to 256 MiB of the batch (for the fallback) between calls, until it is destroyed.
  * Where the GPU fails (out of memory, a launch error) an AUTO context solves the points not yet

@@ -66,33 +66,20 @@ static int jacobian_scan(const double *J, int64_t nn, double *amax) {
   return !bad;
 }
 
-/* dual_newton_step (newton_point.h) for a point's contiguous arrays (stride 1), with J scanned
- * once (jacobian_scan): the same tests, factors, step and trial point, so the same bits. */
-static int newton_step(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b, int n,
-                       const double *F, double *J, int32_t *piv, const double *x, double *dx,
-                       double *xt) {
-  double amax;
-  const int jfinite = jacobian_scan(J, (int64_t)n * n, &amax);
-  if (!dual_newton_tests(o, P, b, n, F, 1, jfinite)) return 0;
-  if (amax == 0.0 || dual_lu_eliminate(J, n, n, 1, piv, 1, (double)n * DBL_EPSILON * amax)) {
-    P->state[b] = DUAL_SOLVE_SINGULAR;
-    return 0;
-  }
-  for (int j = 0; j < n; ++j) dx[j] = -F[j];
-  dual_lu_solve(J, n, n, 1, piv, 1, dx, 1);
-  return dual_newton_trial(o, P, b, n, x, dx, xt, 1);
-}
-
-/* After F and J at the k active points: the tests, the Newton step and the first trial point.
- * Points that finish leave idx[i] = -1. */
+/* After F and J at the k active points: the tests, the Newton step and the first trial point
+ * (dual_newton_step with J scanned by jacobian_scan: the same bits).  Points that finish leave
+ * idx[i] = -1. */
 static void newton_steps(chunk *c, int64_t k) {
   const int n = c->n;
   const int64_t nn = (int64_t)n * n;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(c->threads) if (c->threads > 1 && k >= 64)
-  for (int64_t i = 0; i < k; ++i)
-    if (!newton_step(&c->o, &c->P, c->idx[i], n, c->F + i * n, c->J + i * nn, c->piv + i * n,
-                     c->xa + i * n, c->dx + i * n, c->xt + i * n))
+  for (int64_t i = 0; i < k; ++i) {
+    double amax;
+    const int jfinite = jacobian_scan(c->J + i * nn, nn, &amax);
+    if (!dual_newton_step_scanned(&c->o, &c->P, c->idx[i], n, c->F + i * n, c->J + i * nn, c->piv + i * n, 1,
+                                  c->xa + i * n, c->dx + i * n, c->xt + i * n, 1, jfinite, amax))
       c->idx[i] = -1;
+  }
 }
 
 /* Drop finished points (idx -1) from the compacted arrays, keeping the order; the per-point

@@ -98,21 +98,38 @@ DUAL_INLINE int dual_newton_trial(const dual_newton_opts *o, const dual_newton_p
   return 1;
 }
 
-/* Point b after F and J at its iterate x: the tests, then the Newton step dx (J is overwritten by
- * its LU factors, piv its pivots) and the first trial point.  F, J's entries and piv have stride
- * s (J's element (r, c) at J[(r * n + c) * s]); x, dx and xt stride sx.  Returns 1 when the point
- * goes on to judge xt, 0 when it finished (state set). */
-DUAL_INLINE int dual_newton_step(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
-                                 int n, const double *F, double *J, int32_t *piv, int64_t s,
-                                 const double *x, double *dx, double *xt, int64_t sx) {
-  if (!dual_newton_tests(o, P, b, n, F, s, dual_sv_finite(J, (int64_t)n * n, s))) return 0;
-  if (dual_lu_factor(J, n, n * s, s, piv, s)) {
+/* dual_newton_step for a J already scanned: jfinite (its entries are finite) and amax (max |J_ij|,
+ * read where jfinite), which is what the LU's singularity threshold needs. */
+DUAL_INLINE int dual_newton_step_scanned(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                         int n, const double *F, double *J, int32_t *piv, int64_t s,
+                                         const double *x, double *dx, double *xt, int64_t sx,
+                                         int jfinite, double amax) {
+  if (!dual_newton_tests(o, P, b, n, F, s, jfinite)) return 0;
+  if (amax == 0.0 || dual_lu_eliminate(J, n, n * s, s, piv, s, (double)n * DBL_EPSILON * amax)) {
     P->state[b] = DUAL_SOLVE_SINGULAR;
     return 0;
   }
   for (int j = 0; j < n; ++j) dx[j * sx] = -F[j * s];
   dual_lu_solve(J, n, n * s, s, piv, s, dx, sx);
   return dual_newton_trial(o, P, b, n, x, dx, xt, sx);
+}
+
+/* Point b after F and J at its iterate x: the tests, then the Newton step dx (J is overwritten by
+ * its LU factors, piv its pivots) and the first trial point.  F, J's entries and piv have stride
+ * s (J's element (r, c) at J[(r * n + c) * s]); x, dx and xt stride sx.  Returns 1 when the point
+ * goes on to judge xt, 0 when it finished (state set).  J is scanned once (a maximum is exact in
+ * any order: the threshold is dual_lu_factor's). */
+DUAL_INLINE int dual_newton_step(const dual_newton_opts *o, const dual_newton_pts *P, int64_t b,
+                                 int n, const double *F, double *J, int32_t *piv, int64_t s,
+                                 const double *x, double *dx, double *xt, int64_t sx) {
+  double amax = 0.0;
+  int jfinite = 1;
+  for (int64_t e = 0; e < (int64_t)n * n; ++e) {
+    const double a = fabs(J[e * s]);
+    jfinite &= a <= DBL_MAX;
+    amax = a > amax ? a : amax;
+  }
+  return dual_newton_step_scanned(o, P, b, n, F, J, piv, s, x, dx, xt, sx, jfinite, amax);
 }
 
 /* The line search's verdict on point b's trial point, from F's reductions there (finite, and its
