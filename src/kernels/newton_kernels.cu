@@ -270,9 +270,12 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f
 // tests (finiteness, the norms, the step's sums of squares) by the group, in the order of
 // dual_sv_sumsq, the decisions on them by lane 0 with newton_point.h's functions (the CPU's), the
 // LU step by the group.  A group is `live` while its point takes part in the round; the warp
-// leaves when neither of its groups is.
+// leaves when neither of its groups is.  Resident blocks of 256: four for G = 16 (64 registers, a
+// few spilled to L1: 32 warps a multiprocessor instead of 24 hide more of the loads' and shuffles'
+// latency, which bounds this kernel; bratu15 at 1e6 points 4.29e7 -> 4.46e7 to 4.70e7 cells/s on
+// the H200, BENCHMARKS.md), two for G = 32 (kin's 104 registers).
 template <int G>
-__global__ void __launch_bounds__(THREADS, G == 16 ? 3 : 2) group_steps_kernel(const dual_newton_dev d) {
+__global__ void __launch_bounds__(THREADS, G == 16 ? 4 : 2) group_steps_kernel(const dual_newton_dev d) {
   __shared__ double stage[THREADS / G][G]; // F, for the scaled norm
   const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, i = t / G;
   if ((t & ~(int64_t)31) / G >= d.k) return; // the warp's first group has no point: all leave
