@@ -11,9 +11,10 @@
  * copies in and out included) and on device arrays (cudaMalloc: the iterates stay on the device,
  * as the JAX peer's), and the CPU peers are not run; --dump DIR writes each system's parameters,
  * starts and dualbatch's solutions for the largest B (solve_<system>_p.f64, _x0.f64, _ref.f64,
- * raw float64 point-major) for the JAX peer, bench/peers/jax_solve.py.
+ * raw float64 point-major) for the JAX peer, bench/peers/jax_solve.py.  --peers picks the CPU peers
+ * (all, none, or a list of kinsol and hybrj).
  *   dualbatch_bench_solve [--system kin_steady|rob3|bratu15|bratu48|bratu64|all] [--points 1e4,1e5,...] [--threads T]
- *                         [--repeat R] [--perturb P] [--device cpu|gpu] [--dump DIR]
+ *                         [--repeat R] [--perturb P] [--device cpu|gpu] [--dump DIR] [--peers LIST]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -68,6 +69,13 @@ static int dump(const char *dir, const char *name, const char *what, const doubl
   if (f != NULL && fclose(f) != 0) return 1;
   if (!ok) fprintf(stderr, "bench_solve: cannot write %s\n", path);
   return !ok;
+}
+
+/* The CPU peers to run: --peers all (default), none, or a list of kinsol, hybrj. */
+static const char *peer_list = "all";
+
+static int peer_wanted(const char *key) {
+  return !strcmp(peer_list, "all") || strstr(peer_list, key) != NULL;
 }
 
 static int run_system(const solve_system *s, int64_t B, int threads, int repeat, double perturb, int gpu,
@@ -169,12 +177,13 @@ static int run_system(const solve_system *s, int64_t B, int threads, int repeat,
   }
   /* peers */
   const struct {
-    const char *name;
+    const char *name, *key;
     peer_fn fn;
     const char *(*version)(void);
-  } peers[] = {{"KINSOL (dense, exact J)", peer_kinsol, peer_kinsol_version},
-               {"MINPACK hybrj1", peer_hybrj, peer_hybrj_version}};
+  } peers[] = {{"KINSOL (dense, exact J)", "kinsol", peer_kinsol, peer_kinsol_version},
+               {"MINPACK hybrj1", "hybrj", peer_hybrj, peer_hybrj_version}};
   for (int k = 0; k < 2; ++k) {
+    if (!peer_wanted(peers[k].key)) continue;
     int ok = 1;
     for (int r = -1; r < repeat && ok; ++r) {
       memcpy(x, x0, sizeof(double) * (size_t)(B * n));
@@ -221,9 +230,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) perturb = atof(argv[++i]);
     else if (!strcmp(argv[i], "--device") && i + 1 < argc) gpu = !strcmp(argv[++i], "gpu");
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_dir = argv[++i];
+    else if (!strcmp(argv[i], "--peers") && i + 1 < argc) peer_list = argv[++i];
     else {
       fprintf(stderr, "usage: %s [--system kin_steady|rob3|bratu15|bratu48|bratu64|all] [--points 1e3,1e4] [--threads T] [--repeat R] [--perturb P] "
-                      "[--device cpu|gpu] [--dump DIR]\n", argv[0]);
+                      "[--device cpu|gpu] [--dump DIR] [--peers all|none|kinsol,hybrj]\n", argv[0]);
       return 2;
     }
   }
