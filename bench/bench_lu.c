@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
       double t0 = now();
       for (int64_t b = 0; b < B; ++b) {
         double *Ab = A + (size_t)b * nn;
-        if (dual_lu_factor(Ab, n, n, 1, piv, 1) == 0) dual_lu_solve(Ab, n, n, 1, piv, 1, x1 + b * n, 1);
+        if (dual_lu_factor(Ab, n, n, 1, piv, 1) == 0) dual_lu_solve(Ab, n, n, 1, piv, 1, x1 + b * n, 1, n - 1, n - 1);
       }
       if (r >= 0) t_small[r] = now() - t0;
       /* LAPACK is column-major: the row-major A is A^T, so solve A^T-transposed ("T") */

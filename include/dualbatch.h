@@ -594,9 +594,13 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * failure never stops the others; points that have converged cost nothing more).
  *
  *   dual_newton  square systems F(x; p) = 0 (m == n): Newton's method, the step from an LU
- *                factorization with partial pivoting of the Jacobian, damped by a backtracking
- *                line search on phi = ||F||^2 / 2 (Armijo, c = 1e-4; halving or a quadratic
- *                model, never below a tenth of the previous step; at most 40 reductions).  A
+ *                factorization with partial pivoting of the Jacobian, kept to J's structural
+ *                band, which the library reads from the program (LAPACK's dgbtrf for a banded J:
+ *                a tridiagonal J costs O(n) instead of O(n^3), with the dense factorization's
+ *                values, bits differing at most in the sign of an exact zero; dgetrf for a dense
+ *                one), damped by a backtracking line search on phi = ||F||^2 / 2 (Armijo,
+ *                c = 1e-4; halving or a quadratic model, never below a tenth of the previous
+ *                step; at most 40 reductions).  A
  *                point whose Jacobian is singular, whose line search fails, or that needed a
  *                damped step 10 times in a row continues with the trust region of dual_lsq
  *                from where it stopped, then with Newton again, whose tests alone decide that

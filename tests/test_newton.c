@@ -5,7 +5,10 @@
  * standard starting points times 1, 10 and 100 against MINPACK's hybrj1 results
  * (tests/data/minpack: its initial residual norms check our problem definitions, its solutions
  * and exit parameters are the reference); the norms' summation order (solve/vec_small.h) against a
- * lane-by-lane simulation of the GPU groups' butterfly and an extended-precision sum.
+ * lane-by-lane simulation of the GPU groups' butterfly and an extended-precision sum; the
+ * Jacobian's structural band read from programs (hand-derived bands) and the LU of
+ * solve/lu_small.h, dense and banded, against a textbook dense LU (bitwise; values for the banded
+ * one) and an extended-precision elimination.
  */
 #include <criterion/criterion.h>
 #include <float.h>
@@ -15,6 +18,8 @@
 #include <string.h>
 
 #include "dualbatch.h"
+#include "solve/lu_small.h"
+#include "solve/solve_common.h"
 #include "solve/vec_small.h"
 #include "test_arrays.h"
 #include "mgh_equations.h"
@@ -339,4 +344,171 @@ Test(newton, norms_sum_in_the_lane_groups_order) {
   const double big[3] = {0x1p600, -0x1p600, 0x1p599}, small[2] = {0x1p-600, 0x1p-601};
   cr_assert_float_eq(dual_sv_norm_lanes(big, 3, 1), 0x1p600 * sqrt(2.25), 1e-15 * 0x1p600);
   cr_assert_float_eq(dual_sv_norm_lanes(small, 2, 1), 0x1p-600 * sqrt(1.25), 1e-15 * 0x1p-600);
+}
+
+/* ---- the Jacobian's band and the banded LU ------------------------------------------------ */
+
+/* The band of dF/dx of a program of n inputs and outputs, output i written by row(i, n, buf). */
+static void band_of(dual_context *ctx, int n, const char *(*row)(int i, int n, char *buf), int32_t *lo, int32_t *hi) {
+  size_t cap = 256 + (size_t)n * 200;
+  char *src = malloc(cap), buf[200];
+  cr_assert_not_null(src);
+  int len = snprintf(src, cap, "input x[%d]\noutput f[%d]\n", n, n);
+  for (int i = 0; i < n; ++i) len += snprintf(src + len, cap - (size_t)len, "f[%d] = %s\n", i, row(i, n, buf));
+  dual_program *prog = compile_ok(ctx, src);
+  dual_solve_jacobian_band(prog, lo, hi);
+  dual_program_destroy(&prog);
+  free(src);
+}
+
+static const char *tridiagonal(int i, int n, char *b) { /* Bratu's rows */
+  int len = snprintf(b, 200, "-2 * x[%d] + exp(x[%d])", i, i);
+  if (i > 0) len += snprintf(b + len, 200 - (size_t)len, " + x[%d]", i - 1);
+  if (i < n - 1) snprintf(b + len, 200 - (size_t)len, " + x[%d]", i + 1);
+  return b;
+}
+static const char *lower_and_corner(int i, int n, char *b) { /* x_i - x_{i-1}; row 0 reaches x_3 */
+  (void)n;
+  if (i == 0) snprintf(b, 200, "x[0] * x[3]");
+  else snprintf(b, 200, "sin(x[%d]) - x[%d]", i, i - 1);
+  return b;
+}
+static const char *cyclic(int i, int n, char *b) { /* x_i x_{i+1}, the last row wraps to x_0 */
+  snprintf(b, 200, "x[%d] * x[%d]", i, (i + 1) % n);
+  return b;
+}
+static const char *all_inputs(int i, int n, char *b) { /* every input: dense */
+  int len = snprintf(b, 200, "%d", i);
+  for (int j = 0; j < n; ++j) len += snprintf(b + len, 200 - (size_t)len, " + x[%d]", j);
+  return b;
+}
+static const char *constants(int i, int n, char *b) { /* no input at all */
+  (void)n;
+  snprintf(b, 200, "%d", i + 1);
+  return b;
+}
+
+Test(newton, jacobian_band_from_the_program) {
+  dual_context *ctx = cpu();
+  int32_t lo, hi;
+  band_of(ctx, 15, tridiagonal, &lo, &hi);
+  cr_assert(lo == 1 && hi == 1, "Bratu: band (%d, %d), want (1, 1)", lo, hi);
+  band_of(ctx, 6, lower_and_corner, &lo, &hi);
+  cr_assert(lo == 1 && hi == 3, "lower bidiagonal with f0(x3): band (%d, %d), want (1, 3)", lo, hi);
+  band_of(ctx, 40, cyclic, &lo, &hi); /* two passes of 32 columns */
+  cr_assert(lo == 39 && hi == 1, "cyclic n = 40: band (%d, %d), want (39, 1)", lo, hi);
+  band_of(ctx, 7, all_inputs, &lo, &hi);
+  cr_assert(lo == 6 && hi == 6, "dense: band (%d, %d), want (6, 6)", lo, hi);
+  band_of(ctx, 3, constants, &lo, &hi);
+  cr_assert(lo == 0 && hi == 0, "no inputs used: band (%d, %d), want (0, 0)", lo, hi);
+  dual_context_destroy(&ctx);
+}
+
+/* A textbook LU with partial pivoting on the dense matrix (LAPACK's dgetrf/dgetrs: whole rows
+ * swapped, b permuted before the row-by-row forward solve; the first entry of largest magnitude
+ * pivots, a zero multiplier updates nothing).  Returns 1 when a pivot is <= tiny. */
+static int textbook_solve(double *A, int n, double tiny, int32_t *piv, double *b) {
+  for (int k = 0; k < n; ++k) {
+    int r = k;
+    for (int i = k + 1; i < n; ++i)
+      if (fabs(A[i * n + k]) > fabs(A[r * n + k])) r = i;
+    piv[k] = r;
+    if (fabs(A[r * n + k]) <= tiny) return 1;
+    for (int j = 0; j < n; ++j) {
+      const double t = A[k * n + j];
+      A[k * n + j] = A[r * n + j], A[r * n + j] = t;
+    }
+    for (int i = k + 1; i < n; ++i) {
+      A[i * n + k] /= A[k * n + k];
+      if (A[i * n + k] != 0.0)
+        for (int j = k + 1; j < n; ++j) A[i * n + j] -= A[i * n + k] * A[k * n + j];
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    const double t = b[k];
+    b[k] = b[piv[k]], b[piv[k]] = t;
+  }
+  for (int i = 1; i < n; ++i)
+    for (int j = 0; j < i; ++j) b[i] -= A[i * n + j] * b[j];
+  for (int i = n - 1; i >= 0; --i) {
+    for (int j = n - 1; j > i; --j) b[i] -= A[i * n + j] * b[j];
+    b[i] /= A[i * n + i];
+  }
+  return 0;
+}
+
+/* x of A x = b by Gaussian elimination in long double (partial pivoting). */
+static void long_double_solve(const double *A0, int n, const double *b0, long double *x) {
+  long double A[48 * 48], b[48];
+  for (int e = 0; e < n * n; ++e) A[e] = A0[e];
+  for (int i = 0; i < n; ++i) b[i] = b0[i];
+  for (int k = 0; k < n; ++k) {
+    int r = k;
+    for (int i = k + 1; i < n; ++i)
+      if (fabsl(A[i * n + k]) > fabsl(A[r * n + k])) r = i;
+    for (int j = 0; j < n; ++j) {
+      const long double t = A[k * n + j];
+      A[k * n + j] = A[r * n + j], A[r * n + j] = t;
+    }
+    const long double t = b[k];
+    b[k] = b[r], b[r] = t;
+    for (int i = k + 1; i < n; ++i) {
+      const long double l = A[i * n + k] / A[k * n + k];
+      for (int j = k; j < n; ++j) A[i * n + j] -= l * A[k * n + j];
+      b[i] -= l * b[k];
+    }
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    long double v = b[i];
+    for (int j = i + 1; j < n; ++j) v -= A[i * n + j] * x[j];
+    x[i] = v / A[i * n + i];
+  }
+}
+
+Test(newton, banded_lu_against_the_dense_textbook_lu) {
+  srand(11);
+  for (int t = 0; t < 3000; ++t) {
+    const int n = 1 + rand() % 48, p = rand() % n, q = rand() % n;
+    double A[48 * 48], Ab[48 * 48], Ad[48 * 48], At[48 * 48], b[48], xb[48], xd[48], xt[48];
+    int32_t pb[48], pd[48], pt[48];
+    double amax = 0.0;
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const int in = i - j <= p && j - i <= q, k = rand() % 8;
+        /* in the band: mostly random (pivoting happens), some exact zeros of either sign */
+        A[i * n + j] = !in ? 0.0 : k == 0 ? 0.0 : k == 1 ? -0.0 : rand() / (double)RAND_MAX - 0.5;
+        amax = fmax(amax, fabs(A[i * n + j]));
+      }
+      b[i] = rand() / (double)RAND_MAX - 0.5;
+    }
+    const double tiny = n * DBL_EPSILON * amax;
+    const size_t nn = sizeof(double) * (size_t)(n * n), nv = sizeof(double) * (size_t)n;
+    memcpy(Ab, A, nn), memcpy(Ad, A, nn), memcpy(At, A, nn);
+    memcpy(xb, b, nv), memcpy(xd, b, nv), memcpy(xt, b, nv);
+    const int st = amax == 0.0 || textbook_solve(At, n, tiny, pt, xt);
+    const int sd = amax == 0.0 || dual_lu_eliminate(Ad, n, n, 1, pd, 1, tiny, n - 1, n - 1);
+    const int sb = amax == 0.0 || dual_lu_eliminate(Ab, n, n, 1, pb, 1, tiny, p, q);
+    cr_assert(sd == st && sb == st, "n %d band (%d, %d): singular %d (dense %d), the textbook LU %d", n, p, q, sb, sd, st);
+    if (st) continue;
+    cr_assert(memcmp(pb, pt, sizeof(int32_t) * (size_t)n) == 0 && memcmp(pd, pt, sizeof(int32_t) * (size_t)n) == 0,
+              "n %d band (%d, %d): the pivots differ", n, p, q);
+    dual_lu_solve(Ad, n, n, 1, pd, 1, xd, 1, n - 1, n - 1);
+    dual_lu_solve(Ab, n, n, 1, pb, 1, xb, 1, p, q);
+    for (int i = 0; i < n; ++i) {
+      /* dense: the textbook's bits; banded: its values (the sign of an exact zero may differ) */
+      cr_assert(memcmp(&xd[i], &xt[i], sizeof(double)) == 0, "n %d dense: x[%d] %a, the textbook LU's %a", n, i, xd[i], xt[i]);
+      cr_assert(xb[i] == xt[i], "n %d band (%d, %d): x[%d] %a, the textbook LU's %a", n, p, q, i, xb[i], xt[i]);
+    }
+    /* and the solution itself, against long double elimination, where A is well conditioned */
+    long double x[48];
+    long_double_solve(A, n, b, x);
+    double err = 0.0, scale = 0.0;
+    for (int i = 0; i < n; ++i) err = fmax(err, fabs(xb[i] - (double)x[i])), scale = fmax(scale, (double)fabsl(x[i]));
+    if (scale < 1e3) /* a random matrix may be near singular; this bounds the error loosely */
+      cr_assert(err <= 1e-6 * fmax(scale, 1.0), "n %d band (%d, %d): |x - x_ld| %g, |x| %g", n, p, q, err, scale);
+  }
+  /* a singular band (a zero column) is reported */
+  double Z[9] = {1, 0, 0, 2, 0, 1, 0, 0, 3};
+  int32_t pz[3];
+  cr_assert_eq(dual_lu_eliminate(Z, 3, 3, 1, pz, 1, 3 * DBL_EPSILON * 3, 1, 1), 1);
 }

@@ -200,14 +200,18 @@ __device__ double group_norm(const group<G> &gr, double v, int n, const double *
   return dual_sv_plain_range(amax, n) ? plain : r;
 }
 
-// dual_lu_factor and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G: lane r
-// holds row r of J in a (zeros past n) and F_r in f, and follows its row through the swaps by its
-// position; lane j gets entry j of the step dx = -J^{-1} F.  Every entry gets the CPU's statements
-// in the CPU's order: the factors and the step are the same bits.  Returns 1 (all lanes) when J is
-// singular to working precision; the loops then run to their end on meaningless values (the
-// other group of the warp may need them) and dx is not to be used.
+// dual_lu_eliminate and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G, J's
+// band p, q: lane r holds row r of J in a (zeros past n) and F_r in f, and follows its row through
+// the swaps by its position; lane j gets entry j of the step dx = -J^{-1} F.  Every entry gets the
+// CPU's statements in the CPU's order: the factors and the step are the same bits.  For a banded
+// J (dual_lu_banded) the loops keep to the band as the CPU's do: the pivot among the rows at
+// positions k .. k + p, multipliers there only (`mult` records the steps where the row got one:
+// its terms of the forward solve), the pivot row's columns to k + p + q, U's rows to p + q
+// columns.  Returns 1 (all lanes) when J is singular to working precision; the loops then run to
+// their end on meaningless values (the other group of the warp may need them) and dx is not to be
+// used.
 template <int G>
-__device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f, double &dx) {
+__device__ int group_lu_step(const group<G> &gr, int n, int p, int q, double (&a)[G], double f, double &dx) {
   const int lane = gr.l;
   const bool row = lane < n;
   double amax = 0.0;
@@ -215,27 +219,30 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f
   for (int c = 0; c < G; ++c) amax = fabs(a[c]) > amax ? fabs(a[c]) : amax;
   amax = group_max<G>(amax);
   const double tiny = (double)n * DBL_EPSILON * amax;
+  const int band = dual_lu_banded(n, p, q);
   int singular = amax == 0.0;
-  int pos = lane; // the row's position after the swaps so far
+  int pos = lane;     // the row's position after the swaps so far
+  uint32_t mult = 0u; // bit k: the row got a multiplier at step k
 #pragma unroll
   for (int k = 0; k < G; ++k) {
     if (k >= n) break;
-    // the pivot: the first position >= k of largest |a| (a NaN never wins, except at k itself,
-    // where the CPU's scan starts and no comparison beats it)
+    const int last = band ? dual_lu_last(n, k, p) : n - 1, end = band ? dual_lu_last(n, k, p + q) : n - 1;
+    // the pivot: the first position in k .. last of largest |a| (a NaN never wins, except at k
+    // itself, where the CPU's scan starts and no comparison beats it)
     const double v = fabs(a[k]);
-    double key = !row || pos < k ? -2.0 : v != v ? (pos == k ? INFINITY : -1.0) : v;
+    double key = !row || pos < k || pos > last ? -2.0 : v != v ? (pos == k ? INFINITY : -1.0) : v;
     int at = (row ? pos : 63) * 32 + lane;
     better_pivot(gr, key, at);
     const int best_pos = at >> 5, wl = at & 31;
     const double d = gr.shfl(a[k], wl), best = fabs(d);
     singular |= best <= tiny;
     if (best_pos != k) pos = pos == k ? best_pos : pos == best_pos ? k : pos;
-    const bool below = row && pos > k;
+    const bool below = row && pos > k && pos <= last;
     double l = 0.0;
-    if (below) l = a[k] / d, a[k] = l;
+    if (below) l = a[k] / d, a[k] = l, mult |= 1u << k;
 #pragma unroll
     for (int j = k + 1; j < G; ++j) {
-      if (j >= n) break;
+      if (j > end) break;
       const double pj = gr.shfl(a[j], wl);
       if (below && l != 0.0) a[j] -= l * pj;
     }
@@ -247,7 +254,7 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f
     if (j >= n - 1) break;
     const int src = gr.first(row && pos == j);
     const double bj = gr.shfl(v, src);
-    if (row && pos > j) v -= a[j] * bj;
+    if (row && (mult >> j & 1u)) v -= a[j] * bj;
   }
   dx = 0.0;
 #pragma unroll
@@ -259,7 +266,7 @@ __device__ int group_lu_step(const group<G> &gr, int n, double (&a)[G], double f
     // take the division's slow path for the whole warp
     double xi = (own ? v : 1.0) / (own ? a[i] : 1.0);
     xi = gr.shfl(xi, src);
-    if (row && pos < i) v -= a[i] * xi;
+    if (row && pos < i && (!band || i <= dual_lu_last(n, pos, p + q))) v -= a[i] * xi;
     if (lane == i) dx = xi;
   }
   return singular;
@@ -331,7 +338,7 @@ __global__ void __launch_bounds__(THREADS, G == 16 ? 4 : 2) group_steps_kernel(c
   live = gr.shfl(go, 0);
   if (!__any_sync(FULL, live)) return;
   double dx;
-  const int singular = group_lu_step(gr, n, a, f, dx);
+  const int singular = group_lu_step(gr, n, dual_newton_band(d.o.band_lo, n), dual_newton_band(d.o.band_hi, n), a, f, dx);
   const bool dxfinite = gr.all(fabs(dx) <= DBL_MAX);
   const double x2 = group_sumsq<G>(x), dx2 = group_sumsq<G>(dx);
   int more = 0;

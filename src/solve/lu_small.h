@@ -1,52 +1,70 @@
 /*
- * lu_small.h — dense LU factorization with partial pivoting for the solvers' small per-point
- * systems, in place, one point per call.  Written once for the CPU and the GPU (DUAL_INLINE):
- * element (r, c) of A lives at A[r * rs + c * cs] and entry k of a vector at v[k * s], so the CPU
- * works on a point's contiguous row-major matrix (rs = n, cs = 1, s = 1) and a GPU thread on its
- * point's column of a batch stored element-major (rs = n K, cs = K, s = K for K points).  Plain
- * loops in a fixed order: a point's factors and solution are the same bits on every thread,
- * chunk and device.
+ * lu_small.h — LU factorization with partial pivoting for the solvers' small per-point systems,
+ * in place, one point per call, restricted to the matrix's structural band (lower bandwidth p,
+ * upper q: A_ij = 0 for i - j > p or j - i > q; p = q = n - 1 for a dense matrix).  Written once
+ * for the CPU and the GPU (DUAL_INLINE): element (r, c) of A lives at A[r * rs + c * cs] and entry
+ * k of a vector at v[k * s], so the CPU works on a point's contiguous row-major matrix (rs = n,
+ * cs = 1, s = 1) and a GPU thread on its point's column of a batch stored element-major (rs = n K,
+ * cs = K, s = K for K points).  Plain loops in a fixed order: a point's factors and solution are
+ * the same bits on every thread, chunk and device (the GPU's lane groups, kernels/newton_kernels.cu,
+ * follow the same band rules).
+ *
+ * A dense matrix is factored as LAPACK's dgetrf does (whole rows swapped, b permuted before the
+ * solves).  A banded one as dgbtrf does: the pivot among the p rows below the diagonal, a swap
+ * moving the columns from k to k + p + q (U's bandwidth after interchanges), each step's
+ * multipliers left in the rows where they were computed and the interchanges applied to b step
+ * by step in the solve; the operations outside the band, all on zeros, are not made.  Its values
+ * are those of the dense factorization's; a bit may differ only in the sign of an exact zero.
  */
 #ifndef DUAL_LU_SMALL_H
 #define DUAL_LU_SMALL_H
 
 #include "dual/portable.h"
 
-/* dual_lu_factor's elimination, for a caller that has the singularity threshold tiny (n * eps *
- * max |A_ij| of a finite, nonzero A) already: the factors, the pivots and the result are
- * dual_lu_factor's. */
+/* Whether (p, q) leave out any entry of an n x n matrix (else the dense organization runs). */
+DUAL_INLINE int dual_lu_banded(int n, int p, int q) { return p < n - 1 || q < n - 1; }
+
+/* The band's limits at step k: the last row that may hold a nonzero in column k, and the last
+ * column the pivot row may reach (p + q after the interchanges). */
+DUAL_INLINE int dual_lu_last(int n, int k, int w) { return n - 1 - k <= w ? n - 1 : k + w; }
+
+/* The elimination for a caller that has the singularity threshold tiny (n * eps * max |A_ij| of a
+ * finite, nonzero A) already: P A = L U with U in the upper triangle and L's multipliers below
+ * the diagonal, piv[k * s] the row interchanged with row k at step k.  Returns 0, or 1 when A is
+ * singular to working precision: a pivot of magnitude <= tiny (A is then partly factored). */
 DUAL_INLINE int dual_lu_eliminate(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s,
-                                  double tiny) {
+                                  double tiny, int p, int q) {
+  const int band = dual_lu_banded(n, p, q);
   for (int k = 0; k < n; ++k) {
+    const int last = band ? dual_lu_last(n, k, p) : n - 1, end = band ? dual_lu_last(n, k, p + q) : n - 1;
     int r = k;
-    double best = fabs(A[k * rs + k * cs]);
-    for (int i = k + 1; i < n; ++i) {
+    double best = fabs(A[k * rs + k * cs]); /* the first entry of largest magnitude; a NaN never wins */
+    for (int i = k + 1; i <= last; ++i) {
       const double a = fabs(A[i * rs + k * cs]);
       if (a > best) best = a, r = i;
     }
     piv[k * s] = r;
     if (best <= tiny) return 1;
     if (r != k)
-      for (int j = 0; j < n; ++j) {
+      for (int j = band ? k : 0; j <= end; ++j) {
         const double t = A[k * rs + j * cs];
         A[k * rs + j * cs] = A[r * rs + j * cs];
         A[r * rs + j * cs] = t;
       }
     const double d = A[k * rs + k * cs];
-    for (int i = k + 1; i < n; ++i) {
+    for (int i = k + 1; i <= last; ++i) {
       const double l = A[i * rs + k * cs] / d;
       A[i * rs + k * cs] = l;
       if (l != 0.0)
-        for (int j = k + 1; j < n; ++j) A[i * rs + j * cs] -= l * A[k * rs + j * cs];
+        for (int j = k + 1; j <= end; ++j) A[i * rs + j * cs] -= l * A[k * rs + j * cs];
     }
   }
   return 0;
 }
 
-/* Factor the n x n matrix A as P A = L U: U in the upper triangle, L's multipliers below (unit
- * diagonal implied), piv[k * s] the row swapped with row k at step k.  Returns 0, or 1 when A is
- * singular to working precision: a pivot of magnitude <= n * eps * max |A_ij| (or A is zero or
- * not finite); A is then partly factored. */
+/* Factor the dense n x n matrix A.  Returns 0, or 1 when A is singular to working precision: a
+ * pivot of magnitude <= n * eps * max |A_ij| (or A is zero or not finite); A is then partly
+ * factored. */
 DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s) {
   double amax = 0.0;
   for (int i = 0; i < n; ++i)
@@ -57,30 +75,45 @@ DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t
     }
   const double tiny = (double)n * DBL_EPSILON * amax;
   if (amax == 0.0) return 1;
-  return dual_lu_eliminate(A, n, rs, cs, piv, s, tiny);
+  return dual_lu_eliminate(A, n, rs, cs, piv, s, tiny, n - 1, n - 1);
 }
 
-/* Solve A x = b in place (b, entries b[k * s], becomes x) with the factors of dual_lu_factor
- * (pivots piv[k * ps]). */
+/* Solve A x = b in place (b, entries b[k * s], becomes x) with the factors of dual_lu_eliminate
+ * for the same p, q (pivots piv[k * ps]). */
 DUAL_INLINE void dual_lu_solve(const double *A, int n, int64_t rs, int64_t cs, const int32_t *piv,
-                               int64_t ps, double *b, int64_t s) {
-  for (int k = 0; k < n; ++k) {
-    const int r = piv[k * ps];
-    if (r != k) {
-      const double t = b[k * s];
-      b[k * s] = b[r * s];
-      b[r * s] = t;
+                               int64_t ps, double *b, int64_t s, int p, int q) {
+  const int band = dual_lu_banded(n, p, q);
+  if (band) { /* forward, L y = P b: step k's interchange, then y_k to the rows of its multipliers */
+    for (int k = 0; k < n; ++k) {
+      const int r = piv[k * ps];
+      if (r != k) {
+        const double t = b[k * s];
+        b[k * s] = b[r * s];
+        b[r * s] = t;
+      }
+      const double yk = b[k * s];
+      for (int i = k + 1, last = dual_lu_last(n, k, p); i <= last; ++i) b[i * s] -= A[i * rs + k * cs] * yk;
+    }
+  } else { /* the interchanges first (L's rows were swapped with A's), then row by row */
+    for (int k = 0; k < n; ++k) {
+      const int r = piv[k * ps];
+      if (r != k) {
+        const double t = b[k * s];
+        b[k * s] = b[r * s];
+        b[r * s] = t;
+      }
+    }
+    for (int i = 1; i < n; ++i) {
+      double v = b[i * s];
+      for (int j = 0; j < i; ++j) v -= A[i * rs + j * cs] * b[j * s];
+      b[i * s] = v;
     }
   }
-  for (int i = 1; i < n; ++i) {
-    double v = b[i * s];
-    for (int j = 0; j < i; ++j) v -= A[i * rs + j * cs] * b[j * s];
-    b[i * s] = v;
-  }
-  /* j descending: the order in which a GPU lane group gets each x_j (kernels/newton_kernels.cu) */
+  /* back: x_i = (y_i - sum_{j > i} U_ij x_j) / U_ii, j descending (the order in which a GPU lane
+   * group gets each x_j, kernels/newton_kernels.cu) */
   for (int i = n - 1; i >= 0; --i) {
     double v = b[i * s];
-    for (int j = n - 1; j > i; --j) v -= A[i * rs + j * cs] * b[j * s];
+    for (int j = band ? dual_lu_last(n, i, p + q) : n - 1; j > i; --j) v -= A[i * rs + j * cs] * b[j * s];
     b[i * s] = v / A[i * rs + i * cs];
   }
 }

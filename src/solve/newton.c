@@ -41,6 +41,13 @@ typedef struct chunk {
   int32_t *piv;
 } chunk;
 
+/* The round's options for the program: the caller's, and J's structural band for the LU. */
+static dual_newton_opts newton_opts(const dual_program *prog, const dual_solve_options *o) {
+  dual_newton_opts r = dual_newton_opts_of(o);
+  dual_solve_jacobian_band(prog, &r.band_lo, &r.band_hi);
+  return r;
+}
+
 /* Whether the nn entries of J are all finite, and max |J_ij| in *amax (meaningful when they are):
  * one pass that the compiler vectorizes, where the scans of dual_sv_finite and dual_lu_factor are
  * two with early exits.  A maximum is exact in any order, so amax is dual_lu_factor's. */
@@ -207,9 +214,10 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
   const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
   chunk *cs = calloc((size_t)T, sizeof *cs);
   int st = cs == NULL ? DUAL_ERR_NO_MEMORY : DUAL_SUCCESS;
+  const dual_newton_opts no = newton_opts(prog, o);
   for (int t = 0; t < T && st == DUAL_SUCCESS; ++t) {
     chunk *c = &cs[t];
-    c->o = dual_newton_opts_of(o);
+    c->o = no;
     c->ctx = ctx, c->prog = prog, c->n = n, c->np = np, c->threads = alone ? 1 : threads;
     c->alone = alone;
     c->x = x, c->ldx = ldx, c->p = np > 0 ? p : NULL, c->ldp = ldp;
@@ -236,7 +244,7 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
                          int32_t *info, int32_t *iters, double *fnorm) {
   if (ctx->device != DUAL_DEVICE_GPU)
     return newton_points_cpu(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm);
-  const dual_newton_opts no = dual_newton_opts_of(o);
+  const dual_newton_opts no = newton_opts(prog, o);
   int64_t done = 0;
   int st = dual_gpu_newton(ctx, prog, &no, B, x, ldx, p, ldp, info, iters, fnorm, 0, NULL, &done);
   if (st == DUAL_SUCCESS) {
@@ -387,7 +395,7 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
   const char *fn = "dual_newton";
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   const int64_t S = slice_points(ctx, B, n, np);
-  const dual_newton_opts no = dual_newton_opts_of(o);
+  const dual_newton_opts no = newton_opts(prog, o);
   int32_t *state = malloc(sizeof(int32_t) * (size_t)S);
   int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
   double *x0 = NULL; /* the starting points, on the device, for the fallback's restarts */

@@ -21,19 +21,26 @@ typedef struct dual_newton_pts {
   double *fn, *fn0, *alpha, *phi0;
 } dual_newton_pts;
 
-/* The options a round reads (dual_solve_options' fields, by value for a kernel argument). */
+/* The options a round reads (dual_solve_options' fields, by value for a kernel argument), and
+ * J's structural band (band_lo, band_hi: its lower and upper bandwidths, from the program,
+ * dual_solve_jacobian_band; -1: dense), to which the LU keeps (lu_small.h). */
 typedef struct dual_newton_opts {
   double f_abs, f_rel, x_abs, x_rel;
   int32_t max_iter, line_search;
+  int32_t band_lo, band_hi;
 } dual_newton_opts;
 
-/* The round's options from the caller's (checked) options. */
+/* The round's options from the caller's (checked) options; J taken as dense. */
 DUAL_INLINE dual_newton_opts dual_newton_opts_of(const dual_solve_options *o) {
   dual_newton_opts r;
   r.f_abs = o->f_abs, r.f_rel = o->f_rel, r.x_abs = o->x_abs, r.x_rel = o->x_rel;
   r.max_iter = o->max_iter, r.line_search = o->line_search;
+  r.band_lo = -1, r.band_hi = -1;
   return r;
 }
+
+/* A bandwidth of the options for n unknowns (a negative or too large one: n - 1). */
+DUAL_INLINE int dual_newton_band(int32_t w, int n) { return w < 0 || w > n - 1 ? n - 1 : (int)w; }
 
 enum { DUAL_NEWTON_ACTIVE = -1, DUAL_NEWTON_MAX_REDUCTIONS = 40, DUAL_NEWTON_MAX_DAMPED = 10 };
 #define DUAL_NEWTON_ARMIJO 1e-4
@@ -105,12 +112,13 @@ DUAL_INLINE int dual_newton_step_scanned(const dual_newton_opts *o, const dual_n
                                          const double *x, double *dx, double *xt, int64_t sx,
                                          int jfinite, double amax) {
   if (!dual_newton_tests(o, P, b, n, F, s, jfinite)) return 0;
-  if (amax == 0.0 || dual_lu_eliminate(J, n, n * s, s, piv, s, (double)n * DBL_EPSILON * amax)) {
+  const int lo = dual_newton_band(o->band_lo, n), hi = dual_newton_band(o->band_hi, n);
+  if (amax == 0.0 || dual_lu_eliminate(J, n, n * s, s, piv, s, (double)n * DBL_EPSILON * amax, lo, hi)) {
     P->state[b] = DUAL_SOLVE_SINGULAR;
     return 0;
   }
   for (int j = 0; j < n; ++j) dx[j * sx] = -F[j * s];
-  dual_lu_solve(J, n, n * s, s, piv, s, dx, sx);
+  dual_lu_solve(J, n, n * s, s, piv, s, dx, sx, lo, hi);
   return dual_newton_trial(o, P, b, n, x, dx, xt, sx);
 }
 

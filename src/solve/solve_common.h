@@ -47,6 +47,12 @@ int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads);
 typedef int (*dual_solve_chunk_fn)(void *worker, int64_t b0, int64_t cnt);
 int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t size, dual_solve_chunk_fn fn);
 
+/* The structural band of the program's Jacobian dF/dx (square or not): *lo = max (i - j) and
+ * *hi = max (j - i) over the entries (i, j) that may be nonzero, from the lane masks the engines
+ * evaluate it by (engine/lanes.h: an entry outside them is an exact zero on every engine).  A
+ * Jacobian without entries gets 0, 0; where the scratch cannot be allocated, -1, -1 (dense). */
+void dual_solve_jacobian_band(const dual_program *prog, int32_t *lo, int32_t *hi);
+
 /* Gather the k points idx[0..k) of x (point stride ldx) and p (ldp; p may be NULL) into the
  * contiguous xa [k][n] and pa [k][np]. */
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
