@@ -78,6 +78,14 @@ DUAL_INLINE int dual_lu_factor(double *A, int n, int64_t rs, int64_t cs, int32_t
   return dual_lu_eliminate(A, n, rs, cs, piv, s, tiny, n - 1, n - 1);
 }
 
+/* Step k's interchange of b's entries k and r. */
+DUAL_INLINE void dual_lu_interchange(double *b, int64_t s, int k, int r) {
+  if (r == k) return;
+  const double t = b[k * s];
+  b[k * s] = b[r * s];
+  b[r * s] = t;
+}
+
 /* Solve A x = b in place (b, entries b[k * s], becomes x) with the factors of dual_lu_eliminate
  * for the same p, q (pivots piv[k * ps]). */
 DUAL_INLINE void dual_lu_solve(const double *A, int n, int64_t rs, int64_t cs, const int32_t *piv,
@@ -85,24 +93,12 @@ DUAL_INLINE void dual_lu_solve(const double *A, int n, int64_t rs, int64_t cs, c
   const int band = dual_lu_banded(n, p, q);
   if (band) { /* forward, L y = P b: step k's interchange, then y_k to the rows of its multipliers */
     for (int k = 0; k < n; ++k) {
-      const int r = piv[k * ps];
-      if (r != k) {
-        const double t = b[k * s];
-        b[k * s] = b[r * s];
-        b[r * s] = t;
-      }
+      dual_lu_interchange(b, s, k, piv[k * ps]);
       const double yk = b[k * s];
       for (int i = k + 1, last = dual_lu_last(n, k, p); i <= last; ++i) b[i * s] -= A[i * rs + k * cs] * yk;
     }
   } else { /* the interchanges first (L's rows were swapped with A's), then row by row */
-    for (int k = 0; k < n; ++k) {
-      const int r = piv[k * ps];
-      if (r != k) {
-        const double t = b[k * s];
-        b[k * s] = b[r * s];
-        b[r * s] = t;
-      }
-    }
+    for (int k = 0; k < n; ++k) dual_lu_interchange(b, s, k, piv[k * ps]);
     for (int i = 1; i < n; ++i) {
       double v = b[i * s];
       for (int j = 0; j < i; ++j) v -= A[i * rs + j * cs] * b[j * s];
