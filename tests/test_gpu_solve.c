@@ -136,6 +136,35 @@ Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
   }
 }
 
+/* Banded Jacobians, whose LU keeps to the band on both devices (solve/lu_small.h): MGH's discrete
+ * boundary value (9) and Broyden tridiagonal (13) problems, band (1, 1), and Broyden banded (14),
+ * band (5, 1), at n = 8 (a thread per point), 12 (16 lanes) and 24 (a warp), from 1, 10 and 100
+ * times their starts; Bratu's problem on 15 points (bench/programs/bratu15.db, band (1, 1)), a lam
+ * per cell in [0.5, 3.4]. */
+Test(gpu_solve, banded_jacobians_equal_the_cpu_bitwise) {
+  need_gpu();
+  const int probs[3] = {9, 13, 14}, sizes[3] = {8, 12, 24};
+  for (int k = 0; k < 3; ++k)
+    for (int z = 0; z < 3; ++z) {
+      const int nprob = probs[k], n = sizes[z];
+      double xs[3 * 24];
+      for (int f = 0; f < 3; ++f) mgh_equations_start(nprob, n, f == 0 ? 1 : f == 1 ? 10 : 100, xs + f * n);
+      char *src = mgh_equations_source(nprob, n);
+      solve_both(src, 0, n, 0, 3, xs, NULL);
+      free(src);
+    }
+  enum { B = 20000 };
+  double *x0 = malloc(sizeof(double) * 15 * B), *p = malloc(sizeof(double) * B);
+  for (int64_t b = 0; b < B; ++b) {
+    p[b] = 0.5 + 2.9 * unit(b, 0);
+    for (int i = 0; i < 15; ++i) x0[b * 15 + i] = 0.3 * unit(b, 1 + i);
+  }
+  char *src = read_source("bench/programs/bratu15.db");
+  solve_both(src, 0, 15, 1, B, x0, p);
+  free(src);
+  free(x0), free(p);
+}
+
 Test(gpu_solve, stiff_and_n32_cells_equal_the_cpu_bitwise) {
   need_gpu();
   enum { B = 20000 };

@@ -401,6 +401,17 @@ Test(newton, jacobian_band_from_the_program) {
   cr_assert(lo == 6 && hi == 6, "dense: band (%d, %d), want (6, 6)", lo, hi);
   band_of(ctx, 3, constants, &lo, &hi);
   cr_assert(lo == 0 && hi == 0, "no inputs used: band (%d, %d), want (0, 0)", lo, hi);
+  /* MGH: discrete boundary value and Broyden tridiagonal (1, 1); Broyden banded: f_i reads
+   * x_j for i - 5 <= j <= i + 1, band (5, 1) */
+  const int probs[3] = {9, 13, 14}, want_lo[3] = {1, 1, 5};
+  for (int k = 0; k < 3; ++k) {
+    char *src = mgh_equations_source(probs[k], 12);
+    dual_program *prog = compile_ok(ctx, src);
+    dual_solve_jacobian_band(prog, &lo, &hi);
+    cr_assert(lo == want_lo[k] && hi == 1, "MGH %d: band (%d, %d), want (%d, 1)", probs[k], lo, hi, want_lo[k]);
+    dual_program_destroy(&prog);
+    free(src);
+  }
   dual_context_destroy(&ctx);
 }
 
