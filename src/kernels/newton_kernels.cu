@@ -203,11 +203,11 @@ __device__ double group_norm(const group<G> &gr, double v, int n, const double *
 // dual_lu_eliminate and dual_lu_solve (solve/lu_small.h) for one point by one group, n <= G, J's
 // band p, q: lane r holds row r of J in a (zeros past n) and F_r in f, and follows its row through
 // the swaps by its position; lane j gets entry j of the step dx = -J^{-1} F.  Every entry gets the
-// CPU's statements in the CPU's order: the factors and the step are the same bits.  For a banded
-// J (dual_lu_banded) the loops keep to the band as the CPU's do: the pivot among the rows at
-// positions k .. k + p, multipliers there only (`mult` records the steps where the row got one:
-// its terms of the forward solve), the pivot row's columns to k + p + q, U's rows to p + q
-// columns.  Returns 1 (all lanes) when J is singular to working precision; the loops then run to
+// CPU's statements in the CPU's order: the factors and the step are the same bits.  The loops keep
+// to the band as the CPU's do (for a dense J, p = q = n - 1, they cover the whole matrix): the
+// pivot among the rows at positions k .. k + p, multipliers there only (`mult` records the steps
+// where the row got one: its terms of the forward solve), the pivot row's columns to k + p + q,
+// U's rows to p + q columns past the diagonal.  Returns 1 (all lanes) when J is singular to working precision; the loops then run to
 // their end on meaningless values (the other group of the warp may need them) and dx is not to be
 // used.
 template <int G>
@@ -219,30 +219,28 @@ __device__ int group_lu_step(const group<G> &gr, int n, int p, int q, double (&a
   for (int c = 0; c < G; ++c) amax = fabs(a[c]) > amax ? fabs(a[c]) : amax;
   amax = group_max<G>(amax);
   const double tiny = (double)n * DBL_EPSILON * amax;
-  const int band = dual_lu_banded(n, p, q);
   int singular = amax == 0.0;
   int pos = lane;     // the row's position after the swaps so far
   uint32_t mult = 0u; // bit k: the row got a multiplier at step k
 #pragma unroll
   for (int k = 0; k < G; ++k) {
     if (k >= n) break;
-    const int last = band ? dual_lu_last(n, k, p) : n - 1, end = band ? dual_lu_last(n, k, p + q) : n - 1;
-    // the pivot: the first position in k .. last of largest |a| (a NaN never wins, except at k
+    // the pivot: the first position in k .. k + p of largest |a| (a NaN never wins, except at k
     // itself, where the CPU's scan starts and no comparison beats it)
     const double v = fabs(a[k]);
-    double key = !row || pos < k || pos > last ? -2.0 : v != v ? (pos == k ? INFINITY : -1.0) : v;
+    double key = !row || pos < k || pos > k + p ? -2.0 : v != v ? (pos == k ? INFINITY : -1.0) : v;
     int at = (row ? pos : 63) * 32 + lane;
     better_pivot(gr, key, at);
     const int best_pos = at >> 5, wl = at & 31;
     const double d = gr.shfl(a[k], wl), best = fabs(d);
     singular |= best <= tiny;
     if (best_pos != k) pos = pos == k ? best_pos : pos == best_pos ? k : pos;
-    const bool below = row && pos > k && pos <= last;
+    const bool below = row && pos > k && pos <= k + p;
     double l = 0.0;
     if (below) l = a[k] / d, a[k] = l, mult |= 1u << k;
 #pragma unroll
     for (int j = k + 1; j < G; ++j) {
-      if (j > end) break;
+      if (j >= n || j > k + p + q) break;
       const double pj = gr.shfl(a[j], wl);
       if (below && l != 0.0) a[j] -= l * pj;
     }
@@ -266,7 +264,7 @@ __device__ int group_lu_step(const group<G> &gr, int n, int p, int q, double (&a
     // take the division's slow path for the whole warp
     double xi = (own ? v : 1.0) / (own ? a[i] : 1.0);
     xi = gr.shfl(xi, src);
-    if (row && pos < i && (!band || i <= dual_lu_last(n, pos, p + q))) v -= a[i] * xi;
+    if (row && pos < i && i <= pos + p + q) v -= a[i] * xi;
     if (lane == i) dx = xi;
   }
   return singular;

@@ -14,7 +14,8 @@
  * moving the columns from k to k + p + q (U's bandwidth after interchanges), each step's
  * multipliers left in the rows where they were computed and the interchanges applied to b step
  * by step in the solve; the operations outside the band, all on zeros, are not made.  Its values
- * are those of the dense factorization's; a bit may differ only in the sign of an exact zero.
+ * are those of the dense factorization's; a bit may differ only in the sign of an exact zero (or
+ * where the dense one would multiply an overflowed entry by a zero into a NaN).
  */
 #ifndef DUAL_LU_SMALL_H
 #define DUAL_LU_SMALL_H
@@ -28,29 +29,57 @@ DUAL_INLINE int dual_lu_banded(int n, int p, int q) { return p < n - 1 || q < n 
  * column the pivot row may reach (p + q after the interchanges). */
 DUAL_INLINE int dual_lu_last(int n, int k, int w) { return n - 1 - k <= w ? n - 1 : k + w; }
 
+/* Step k's pivot: the first row r in k .. last of largest |A_rk| (a NaN never wins), its
+ * magnitude in *best. */
+DUAL_INLINE int dual_lu_pivot(const double *A, int64_t rs, int64_t cs, int k, int last, double *best) {
+  int r = k;
+  double b = fabs(A[k * rs + k * cs]);
+  for (int i = k + 1; i <= last; ++i) {
+    const double a = fabs(A[i * rs + k * cs]);
+    if (a > b) b = a, r = i;
+  }
+  *best = b;
+  return r;
+}
+
+/* Rows k and r exchanged over the columns j0 .. j1. */
+DUAL_INLINE void dual_lu_swap_rows(double *A, int64_t rs, int64_t cs, int k, int r, int j0, int j1) {
+  for (int j = j0; j <= j1; ++j) {
+    const double t = A[k * rs + j * cs];
+    A[k * rs + j * cs] = A[r * rs + j * cs];
+    A[r * rs + j * cs] = t;
+  }
+}
+
 /* The elimination for a caller that has the singularity threshold tiny (n * eps * max |A_ij| of a
  * finite, nonzero A) already: P A = L U with U in the upper triangle and L's multipliers below
  * the diagonal, piv[k * s] the row interchanged with row k at step k.  Returns 0, or 1 when A is
  * singular to working precision: a pivot of magnitude <= tiny (A is then partly factored). */
 DUAL_INLINE int dual_lu_eliminate(double *A, int n, int64_t rs, int64_t cs, int32_t *piv, int64_t s,
                                   double tiny, int p, int q) {
-  const int band = dual_lu_banded(n, p, q);
-  for (int k = 0; k < n; ++k) {
-    const int last = band ? dual_lu_last(n, k, p) : n - 1, end = band ? dual_lu_last(n, k, p + q) : n - 1;
-    int r = k;
-    double best = fabs(A[k * rs + k * cs]); /* the first entry of largest magnitude; a NaN never wins */
-    for (int i = k + 1; i <= last; ++i) {
-      const double a = fabs(A[i * rs + k * cs]);
-      if (a > best) best = a, r = i;
+  double best;
+  if (!dual_lu_banded(n, p, q)) { /* dense: dgetrf's loops, whole rows swapped */
+    for (int k = 0; k < n; ++k) {
+      const int r = dual_lu_pivot(A, rs, cs, k, n - 1, &best);
+      piv[k * s] = r;
+      if (best <= tiny) return 1;
+      if (r != k) dual_lu_swap_rows(A, rs, cs, k, r, 0, n - 1);
+      const double d = A[k * rs + k * cs];
+      for (int i = k + 1; i < n; ++i) {
+        const double l = A[i * rs + k * cs] / d;
+        A[i * rs + k * cs] = l;
+        if (l != 0.0)
+          for (int j = k + 1; j < n; ++j) A[i * rs + j * cs] -= l * A[k * rs + j * cs];
+      }
     }
+    return 0;
+  }
+  for (int k = 0; k < n; ++k) { /* banded: dgbtrf's */
+    const int last = dual_lu_last(n, k, p), end = dual_lu_last(n, k, p + q);
+    const int r = dual_lu_pivot(A, rs, cs, k, last, &best);
     piv[k * s] = r;
     if (best <= tiny) return 1;
-    if (r != k)
-      for (int j = band ? k : 0; j <= end; ++j) {
-        const double t = A[k * rs + j * cs];
-        A[k * rs + j * cs] = A[r * rs + j * cs];
-        A[r * rs + j * cs] = t;
-      }
+    if (r != k) dual_lu_swap_rows(A, rs, cs, k, r, k, end);
     const double d = A[k * rs + k * cs];
     for (int i = k + 1; i <= last; ++i) {
       const double l = A[i * rs + k * cs] / d;
