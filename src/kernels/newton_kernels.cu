@@ -207,9 +207,9 @@ __device__ double group_norm(const group<G> &gr, double v, int n, const double *
 // to the band as the CPU's do (for a dense J, p = q = n - 1, they cover the whole matrix): the
 // pivot among the rows at positions k .. k + p, multipliers there only (`mult` records the steps
 // where the row got one: its terms of the forward solve), the pivot row's columns to k + p + q,
-// U's rows to p + q columns past the diagonal.  Returns 1 (all lanes) when J is singular to working precision; the loops then run to
-// their end on meaningless values (the other group of the warp may need them) and dx is not to be
-// used.
+// U's rows to p + q columns past the diagonal.  Returns 1 (all lanes) when J is singular to
+// working precision; the loops then run to their end on meaningless values (the other group of
+// the warp may need them) and dx is not to be used.
 template <int G>
 __device__ int group_lu_step(const group<G> &gr, int n, int p, int q, double (&a)[G], double f, double &dx) {
   const int lane = gr.l;
@@ -336,7 +336,8 @@ __global__ void __launch_bounds__(THREADS, G == 16 ? 4 : 2) group_steps_kernel(c
   live = gr.shfl(go, 0);
   if (!__any_sync(FULL, live)) return;
   double dx;
-  const int singular = group_lu_step(gr, n, dual_newton_band(d.o.band_lo, n), dual_newton_band(d.o.band_hi, n), a, f, dx);
+  const int p = dual_newton_band(d.o.band_lo, n), q = dual_newton_band(d.o.band_hi, n);
+  const int singular = group_lu_step(gr, n, p, q, a, f, dx);
   const bool dxfinite = gr.all(fabs(dx) <= DBL_MAX);
   const double x2 = group_sumsq<G>(x), dx2 = group_sumsq<G>(dx);
   int more = 0;

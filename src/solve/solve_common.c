@@ -149,12 +149,13 @@ int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t siz
 void dual_solve_jacobian_band(const dual_program *prog, int32_t *lo, int32_t *hi) {
   *lo = -1, *hi = -1;
   const int32_t n = prog->n_in;
-  uint32_t *reg_mask = (uint32_t *)malloc(sizeof *reg_mask * (size_t)(prog->n_active > 0 ? prog->n_active : 1));
+  const size_t nact = (size_t)(prog->n_active > 0 ? prog->n_active : 1);
+  uint32_t *reg_mask = (uint32_t *)malloc(sizeof *reg_mask * nact);
   dual_lanes *lanes = (dual_lanes *)malloc(sizeof *lanes * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
   if (reg_mask != NULL && lanes != NULL) {
     int32_t l = 0, h = 0;
     for (int32_t c0 = 0; c0 < n; c0 += 32) { /* passes of 32 columns: one mask bit per column */
-      memset(reg_mask, 0, sizeof *reg_mask * (size_t)(prog->n_active > 0 ? prog->n_active : 1));
+      memset(reg_mask, 0, sizeof *reg_mask * nact);
       dual_lanes_compute(prog, DUAL_MODE_JACOBIAN, 32, c0, reg_mask, lanes);
       for (int64_t t = 0; t < prog->n_instr; ++t) {
         const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
