@@ -626,6 +626,13 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * arithmetic however the batch is chunked or threaded: results are bitwise identical across
  * thread counts and chunkings, and a GPU context gives the CPU's bits.
  *
+ * J comes from forward mode (reverse where the context's AD mode says so).  Where its structure,
+ * read from the program, lets columns that share no row be seeded together (Curtis, Powell and
+ * Reid's column coloring: a tridiagonal J takes 3 directions whatever n), the solvers evaluate J
+ * S for those few directions instead of J's n columns and read J's entries from it: on the CPU
+ * where that saves the engine a pass of its width, on the GPU in dual_newton's lane groups.
+ * Every entry has the bits of the dense evaluation, so results do not change.
+ *
  * On a GPU context dual_newton keeps the iterates on the device: each round evaluates F and J at
  * the points not done (the compiled or interpreted tier, straight into the solver's layout) and
  * one kernel runs every point's line-search verdict and LU step (16 lanes per point for

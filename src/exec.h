@@ -54,6 +54,14 @@ int dual_run_cpu_quiet(dual_context *ctx, const dual_program *prog, int mode, co
                        int threads);
 void dual_run_cpu_record(dual_context *ctx, const dual_program *prog, int mode);
 
+/* Whether dual_run would take reverse mode for `mode` on `prog` (the context's AD mode, else the
+ * cost model: run.c); a colored view (program.h) always runs forward. */
+int dual_run_chooses_reverse(const dual_context *ctx, const dual_program *prog, int mode);
+
+/* The forward passes of dual_run's Jacobian of prog on the context's device by the interpreter
+ * (its width rule; a colored view counts its directions). */
+int64_t dual_run_jacobian_passes(const dual_context *ctx, const dual_program *prog);
+
 /* Whether a mode needs second-order passes. */
 static inline int dual_mode_is_second_order(int mode) {
   return mode == DUAL_MODE_HESSIAN || mode == DUAL_MODE_HVP;

@@ -35,9 +35,33 @@ static void free_names(char **names, int32_t n) {
   free(names);
 }
 
+dual_program *dual_program_colored(const dual_program *prog, const int32_t *color, int32_t ncolors) {
+  dual_program *v = (dual_program *)malloc(sizeof *v);
+  int32_t *lane = (int32_t *)malloc(sizeof *lane * (size_t)(prog->n_in > 0 ? prog->n_in : 1));
+  if (v == NULL || lane == NULL) {
+    free(v);
+    free(lane);
+    return NULL;
+  }
+  *v = *prog;
+  uint64_t h = 1469598103934665603u; /* FNV-1a over the map */
+  for (int32_t i = 0; i < prog->n_in; ++i) {
+    lane[i] = color[i];
+    h = (h ^ (uint64_t)(uint32_t)color[i]) * 1099511628211u;
+  }
+  v->seed_lane = lane, v->n_seed = ncolors, v->seed_key = h | 1u, v->view = 1;
+  return v;
+}
+
 void dual_program_destroy(dual_program **pp) {
   if (pp == NULL || *pp == NULL) return;
   dual_program *p = *pp;
+  free(p->seed_lane);
+  if (p->view) {
+    free(p);
+    *pp = NULL;
+    return;
+  }
   free(p->code);
   free(p->consts);
   free_names(p->in_names, p->n_in);

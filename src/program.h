@@ -20,7 +20,26 @@ struct dual_program {
   char **in_names;  /* [n_in]  scalar names, e.g. "cam[3]" */
   char **par_names; /* [n_par] */
   char **out_names; /* [n_out] */
+  /* A Jacobian's seeding in first-order forward mode.  seed_lane NULL: input i is direction i.
+   * In a colored view (dual_program_colored): input i seeds direction seed_lane[i] of n_seed, so
+   * a Jacobian job computes J S (m x n_seed), S's column c the sum of the unit vectors of the
+   * inputs of color c; seed_key is a digest of the map for the engines' plan caches. */
+  int32_t *seed_lane;
+  int32_t n_seed;
+  uint64_t seed_key;
+  int view; /* 1: code, consts and names belong to the program the view was made from */
 };
+
+/* Columns of a Jacobian job's output: n_in, or a colored view's n_seed. */
+static inline int32_t dual_program_jacobian_columns(const dual_program *p) {
+  return p->seed_lane != NULL ? p->n_seed : p->n_in;
+}
+
+/* A view of prog whose Jacobian is compressed by a column coloring: input i seeds direction
+ * color[i] (0 <= color[i] < ncolors <= 32; inputs of one color must share no output, or the
+ * columns would add up).  It shares prog's bytecode and must not outlive it; forward mode and
+ * DUAL_MODE_EVAL / DUAL_MODE_JACOBIAN only.  NULL when out of memory. */
+dual_program *dual_program_colored(const dual_program *prog, const int32_t *color, int32_t ncolors);
 
 /* Allocate an empty program with arrays of the given sizes (names NULL-filled).  NULL on OOM. */
 dual_program *dual_program_alloc(int32_t n_in, int32_t n_par, int32_t n_out, int32_t n_const,

@@ -44,7 +44,8 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
    * the same total for any blocking, so the fewest passes win: one diagonal block up to n = 32,
    * blocks of 16 beyond (engine/pass2.h). */
   if (dual_mode_is_second_order(mode)) return mode == DUAL_MODE_HVP || prog->n_in <= 32 ? 32 : 16;
-  int64_t n = prog->n_in > 0 ? prog->n_in : 1;
+  const int64_t cols = dual_program_jacobian_columns(prog); /* a colored view's directions */
+  int64_t n = cols > 0 ? cols : 1;
   int best = 1;
   int64_t best_cost = -1;
   for (int w = 1; w <= 32; w *= 2) {
@@ -118,7 +119,7 @@ static int choose_reverse2(const dual_context *ctx, const dual_program *prog, in
  * fit.  As for second order, the choice depends on the program only, never on the tier. */
 static int choose_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
   if (mode == DUAL_MODE_VJP) return 1;
-  if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP) return 0;
+  if (mode == DUAL_MODE_EVAL || mode == DUAL_MODE_JVP || prog->seed_lane != NULL) return 0;
   if (ctx->ad_mode != DUAL_AD_AUTO) return ctx->ad_mode == DUAL_AD_REVERSE;
   if (dual_mode_is_second_order(mode)) return choose_reverse2(ctx, prog, mode);
   /* the automatic width, not a forced one: the choice (and so the bits) never depends on it */
@@ -200,6 +201,16 @@ int dual_run_cpu_quiet(dual_context *ctx, const dual_program *prog, int mode, co
   return cpu_run(ctx, &job);
 }
 
+int dual_run_chooses_reverse(const dual_context *ctx, const dual_program *prog, int mode) {
+  return choose_reverse(ctx, prog, mode);
+}
+
+int64_t dual_run_jacobian_passes(const dual_context *ctx, const dual_program *prog) {
+  const int64_t cols = dual_program_jacobian_columns(prog);
+  const int w = choose_width(ctx, prog, DUAL_MODE_JACOBIAN, 1);
+  return cols == 0 ? 1 : (cols + w - 1) / w;
+}
+
 /* What a successful dual_run of `mode` on `prog` on the CPU records in the context, for the
  * callers of dual_run_cpu_quiet once their jobs are done. */
 void dual_run_cpu_record(dual_context *ctx, const dual_program *prog, int mode) {
@@ -227,6 +238,8 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
        "initialize batches with dual_batch_init (or the caller was built against another "
        "version of dualbatch.h)", (long long)b->size, (long long)sizeof(dual_batch));
   NEED(mode >= DUAL_MODE_EVAL && mode <= DUAL_MODE_SGRAD, "dual_run: unknown mode %d", mode);
+  if (prog->seed_lane != NULL && mode != DUAL_MODE_EVAL && mode != DUAL_MODE_JACOBIAN)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "%s of a colored view (program.h)", mode_name(mode));
   NEED(b->count >= 0, "%s: negative batch size %lld", mode_name(mode), (long long)b->count);
   NEED(b->memory == DUAL_MEMORY_HOST || b->memory == DUAL_MEMORY_DEVICE,
        "%s: unknown memory kind %d (DUAL_MEMORY_HOST or DUAL_MEMORY_DEVICE)", mode_name(mode),
@@ -269,7 +282,7 @@ int dual_run(dual_context *ctx, const dual_program *prog, int mode, const dual_b
   int ok = strides_fit(b->count, b->x_ps, n, b->x_es) && strides_fit(b->count, b->p_ps, np, b->p_es) &&
            strides_fit(b->count, b->v_ps, n, b->v_es) && strides_fit(b->count, b->y_ps, nout, b->y_es) &&
            strides_fit(b->count, b->u_ps, nout, b->u_es) &&
-           strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, n, b->d_cs) &&
+           strides_fit(b->count, b->d_ps, nout, b->d_rs) && strides_fit(1, 0, dual_program_jacobian_columns(prog), b->d_cs) &&
            (mode != DUAL_MODE_SGRAD || strides_fit(b->count, b->h_ps, n, b->h_es)) &&
            (!dual_mode_is_second_order(mode) ||
             (strides_fit(b->count, b->h_ps, nout, b->h_rs) &&

@@ -5,7 +5,7 @@
  * (n = 32) and rob3 cells (dual_newton keeps their iterates on the device: kernels/gpu_newton.c),
  * also over more points than one device chunk holds and with the arrays in device memory (the
  * fallback's points copied out and back); dual_lsq (kernels/gpu_lsq.c) on every MGH case of
- * lmder's driver, on noisy data fits and in device memory; a device that fails mid-solve under AUTO
+ * lmder's driver, on noisy data fits, on a bidiagonal chain of 20 unknowns and in device memory; a device that fails mid-solve under AUTO
  * leaves the rest to the CPU, and a GPU context reports the error.  With cuBLAS's batched LU
  * (a knob) the results agree with the CPU's to rounding instead of bitwise.
  */
@@ -253,6 +253,18 @@ Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise, .timeout = 30
   solve_both("input c; input k; param y[8]\noutput r[8]\nfor i in 0..8 { r[i] = c * exp(-k * i / 4) - y[i] }\n",
              1, 2, 8, B, x0, y);
   free(x0), free(y);
+  /* a chain of n = 20 unknowns (two compiled passes of 16 lanes), m = 21 residuals, J bidiagonal,
+   * per-cell targets t */
+  enum { BC = 4000 };
+  double *xc = malloc(sizeof(double) * 20 * BC), *t = malloc(sizeof(double) * BC);
+  for (int64_t b = 0; b < BC; ++b) {
+    t[b] = 0.2 + 0.6 * unit(b, 0);
+    for (int i = 0; i < 20; ++i) xc[b * 20 + i] = 2.0 * unit(b, 1 + i) - 1.0;
+  }
+  solve_both("input x[20]; param t\noutput r[21]\nr[0] = x[0] - t\n"
+             "for i in 1..20 { r[i] = 10 * (x[i] - x[i - 1]^2) }\nr[20] = exp(x[19]) - 1 - t\n",
+             1, 20, 1, BC, xc, t);
+  free(xc), free(t);
 }
 
 /* cuBLAS's batched LU (DUALBATCH_SOLVE_LU=3): the CPU's statuses and its solutions to

@@ -118,7 +118,7 @@ static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_
 
 int64_t dual_job_passes(const dual_job *job) {
   if (job->mode != DUAL_MODE_JACOBIAN && job->mode != DUAL_MODE_GRADIENT) return 1;
-  int64_t n = job->prog->n_in;
+  int64_t n = dual_program_jacobian_columns(job->prog);
   return n == 0 ? 1 : (n + job->width - 1) / job->width;
 }
 
@@ -132,7 +132,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   dual_block_fn fn = block_fn(prog, job->width, &blk);
   if (fn == NULL) return dual_fail(ctx, DUAL_ERR_INTERNAL, "no CPU kernel for width %d", job->width);
   const int64_t nblocks = (count + blk - 1) / blk, passes = dual_job_passes(job);
-  const int64_t n = prog->n_in;
+  const int64_t n = dual_program_jacobian_columns(prog);
   const int mask = job->width == 0 ? ~DUAL_PT_SINGULAR : ~0; /* no derivative, no singularity */
   dual_lanes *lanes = (dual_lanes *)malloc((size_t)prog->n_instr * sizeof *lanes);
   uint32_t *reg_mask = (uint32_t *)malloc(((size_t)prog->n_active + 1) * sizeof *reg_mask);

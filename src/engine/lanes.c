@@ -16,7 +16,10 @@ void dual_lanes_compute(const dual_program *prog, int mode, int width, int32_t c
     dual_lanes l = {0, 0, 0};
     if (op == DUAL_OP_LDX) {
       if (mode == DUAL_MODE_JVP) l.a = 1u & all;
-      else if (ra >= c0 && ra - c0 < width && width > 0) l.a = 1u << (ra - c0);
+      else {
+        const int32_t d = prog->seed_lane != NULL ? prog->seed_lane[ra] : ra; /* its direction */
+        if (d >= c0 && d - c0 < width && width > 0) l.a = 1u << (d - c0);
+      }
     } else if (info->prop == DUAL_PROP_OUT) {
       l.a = ra < nact ? reg_mask[ra] : 0;
     } else if (info->prop != DUAL_PROP_LOAD && info->prop != DUAL_PROP_NONE) {

@@ -1,8 +1,8 @@
 /*
  * lanes.h — structural sparsity of the tangents within one forward pass.
  *
- * A pass carries W directions ("lanes"): Jacobian pass c seeds input c0+k in lane k, a JVP seeds
- * every input in lane 0.  Lane k of a register can only be nonzero if the register depends on
+ * A pass carries W directions ("lanes"): Jacobian pass c seeds input c0+k in lane k (in a colored
+ * view, program.h, the inputs whose direction is c0+k), a JVP seeds every input in lane 0.  Lane k of a register can only be nonzero if the register depends on
  * the input seeded there, which the bytecode tells before any point is seen.  dual_lanes_compute
  * records, for every instruction, the lane masks of its operands; the interpreters then run
  * tangent loops only over lanes some operand may fill, treating the others as exact zeros.  This

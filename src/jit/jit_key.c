@@ -50,6 +50,10 @@ void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npas
   add_int(&s, min_blocks);
   dual_sha256_update(&s, prog->code, (size_t)prog->n_instr * DUAL_INSTR_WORDS * sizeof(uint32_t));
   dual_sha256_update(&s, prog->consts, (size_t)prog->n_const * sizeof(double));
+  if (prog->seed_lane != NULL) { /* a colored view (program.h): its seeding */
+    add_int(&s, prog->n_seed);
+    dual_sha256_update(&s, prog->seed_lane, (size_t)prog->n_in * sizeof(int32_t));
+  }
   add_versions(&s, cc);
   dual_sha256_final(&s, key);
 }

@@ -230,7 +230,7 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   pass_shape ps;
   ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width;
   const int m = prog->n_out;
-  ps.kc = width > 0 ? dual_pass_columns(mode, prog->n_in, ps.c0, width) : 0;
+  ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), ps.c0, width) : 0;
   ps.sgrad = g->sgrad, ps.m = m;
   if (g->sgrad) { /* a sample's row: its m values, then m rows of kc lanes */
     ps.whole = 1, ps.kp = (m + m * ps.kc) | 1, ps.mp = 0, ps.ystage = 0;

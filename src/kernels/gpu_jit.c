@@ -88,7 +88,7 @@ static int jit_width(const dual_context *ctx, const dual_job *job) {
   if (job->mode == DUAL_MODE_JVP) return 1;
   if (ctx->knobs[DUAL_KNOB_JIT_WIDTH] > 0) return (int)ctx->knobs[DUAL_KNOB_JIT_WIDTH];
   int w = 1;
-  while (w < job->prog->n_in && w < 16) w *= 2;
+  while (w < dual_program_jacobian_columns(job->prog) && w < 16) w *= 2;
   return w;
 }
 
@@ -108,7 +108,7 @@ static int jit_min_blocks(const dual_context *ctx, int width, int npass) {
 /* Passes of that width: as the interpreter's dual_job_passes, one for a program without inputs. */
 static int jit_passes(const dual_job *job, int width) {
   if (job->mode != DUAL_MODE_JACOBIAN && job->mode != DUAL_MODE_GRADIENT) return 1;
-  const int64_t n = job->prog->n_in;
+  const int64_t n = dual_program_jacobian_columns(job->prog);
   return n == 0 ? 1 : (int)((n + width - 1) / width);
 }
 

@@ -17,6 +17,7 @@
 #include "kernels/gpu_solve_io.h"
 #include "kernels/gpu_state.h"
 #include "kernels/newton_kernels.h"
+#include "solve/solve_common.h"
 
 /* Device bytes per point of a chunk (newton_kernels.h's arrays; blas: cuBLAS rounds' too). */
 static size_t bytes_per_point(int n, int np, int blas) {
@@ -57,6 +58,8 @@ typedef struct driver {
   int blas; /* the rounds use cuBLAS's LU */
   struct dual_gpu *g;
   dual_gpu_solve_io io; /* the copies in and out */
+  dual_jac_colors jc;   /* J's structure and coloring */
+  int colored;          /* the engine computes J S by jc.view for the lane groups (d.nc > 0) */
 } driver;
 
 static int cuda(driver *v, cudaError_t e, const char *what) {
@@ -80,9 +83,10 @@ static int evaluate(driver *v) {
   b.x = d->xa, b.x_ps = 1, b.x_es = d->k;
   if (d->np > 0) b.p = d->pa, b.p_ps = 1, b.p_es = d->k;
   b.y = d->F, b.y_ps = 1, b.y_es = d->k;
-  b.d = d->J, b.d_ps = 1, b.d_rs = (int64_t)d->n * d->k, b.d_cs = d->k;
+  const int32_t cols = v->colored ? v->jc.ncolors : d->n;
+  b.d = d->J, b.d_ps = 1, b.d_rs = (int64_t)cols * d->k, b.d_cs = d->k;
   v->ctx->gpu_no_wait = 1; /* the round's kernels follow on the stream; select_points waits */
-  st = dual_run(v->ctx, v->prog, DUAL_MODE_JACOBIAN, &b);
+  st = dual_run(v->ctx, v->colored ? v->jc.view : v->prog, DUAL_MODE_JACOBIAN, &b);
   v->ctx->gpu_no_wait = 0;
   return st;
 }
@@ -134,7 +138,21 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
   const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, np, v.blas));
   v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
-  st = dual_gpu_solve_space(&v.io, g, C, bytes_per_point(n, np, v.blas), n > np ? n : np);
+  /* J S for the lane groups, which read J's structural entries from it: J's traffic (the
+   * engine's stores, the groups' loads) cut to its structure, and the compiled tier's passes to
+   * the colors' (kin: 9 colors, one pass of 16 lanes instead of two; H200, device arrays: bratu15
+   * 5.1e7 -> 6.9e7 cells/s at 1e6 points, kin 4.3e6 -> 4.9e6).  Not for the other rounds: an
+   * expansion to J before them measured slower (bratu48, thread per point: -5 %) */
+  const int groups = !v.blas && dual_newton_steps_use_groups(&v.d, v.lu);
+  st = dual_solve_colors(ctx, "dual_newton", prog, 0, &v.jc);
+  v.colored = st == DUAL_SUCCESS && groups && v.jc.view != NULL;
+  if (v.colored) {
+    v.d.nc = v.jc.ncolors; /* the lane groups read J S */
+    for (int j = 0; j < n; ++j) v.d.color[j] = (int8_t)v.jc.color[j];
+    for (int r = 0; r < n; ++r)
+      for (int e = v.jc.row_start[r]; e < v.jc.row_start[r + 1]; ++e) v.d.row_mask[r] |= 1u << v.jc.cols[e];
+  }
+  if (st == DUAL_SUCCESS) st = dual_gpu_solve_space(&v.io, g, C, bytes_per_point(n, np, v.blas), n > np ? n : np);
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
@@ -148,6 +166,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
   if (v.io.arena != NULL) cudaStreamSynchronize(v.stream);
+  dual_jac_colors_free(&v.jc);
   if (st == DUAL_SUCCESS && no_blas[0] != '\0') /* after the engine's calls, which clear notes */
     dual_set_note(ctx, dual_strdup_printf("dual_newton: the in-kernel LU ran: %s", no_blas));
   return st;

@@ -23,7 +23,7 @@ static size_t pool_limit(const dual_context *ctx, const struct dual_gpu *g) {
 
 /* Derivative entries per point in the packed (staged) layout. */
 static int64_t deriv_count(const dual_job *job) {
-  const int64_t n = job->prog->n_in, m = job->prog->n_out;
+  const int64_t n = dual_program_jacobian_columns(job->prog), m = job->prog->n_out;
   switch (job->mode) {
   case DUAL_MODE_JACOBIAN: return m * n;
   case DUAL_MODE_JVP: return m;
@@ -64,7 +64,7 @@ static int plan_cached(const struct dual_gpu *g, const dual_job *job, int64_t pa
   const dual_program *prog = job->prog;
   return g->key_valid && g->key_mode == job->mode && g->key_width == job->width &&
          g->key_pass0 == pass0 && g->key_passes == npass && g->key_n_instr == prog->n_instr &&
-         g->key_n_const == prog->n_const &&
+         g->key_n_const == prog->n_const && g->key_seed == prog->seed_key &&
          memcmp(g->key_code, prog->code, (size_t)prog->n_instr * DUAL_INSTR_WORDS * 4) == 0 &&
          memcmp(g->key_consts, prog->consts, (size_t)prog->n_const * sizeof(double)) == 0;
 }
@@ -107,7 +107,7 @@ static int prepare_plan(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   if (st != DUAL_SUCCESS) return st;
   memcpy(g->key_code, prog->code, code_bytes);
   memcpy(g->key_consts, prog->consts, const_bytes);
-  g->key_n_instr = prog->n_instr, g->key_n_const = prog->n_const;
+  g->key_n_instr = prog->n_instr, g->key_n_const = prog->n_const, g->key_seed = prog->seed_key;
   g->key_mode = job->mode, g->key_width = job->width;
   g->key_pass0 = pass0, g->key_passes = npass, g->key_slots = *slots;
   g->key_valid = 1;
@@ -295,7 +295,7 @@ static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t c, vo
   a->v = (const double *)dev[AV], a->v_ps = n, a->v_es = 1;
   a->y = (double *)dev[AY], a->y_ps = m, a->y_es = 1;
   a->d = (double *)dev[AD], a->d_ps = nd;
-  a->d_rs = job->mode == DUAL_MODE_JACOBIAN ? n : (job->mode == DUAL_MODE_JVP ? 1 : 0);
+  a->d_rs = job->mode == DUAL_MODE_JACOBIAN ? dual_program_jacobian_columns(job->prog) : (job->mode == DUAL_MODE_JVP ? 1 : 0);
   a->d_cs = job->mode == DUAL_MODE_JVP ? 0 : 1;
   a->status = (int32_t *)dev[AST];
   return launch(ctx, u->g, u->ls, (double *)scratch, stream);
@@ -346,7 +346,7 @@ int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job 
   memset(&ls, 0, sizeof ls);
   ls.jit = m;
   ls.no_wait = ctx->gpu_no_wait && job->samples == 0;
-  ls.args.mode = job->mode, ls.args.n_in = job->prog->n_in;
+  ls.args.mode = job->mode, ls.args.n_in = dual_program_jacobian_columns(job->prog);
   dual_gpu_sgrad_args(job, 0, 0, &ls.args.sg); /* the draws' seed and first point */
   if (job->samples > 0) { /* the blocks' partials of a chunk of points (launch_sgrad) */
     const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
@@ -360,7 +360,7 @@ int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job 
   }
   const size_t limit = pool_limit(ctx, g);
   result_part part = {1, 0, job->mode == DUAL_MODE_JACOBIAN || job->mode == DUAL_MODE_GRADIENT
-                                ? job->prog->n_in : 1};
+                                ? dual_program_jacobian_columns(job->prog) : 1};
   return job->b->memory != DUAL_MEMORY_DEVICE ? run_host(ctx, g, job, &ls, limit, &part)
                                               : run_device(ctx, g, job, &ls);
 }
@@ -407,7 +407,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     a->n_instr = prog->n_instr;
     a->pass0 = (int32_t)pass0, a->passes = (int32_t)npass, a->width = job->width;
     a->kind = g->geo_kind;
-    a->mode = job->mode, a->n_in = prog->n_in, a->n_regs = (int32_t)(prog->n_regs + extra);
+    a->mode = job->mode, a->n_in = dual_program_jacobian_columns(prog), a->n_regs = (int32_t)(prog->n_regs + extra);
     a->n_slots = (int32_t)slots;
     dual_gpu_sgrad_args(job, 0, prog->n_regs, &a->sg);
     const size_t room = limit > g->plan.size ? limit - g->plan.size : 0;

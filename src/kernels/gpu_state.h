@@ -41,6 +41,7 @@ struct dual_gpu {
   double *key_consts;
   int64_t key_n_instr;
   int32_t key_n_const, key_mode, key_width;
+  uint64_t key_seed; /* a colored view's seed_key (program.h), 0 for a program */
   int64_t key_pass0, key_passes, key_slots;
   int key_valid;
   /* Launch geometry for the last program shape. */

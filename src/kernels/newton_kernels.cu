@@ -319,12 +319,14 @@ __global__ void __launch_bounds__(THREADS, G == 16 ? 4 : 2) group_steps_kernel(c
     live = live && !(trial && (v != DUAL_NEWTON_ACCEPTED || !active)); // accepted: the step goes on
   }
   if (!__any_sync(FULL, live)) return;
-  double a[G]; // lane r: row r of J, element (r, c) at J[(r * n + c) * s]
-  const double *J = d.J + i + (int64_t)lane * n * s;
+  double a[G]; // lane r: row r of J, element (r, c) at J[(r * n + c) * s], or of J S
+  const int colored = d.nc > 0; // entry (r, c) at J S's (r, color[c]) where the row may have it
+  const double *J = d.J + i + (int64_t)lane * (colored ? d.nc : n) * s;
+  const uint32_t rm = colored && mine ? d.row_mask[lane] : ~0u;
   int jfinite = 1;
 #pragma unroll
   for (int c = 0; c < G; ++c) {
-    a[c] = live && mine && c < n ? J[c * s] : 0.0;
+    a[c] = live && mine && c < n && (rm >> c & 1u) ? J[(colored ? d.color[c] : c) * s] : 0.0;
     jfinite &= fabs(a[c]) <= DBL_MAX;
   }
   jfinite = gr.all(jfinite);
@@ -492,9 +494,16 @@ extern "C" int dual_newton_gather(const dual_newton_dev *d, void *stream) {
   return (int)cudaGetLastError();
 }
 
+static int use_groups(const dual_newton_dev *d, int lu) {
+  const int warp = lu == DUAL_NEWTON_LU_WARP || (lu == DUAL_NEWTON_LU_AUTO && d->n > DUAL_NEWTON_WARP_MIN_N);
+  return warp && d->n <= 32;
+}
+
+extern "C" int dual_newton_steps_use_groups(const dual_newton_dev *d, int lu) { return use_groups(d, lu); }
+
 extern "C" int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream) {
   if (d->k == 0) return (int)cudaSuccess;
-  const int warp = lu == DUAL_NEWTON_LU_WARP || (lu == DUAL_NEWTON_LU_AUTO && d->n > DUAL_NEWTON_WARP_MIN_N);
+  const int warp = use_groups(d, lu);
   if (warp && d->n <= 16) {
     group_steps_kernel<16><<<blocks_for(d->k * 16), THREADS, 0, (cudaStream_t)stream>>>(*d);
     return (int)cudaGetLastError();

@@ -37,6 +37,12 @@ typedef struct dual_newton_dev {
   int64_t k;            /* how many */
   double *xa, *pa;      /* [n][k], [np][k] gathered */
   double *F, *J;        /* [n][k], [n * n][k] the engine's results */
+  /* J by a colored view (solve/jacobian_colors.h) where nc > 0, for the lane groups only: the
+   * engine writes J S, entry (r, c) at J[(r * nc + c) * k + i], and the groups read J's entry
+   * (r, c) from J S's (r, color[c]) where bit c of row_mask[r] says it may be nonzero */
+  int32_t nc;
+  int8_t color[32];
+  uint32_t row_mask[32];
   int32_t *piv;         /* [n][k]; cuBLAS rounds: [k][n] */
   /* cuBLAS rounds only (else NULL): the matrices A = J^T point-major ([k][n * n], column-major
    * each), the right-hand sides -F ([k][n], the steps after the solve), their device pointer
@@ -71,6 +77,10 @@ int dual_newton_gather(const dual_newton_dev *d, void *stream);
 enum { DUAL_NEWTON_LU_AUTO = 0, DUAL_NEWTON_LU_THREAD = 1, DUAL_NEWTON_LU_WARP = 2, DUAL_NEWTON_LU_CUBLAS = 3 };
 #define DUAL_NEWTON_WARP_MIN_N 8
 int dual_newton_steps(const dual_newton_dev *d, int lu, void *stream);
+
+/* Whether dual_newton_steps runs the lane groups for lu, which can read J S (nc > 0). */
+int dual_newton_steps_use_groups(const dual_newton_dev *d, int lu);
+
 
 /* A round with cuBLAS's batched LU (lu DUAL_NEWTON_LU_CUBLAS only: on the H200 it measured
  * slower than the thread-per-point LU at n = 48 and 64, and slower than the lane groups below;

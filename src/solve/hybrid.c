@@ -88,7 +88,7 @@ static double enorm(int n, const double *x) {
 
 /* F at x (and J into h->Jrm when jac), through the engine. */
 static int evaluate(hyb *h, const double *x, double *F, int jac) {
-  return dual_solve_residuals(h->ctx, h->prog, 1, x, h->p, F, jac ? h->Jrm : NULL);
+  return dual_solve_residuals(h->ctx, h->prog, NULL, 1, x, h->p, F, jac ? h->Jrm : NULL);
 }
 
 /* Householder QR of the column-major n x n a without pivoting (qrfac with pivot false): the

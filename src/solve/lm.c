@@ -22,6 +22,7 @@
 typedef struct lm {
   dual_context *ctx;
   const dual_program *prog;
+  const dual_jac_colors *jc; /* J's structure and coloring (its view computes J S) */
   dual_lm_opts o;
   int n, m, np, threads;
   int alone; /* 1: the chunk is one thread's, its engine calls run on that thread alone
@@ -40,8 +41,8 @@ typedef struct lm {
 
 /* F (and J, when not NULL) at the k gathered points xs (parameters L->pa) into L->Fa. */
 static int residuals(lm *L, int64_t k, const double *xs, double *J) {
-  if (L->alone) return dual_solve_residuals_cpu(L->ctx, L->prog, k, xs, L->pa, L->Fa, J, 1);
-  return dual_solve_residuals(L->ctx, L->prog, k, xs, L->pa, L->Fa, J);
+  if (L->alone) return dual_solve_residuals_cpu(L->ctx, L->prog, L->jc, k, xs, L->pa, L->Fa, J, 1);
+  return dual_solve_residuals(L->ctx, L->prog, L->jc, k, xs, L->pa, L->Fa, J);
 }
 
 static int solve_chunk(lm *L, int64_t b0, int64_t count) {
@@ -151,11 +152,14 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
   const int64_t C = alone ? dual_solve_thread_chunk(B, per_point, threads) : dual_solve_chunk(B, n, 2 * m, np);
   const int64_t chunks = (B + C - 1) / C;
   const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
+  dual_jac_colors jc;
+  int st = dual_solve_colors(ctx, "dual_lsq", prog, 1, &jc);
+  if (st != DUAL_SUCCESS) return st;
   lm *Ls = calloc((size_t)T, sizeof *Ls);
-  int st = Ls == NULL ? DUAL_ERR_NO_MEMORY : DUAL_SUCCESS;
+  if (Ls == NULL) st = DUAL_ERR_NO_MEMORY;
   for (int t = 0; t < T && st == DUAL_SUCCESS; ++t) {
     lm *L = &Ls[t];
-    L->ctx = ctx, L->prog = prog, L->o = *o, L->n = n, L->m = m, L->np = np;
+    L->ctx = ctx, L->prog = prog, L->jc = &jc, L->o = *o, L->n = n, L->m = m, L->np = np;
     L->threads = alone ? 1 : threads, L->alone = alone;
     L->x = x, L->ldx = ldx, L->p = np > 0 ? p : NULL, L->ldp = ldp;
     L->info = info, L->iters = iters, L->fnorm = fnorm;
@@ -170,6 +174,7 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
   }
   for (int t = 0; Ls != NULL && t < T; ++t) lm_free(&Ls[t]);
   free(Ls);
+  dual_jac_colors_free(&jc);
   return st;
 }
 

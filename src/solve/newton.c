@@ -24,6 +24,7 @@ enum { ACTIVE = DUAL_NEWTON_ACTIVE };
 typedef struct chunk {
   dual_context *ctx;
   const dual_program *prog;
+  const dual_jac_colors *jc; /* J's structure and coloring (its view computes J S) */
   dual_newton_opts o;
   int n, np, threads;
   int alone; /* 1: the chunk is one thread's, its engine calls run on that thread alone
@@ -120,8 +121,8 @@ static void judge_trials(chunk *c, int64_t k) {
 
 /* F (and J, when not NULL) at the k compacted points xs (parameters c->pa) into c->F. */
 static int residuals(chunk *c, int64_t k, const double *xs, double *J) {
-  if (c->alone) return dual_solve_residuals_cpu(c->ctx, c->prog, k, xs, c->pa, c->F, J, 1);
-  return dual_solve_residuals(c->ctx, c->prog, k, xs, c->pa, c->F, J);
+  if (c->alone) return dual_solve_residuals_cpu(c->ctx, c->prog, c->jc, k, xs, c->pa, c->F, J, 1);
+  return dual_solve_residuals(c->ctx, c->prog, c->jc, k, xs, c->pa, c->F, J);
 }
 
 static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
@@ -212,13 +213,17 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
   const int64_t C = alone ? dual_solve_thread_chunk(B, per_point, threads) : dual_solve_chunk(B, n, n, np);
   const int64_t chunks = (B + C - 1) / C;
   const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
+  dual_jac_colors jc;
+  int st = dual_solve_colors(ctx, fn, prog, 1, &jc);
+  if (st != DUAL_SUCCESS) return st;
   chunk *cs = calloc((size_t)T, sizeof *cs);
-  int st = cs == NULL ? DUAL_ERR_NO_MEMORY : DUAL_SUCCESS;
-  const dual_newton_opts no = newton_opts(prog, o);
+  if (cs == NULL) st = DUAL_ERR_NO_MEMORY;
+  dual_newton_opts no = dual_newton_opts_of(o);
+  no.band_lo = jc.lo, no.band_hi = jc.hi;
   for (int t = 0; t < T && st == DUAL_SUCCESS; ++t) {
     chunk *c = &cs[t];
     c->o = no;
-    c->ctx = ctx, c->prog = prog, c->n = n, c->np = np, c->threads = alone ? 1 : threads;
+    c->ctx = ctx, c->prog = prog, c->jc = &jc, c->n = n, c->np = np, c->threads = alone ? 1 : threads;
     c->alone = alone;
     c->x = x, c->ldx = ldx, c->p = np > 0 ? p : NULL, c->ldp = ldp;
     c->info = info, c->iters = iters, c->fnorm = fnorm;
@@ -233,6 +238,7 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
   }
   for (int t = 0; cs != NULL && t < T; ++t) chunk_free(&cs[t]);
   free(cs);
+  dual_jac_colors_free(&jc);
   return st;
 }
 

@@ -13,9 +13,10 @@
 #include "bytecode.h"
 #include "context.h"
 #include "dual/ops.h"
-#include "engine/lanes.h"
+#include "solve/jacobian_colors.h"
 #include "exec.h"
 #include "gpu.h"
+#include "program.h"
 
 void dual_solve_options_init(dual_solve_options *opt) {
   if (opt == NULL) return;
@@ -147,31 +148,11 @@ int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t siz
 }
 
 void dual_solve_jacobian_band(const dual_program *prog, int32_t *lo, int32_t *hi) {
+  dual_jac_colors c;
   *lo = -1, *hi = -1;
-  const int32_t n = prog->n_in;
-  const size_t nact = (size_t)(prog->n_active > 0 ? prog->n_active : 1);
-  uint32_t *reg_mask = (uint32_t *)malloc(sizeof *reg_mask * nact);
-  dual_lanes *lanes = (dual_lanes *)malloc(sizeof *lanes * (size_t)(prog->n_instr > 0 ? prog->n_instr : 1));
-  if (reg_mask != NULL && lanes != NULL) {
-    int32_t l = 0, h = 0;
-    for (int32_t c0 = 0; c0 < n; c0 += 32) { /* passes of 32 columns: one mask bit per column */
-      memset(reg_mask, 0, sizeof *reg_mask * nact);
-      dual_lanes_compute(prog, DUAL_MODE_JACOBIAN, 32, c0, reg_mask, lanes);
-      for (int64_t t = 0; t < prog->n_instr; ++t) {
-        const uint32_t *w = prog->code + t * DUAL_INSTR_WORDS;
-        if (dual_op_table[DUAL_INSTR_OP(w)].prop != DUAL_PROP_OUT) continue;
-        const int32_t row = DUAL_INSTR_B(w);
-        for (uint32_t m = lanes[t].a; m != 0; m &= m - 1) {
-          const int32_t col = c0 + DUAL_CTZ(m);
-          if (row - col > l) l = row - col;
-          if (col - row > h) h = col - row;
-        }
-      }
-    }
-    *lo = l, *hi = h;
-  }
-  free(reg_mask);
-  free(lanes);
+  if (dual_jac_colors_build(prog, &c) != DUAL_SUCCESS) return;
+  *lo = c.lo, *hi = c.hi;
+  dual_jac_colors_free(&c);
 }
 
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
@@ -185,9 +166,21 @@ void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const doubl
   }
 }
 
-/* The batch of dual_solve_residuals' engine call. */
-static void residual_batch(const dual_program *prog, int64_t k, const double *xa, const double *pa,
-                           double *F, double *J, dual_batch *b) {
+int dual_solve_colors(dual_context *ctx, const char *fn, const dual_program *prog, int fewer_passes,
+                      dual_jac_colors *jc) {
+  if (dual_jac_colors_build(prog, jc) != DUAL_SUCCESS)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory analysing the Jacobian's structure", fn);
+  if (jc->view != NULL && (dual_run_chooses_reverse(ctx, prog, DUAL_MODE_JACOBIAN) ||
+                           (fewer_passes && dual_run_jacobian_passes(ctx, jc->view) >=
+                                                dual_run_jacobian_passes(ctx, prog))))
+    dual_program_destroy(&jc->view);
+  return DUAL_SUCCESS;
+}
+
+/* The batch of dual_solve_residuals' engine call: with a colored view, J S goes to the first
+ * m * ncolors entries of each point's J. */
+static void residual_batch(const dual_program *prog, const dual_jac_colors *jc, int64_t k,
+                           const double *xa, const double *pa, double *F, double *J, dual_batch *b) {
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
   const int np = dual_program_num_params(prog);
   dual_batch_init(b);
@@ -195,21 +188,48 @@ static void residual_batch(const dual_program *prog, int64_t k, const double *xa
   b->x = xa, b->x_ps = n, b->x_es = 1;
   b->p = np > 0 ? pa : NULL, b->p_ps = np, b->p_es = 1;
   b->y = F, b->y_ps = m, b->y_es = 1;
-  if (J != NULL) b->d = J, b->d_ps = (int64_t)m * n, b->d_rs = n, b->d_cs = 1;
+  if (J != NULL) b->d = J, b->d_ps = (int64_t)m * n, b->d_rs = jc != NULL && jc->view ? jc->ncolors : n, b->d_cs = 1;
 }
 
-int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
-                         const double *pa, double *F, double *J) {
-  dual_batch b;
-  residual_batch(prog, k, xa, pa, F, J, &b);
-  return dual_run(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
+/* After a colored view's engine call: every point's J S expanded into its J. */
+static int expand_all(dual_context *ctx, const dual_jac_colors *jc, int64_t k, double *J, int threads) {
+  const int32_t m = jc->m, n = jc->n, nc = jc->ncolors;
+  int failed = 0;
+#pragma omp parallel num_threads(threads) if (threads > 1 && k > 256)
+  {
+    double *row = (double *)malloc(sizeof(double) * (size_t)(nc > 0 ? nc : 1));
+    if (row == NULL) {
+#pragma omp atomic write
+      failed = 1;
+    }
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < k; ++i)
+      if (row != NULL) dual_jac_expand(m, n, nc, jc->color, jc->row_start, jc->cols, J + i * m * n, 1, row);
+    free(row);
+  }
+  return failed ? dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory expanding Jacobians") : DUAL_SUCCESS;
 }
 
-int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
-                             const double *xa, const double *pa, double *F, double *J, int threads) {
+int dual_solve_residuals(dual_context *ctx, const dual_program *prog, const dual_jac_colors *jc,
+                         int64_t k, const double *xa, const double *pa, double *F, double *J) {
   dual_batch b;
-  residual_batch(prog, k, xa, pa, F, J, &b);
-  return dual_run_cpu_quiet(ctx, prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b, threads);
+  const int colored = J != NULL && jc != NULL && jc->view != NULL;
+  residual_batch(prog, jc, k, xa, pa, F, J, &b);
+  int st = dual_run(ctx, colored ? jc->view : prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL, &b);
+  if (st == DUAL_SUCCESS && colored) st = expand_all(ctx, jc, k, J, dual_solve_threads(ctx));
+  return st;
+}
+
+int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, const dual_jac_colors *jc,
+                             int64_t k, const double *xa, const double *pa, double *F, double *J,
+                             int threads) {
+  dual_batch b;
+  const int colored = J != NULL && jc != NULL && jc->view != NULL;
+  residual_batch(prog, jc, k, xa, pa, F, J, &b);
+  int st = dual_run_cpu_quiet(ctx, colored ? jc->view : prog, J != NULL ? DUAL_MODE_JACOBIAN : DUAL_MODE_EVAL,
+                              &b, threads);
+  if (st == DUAL_SUCCESS && colored) st = expand_all(ctx, jc, k, J, threads);
+  return st;
 }
 
 int dual_solve_threads(const dual_context *ctx) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "dualbatch.h"
+#include "solve/jacobian_colors.h"
 
 /* Options `opt` (NULL: the defaults) checked and copied into *out; a DUAL_ERR_* status with the
  * context's error naming `fn` and the field otherwise. */
@@ -58,16 +59,29 @@ void dual_solve_jacobian_band(const dual_program *prog, int32_t *lo, int32_t *hi
 void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const double *x, int64_t ldx,
                        const double *p, int64_t ldp, double *xa, double *pa, int threads);
 
+/* The structure and coloring of prog's Jacobian for a solver (jacobian_colors.h).  The colored
+ * view is dropped where the context takes reverse mode for Jacobians (the view is forward mode
+ * only, and J by rows is what the context asked), and with fewer_passes where it would not save
+ * the CPU engine a pass: the engine's lane masks already skip a dense pass's structural zeros,
+ * so the view saves the values' recomputation in the passes it removes, and costs an expansion
+ * (2-core AMD, 2 threads, dual_newton: bratu48 1.50x faster with it, from three passes to one;
+ * kin and bratu15, one pass either way, 2 % slower).  DUAL_ERR_NO_MEMORY with the context's
+ * error naming `fn` otherwise. */
+int dual_solve_colors(dual_context *ctx, const char *fn, const dual_program *prog, int fewer_passes,
+                      dual_jac_colors *jc);
+
 /* F (and J, row-major m x n, when J is not NULL) at the k contiguous points xa, pa (the solvers
- * judge a point by the finiteness of F and J, not by the engine's flag words).  Any engine error
- * is the call's. */
-int dual_solve_residuals(dual_context *ctx, const dual_program *prog, int64_t k, const double *xa,
-                         const double *pa, double *F, double *J);
+ * judge a point by the finiteness of F and J, not by the engine's flag words).  J by the colored
+ * view where jc has one (jc may be NULL): J S from the engine, expanded in place, the same bits
+ * as the dense pass.  Any engine error is the call's. */
+int dual_solve_residuals(dual_context *ctx, const dual_program *prog, const dual_jac_colors *jc,
+                         int64_t k, const double *xa, const double *pa, double *F, double *J);
 
 /* dual_solve_residuals on a CPU context with `threads` threads (dual_run_cpu_quiet): the same
  * bits, and nothing of the context changes but its error, so that threads may call it at once. */
-int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, int64_t k,
-                             const double *xa, const double *pa, double *F, double *J, int threads);
+int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, const dual_jac_colors *jc,
+                             int64_t k, const double *xa, const double *pa, double *F, double *J,
+                             int threads);
 
 /* A solver's public call begins and ends (dual_solve_end returns st): the outermost call's record
  * (dual_context_last_device, _last_note) is the whole call's.  Where any part of it fell back to
