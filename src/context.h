@@ -21,8 +21,9 @@ struct dual_context {
   int last_device;      /* where the last successful evaluation ran */
   char *note;           /* why that was not `device` (heap, NULL = none) */
   void *stream;         /* caller's cudaStream_t for device-memory batches, NULL = own */
-  int gpu_no_wait;      /* internal, dual_newton's rounds: a device-memory GPU evaluation
-                           returns once its kernels are queued (the caller waits on the stream) */
+  int gpu_no_wait;      /* internal, the solvers' rounds: a device-memory GPU evaluation of the
+                           solver's own arrays (not checked again) returns once its kernels are
+                           queued (the caller waits on the stream) */
   int64_t memory_limit; /* GPU pool bytes, 0 = default */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */

@@ -10,6 +10,12 @@
 
 #include "program.h"
 
+#include <stdatomic.h>
+
+static atomic_uint_fast64_t next_uid = 1;
+
+static uint64_t new_uid(void) { return (uint64_t)atomic_fetch_add(&next_uid, 1); }
+
 dual_program *dual_program_alloc(int32_t n_in, int32_t n_par, int32_t n_out, int32_t n_const,
                                  int64_t n_instr) {
   dual_program *p = (dual_program *)calloc(1, sizeof *p);
@@ -19,6 +25,7 @@ dual_program *dual_program_alloc(int32_t n_in, int32_t n_par, int32_t n_out, int
   p->n_out = n_out;
   p->n_const = n_const;
   p->n_instr = n_instr;
+  p->uid = new_uid();
   p->code = (uint32_t *)calloc((size_t)n_instr * DUAL_INSTR_WORDS + 1, sizeof(uint32_t));
   p->consts = (double *)calloc((size_t)n_const + 1, sizeof(double));
   p->in_names = (char **)calloc((size_t)n_in + 1, sizeof(char *));
@@ -49,7 +56,7 @@ dual_program *dual_program_colored(const dual_program *prog, const int32_t *colo
     lane[i] = color[i];
     h = (h ^ (uint64_t)(uint32_t)color[i]) * 1099511628211u;
   }
-  v->seed_lane = lane, v->n_seed = ncolors, v->seed_key = h | 1u, v->view = 1;
+  v->seed_lane = lane, v->n_seed = ncolors, v->seed_key = h | 1u, v->view = 1, v->uid = new_uid();
   return v;
 }
 

@@ -28,6 +28,7 @@ struct dual_program {
   int32_t n_seed;
   uint64_t seed_key;
   int view; /* 1: code, consts and names belong to the program the view was made from */
+  uint64_t uid; /* unique in the process (programs never change): the GPU's memo of its kernel */
 };
 
 /* Columns of a Jacobian job's output: n_in, or a colored view's n_seed. */

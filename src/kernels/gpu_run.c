@@ -369,7 +369,7 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   if (job->b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
-  if (st == DUAL_SUCCESS) st = dual_gpu_check_memory(ctx, g, job->b);
+  if (st == DUAL_SUCCESS && !ctx->gpu_no_wait) st = dual_gpu_check_memory(ctx, g, job->b);
   if (st != DUAL_SUCCESS) return st;
   if (dual_gpu_jit_try(ctx, g, job, dual_gpu_run_compiled, &st)) return st;
   const dual_program *prog = job->prog;

@@ -49,6 +49,12 @@ struct dual_gpu {
   int geo_kind, geo_smem;
   dual_gpu_geometry geo;
   int blocks2; /* resident blocks per SM of the second-order kernel (0: not asked yet) */
+  /* The compiled tier's last module and what it was for (the program's uid and the job's key
+   * fields), so that the next call of the same shape skips the key's SHA-256 (gpu_jit.c; a
+   * loaded module stays loaded for the process) */
+  uint64_t memo_uid;
+  int memo_mode, memo_width, memo_npass, memo_min_blocks;
+  const struct dual_jit_module *memo_module;
 };
 
 /* Record a failed CUDA call `what` as the context's error; returns the status it maps to
