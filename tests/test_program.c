@@ -1,7 +1,8 @@
 /*
  * test_program.c — programs as data: the builder's passes (folding, CSE, DCE, register reuse),
  * its errors, save/load round trips, the validator's rejection of every malformed construct,
- * and fuzzing of the loader with random bytes and corrupted files (never a crash).
+ * fuzzing of the loader with random bytes and corrupted files (never a crash), and programs'
+ * uids (never reused).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -284,4 +285,22 @@ Test(program, fuzz_loader_random_bytes_and_corruptions) {
   cr_assert_gt(rejected, 15000);
   free(good), free(buf);
   dual_program_destroy(&prog);
+}
+
+/* Every program and every colored view gets its own uid, also a program allocated where a
+ * destroyed one was (the GPU's memo of a program's kernel is keyed by it, not by the address). */
+Test(program, uids_are_never_reused) {
+  dual_program *a = NULL, *b = NULL;
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput f = x[0] * x[1]\n", "a", &a), 0);
+  const uint64_t ua = a->uid;
+  const void *where = a;
+  dual_program_destroy(&a);
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput f = x[0] + x[1]\n", "b", &b), 0);
+  cr_assert(b->uid != ua, "uid %llu reused (same address: %d)", (unsigned long long)ua, (const void *)b == where);
+  const int32_t color[2] = {0, 0};
+  dual_program *v = dual_program_colored(b, color, 1);
+  cr_assert_not_null(v);
+  cr_assert(v->uid != b->uid && v->uid != ua);
+  dual_program_destroy(&v);
+  dual_program_destroy(&b);
 }
