@@ -55,8 +55,7 @@ __global__ void gather_kernel(const dual_newton_dev d) {
 }
 
 __device__ int32_t next_phase(const dual_newton_dev &d, int64_t b, int more) {
-  return more ? DUAL_NEWTON_NEED_F
-              : d.P.state[b] == DUAL_NEWTON_ACTIVE ? DUAL_NEWTON_NEED_J : DUAL_NEWTON_DONE;
+  return dual_newton_next_phase(&d.P, b, more);
 }
 
 // steps_kernel's round for a point of N <= 8 unknowns, its vectors and matrix staged in the

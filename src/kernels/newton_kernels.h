@@ -21,15 +21,13 @@
 extern "C" {
 #endif
 
-/* What a point of the chunk waits for (phase[b]). */
-enum { DUAL_NEWTON_DONE = 0, DUAL_NEWTON_NEED_J = 1, DUAL_NEWTON_NEED_F = 2 };
 
 typedef struct dual_newton_dev {
   int64_t C;            /* points in the chunk */
   int32_t n, np;        /* unknowns (= residuals), parameters */
   dual_newton_opts o;   /* the options a round reads */
   dual_newton_pts P;    /* per-point state [C] */
-  int32_t *phase;       /* [C] DUAL_NEWTON_* */
+  int32_t *phase;       /* [C] DUAL_NEWTON_DONE, _NEED_J, _NEED_F (newton_point.h) */
   uint8_t *flags;       /* [C] scratch of dual_newton_select */
   double *X, *XT, *DX;  /* [n][C] */
   double *P_;           /* [np][C] the parameters */

@@ -43,6 +43,16 @@ DUAL_INLINE dual_newton_opts dual_newton_opts_of(const dual_solve_options *o) {
 DUAL_INLINE int dual_newton_band(int32_t w, int n) { return w < 0 || w > n - 1 ? n - 1 : (int)w; }
 
 enum { DUAL_NEWTON_ACTIVE = -1, DUAL_NEWTON_MAX_REDUCTIONS = 40, DUAL_NEWTON_MAX_DAMPED = 10 };
+
+/* What a point waits for between rounds (a round: F and J at every point not done, then each
+ * point's verdict and step): done, F and J at its iterate, or at its trial point. */
+enum { DUAL_NEWTON_DONE = 0, DUAL_NEWTON_NEED_J = 1, DUAL_NEWTON_NEED_F = 2 };
+
+/* The phase after a round: the trial point where the point goes on judging one (more), else its
+ * iterate while it works, else done. */
+DUAL_INLINE int32_t dual_newton_next_phase(const dual_newton_pts *P, int64_t b, int more) {
+  return more ? DUAL_NEWTON_NEED_F : P->state[b] == DUAL_NEWTON_ACTIVE ? DUAL_NEWTON_NEED_J : DUAL_NEWTON_DONE;
+}
 #define DUAL_NEWTON_ARMIJO 1e-4
 
 /* Point b's tests on F at its iterate, from F's reductions (ffinite: F's entries are finite; fn:
