@@ -21,7 +21,7 @@ typedef struct dual_cpu_ws {
   double *val; /* [n_regs][blk] */
   double *tan; /* [n_active][W][blk] */
   double *pa, *pb, *pc;
-  double *tile; /* [blk][W] transpose tile for output rows */
+  double *tile; /* [blk][W] transpose tile for output rows, all zeros between uses */
   int *st;
   void *mem;
 } dual_cpu_ws;
@@ -113,6 +113,7 @@ static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_
   ws->pc = ws->pb + blk;
   ws->tile = ws->pc + blk;
   ws->st = (int *)(ws->tile + (size_t)width * (size_t)blk);
+  memset(ws->tile, 0, sizeof(double) * (size_t)width * (size_t)blk); /* zeros between uses */
   return 1;
 }
 
