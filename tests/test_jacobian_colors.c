@@ -1,8 +1,8 @@
 /*
  * test_jacobian_colors.c — the structure and column coloring of a program's Jacobian
  * (solve/jacobian_colors.h): hand-counted structures and colorings (Bratu's tridiagonal rows
- * take 3 colors, a cyclic pair product 2, a dense system n and no view, constant outputs 1), every coloring checked to give
- * distinct colors within each row, and J S from a colored view (program.h), expanded in place,
+ * take 3 colors, a cyclic pair product 2, a dense system n and no view, constant outputs 1),
+ * every coloring checked to give distinct colors within each row, and J S from a colored view (program.h), expanded in place,
  * bitwise equal to the dense J of the same engine at every width (MGH 9, 13, 14, tridiagonal
  * and cyclic systems up to n = 48; the dense Jacobian is the one the other tests check against
  * independent references).
@@ -16,6 +16,7 @@
 #include "mgh_equations.h"
 #include "program.h"
 #include "solve/jacobian_colors.h"
+#include "row_programs.h"
 #include "test_arrays.h"
 
 static dual_context *cpu(void) {
@@ -24,33 +25,6 @@ static dual_context *cpu(void) {
   return ctx;
 }
 
-/* A square program of n inputs and outputs, output i written by row(i, n, buf). */
-static dual_program *rows_program(dual_context *ctx, int n, const char *(*row)(int i, int n, char *buf)) {
-  size_t cap = 256 + (size_t)n * 200;
-  char *src = malloc(cap), buf[200];
-  cr_assert_not_null(src);
-  int len = snprintf(src, cap, "input x[%d]\noutput f[%d]\n", n, n);
-  for (int i = 0; i < n; ++i) len += snprintf(src + len, cap - (size_t)len, "f[%d] = %s\n", i, row(i, n, buf));
-  dual_program *prog = compile_ok(ctx, src);
-  free(src);
-  return prog;
-}
-
-static const char *tridiagonal(int i, int n, char *b) { /* Bratu's rows */
-  int len = snprintf(b, 200, "-2 * x[%d] + exp(x[%d])", i, i);
-  if (i > 0) len += snprintf(b + len, 200 - (size_t)len, " + x[%d]", i - 1);
-  if (i < n - 1) snprintf(b + len, 200 - (size_t)len, " + x[%d]", i + 1);
-  return b;
-}
-static const char *cyclic(int i, int n, char *b) { /* x_i x_{i+1}, the last row wraps to x_0 */
-  snprintf(b, 200, "x[%d] * sin(x[%d])", i, (i + 1) % n);
-  return b;
-}
-static const char *all_inputs(int i, int n, char *b) { /* every input: dense */
-  int len = snprintf(b, 200, "%d", i);
-  for (int j = 0; j < n; ++j) len += snprintf(b + len, 200 - (size_t)len, " + x[%d] * x[%d]", j, (j + i) % n);
-  return b;
-}
 
 /* Each row's colors are distinct, every color is used, and the structure lists each row's
  * columns in increasing order. */
@@ -76,7 +50,7 @@ Test(jacobian_colors, hand_counted_structures_and_colorings) {
   dual_context *ctx = cpu();
   dual_jac_colors c;
   /* tridiagonal n = 15: 43 entries, colors j mod 3 */
-  dual_program *prog = rows_program(ctx, 15, tridiagonal);
+  dual_program *prog = row_program(ctx, 15, row_tridiagonal);
   cr_assert_eq(dual_jac_colors_build(prog, &c), DUAL_SUCCESS);
   cr_assert(c.row_start[15] == 43 && c.lo == 1 && c.hi == 1 && c.ncolors == 3, "nnz %d band (%d, %d) colors %d",
             c.row_start[15], c.lo, c.hi, c.ncolors);
@@ -87,7 +61,7 @@ Test(jacobian_colors, hand_counted_structures_and_colorings) {
   dual_jac_colors_free(&c);
   dual_program_destroy(&prog);
   /* cyclic n = 40 (two passes of 32 columns): rows {i, i + 1}, the last {0, 39}: colors 0, 1, 0, ... */
-  prog = rows_program(ctx, 40, cyclic);
+  prog = row_program(ctx, 40, row_cyclic);
   cr_assert_eq(dual_jac_colors_build(prog, &c), DUAL_SUCCESS);
   cr_assert(c.row_start[40] == 80 && c.lo == 39 && c.hi == 1 && c.ncolors == 2, "nnz %d band (%d, %d) colors %d",
             c.row_start[40], c.lo, c.hi, c.ncolors);
@@ -95,7 +69,7 @@ Test(jacobian_colors, hand_counted_structures_and_colorings) {
   dual_jac_colors_free(&c);
   dual_program_destroy(&prog);
   /* dense n = 7: one color per column, no view */
-  prog = rows_program(ctx, 7, all_inputs);
+  prog = row_program(ctx, 7, row_dense);
   cr_assert_eq(dual_jac_colors_build(prog, &c), DUAL_SUCCESS);
   cr_assert(c.row_start[7] == 49 && c.ncolors == 7 && c.view == NULL);
   check_coloring(&c);
@@ -136,11 +110,13 @@ static void expand_equals_dense(dual_context *ctx, const dual_program *prog, int
     for (int64_t e = 0; e < (int64_t)B * m * n; ++e) Jc[e] = NAN; /* every entry must be written */
     b.d = Jc, b.d_ps = (int64_t)m * n, b.d_rs = c.ncolors, b.d_cs = 1;
     cr_assert_eq(dual_run(ctx, c.view, DUAL_MODE_JACOBIAN, &b), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-    for (int p = 0; p < B; ++p) dual_jac_expand(m, n, c.ncolors, c.color, c.row_start, c.cols, Jc + (int64_t)p * m * n, 1, row);
+    for (int p = 0; p < B; ++p)
+      dual_jac_expand(m, n, c.ncolors, c.color, c.row_start, c.cols, Jc + (int64_t)p * m * n, 1, row);
     cr_assert(memcmp(y, yc, sizeof(double) * (size_t)(B * m)) == 0, "width %d: values differ", widths[w]);
     for (int64_t e = 0; e < (int64_t)B * m * n; ++e)
-      cr_assert(memcmp(&J[e], &Jc[e], sizeof(double)) == 0, "width %d, point %lld, entry (%lld, %lld): %a expanded, %a dense",
-                widths[w], (long long)(e / (m * n)), (long long)(e % (m * n) / n), (long long)(e % n), Jc[e], J[e]);
+      cr_assert(memcmp(&J[e], &Jc[e], sizeof(double)) == 0,
+                "width %d, point %lld, entry (%lld, %lld): %a expanded, %a dense", widths[w],
+                (long long)(e / (m * n)), (long long)(e % (m * n) / n), (long long)(e % n), Jc[e], J[e]);
   }
   cr_assert_eq(dual_context_set_width(ctx, 0), DUAL_SUCCESS);
   free(J), free(Jc), free(y), free(yc);
@@ -154,7 +130,7 @@ Test(jacobian_colors, expanded_jacobians_equal_the_dense_ones_bitwise) {
   for (int k = 0; k < B * 48; ++k) x[k] = 0.9 * sin(0.37 * k + 0.1) - 0.05; /* signs of both kinds */
   const int ns[3] = {15, 40, 48};
   for (int z = 0; z < 3; ++z) {
-    dual_program *prog = rows_program(ctx, ns[z], z == 1 ? cyclic : tridiagonal);
+    dual_program *prog = row_program(ctx, ns[z], z == 1 ? row_cyclic : row_tridiagonal);
     expand_equals_dense(ctx, prog, B, x);
     dual_program_destroy(&prog);
   }
@@ -176,7 +152,7 @@ Test(jacobian_colors, expanded_jacobians_equal_the_dense_ones_bitwise) {
  * error, not a wrong answer. */
 Test(jacobian_colors, a_view_refuses_other_modes) {
   dual_context *ctx = cpu();
-  dual_program *prog = rows_program(ctx, 6, tridiagonal);
+  dual_program *prog = row_program(ctx, 6, row_tridiagonal);
   dual_jac_colors c;
   cr_assert_eq(dual_jac_colors_build(prog, &c), DUAL_SUCCESS);
   cr_assert_not_null(c.view);

@@ -21,6 +21,7 @@
 #include "solve/lu_small.h"
 #include "solve/solve_common.h"
 #include "solve/vec_small.h"
+#include "row_programs.h"
 #include "test_arrays.h"
 #include "mgh_equations.h"
 #include "minpack_cases.h"
@@ -349,37 +350,16 @@ Test(newton, norms_sum_in_the_lane_groups_order) {
 /* ---- the Jacobian's band and the banded LU ------------------------------------------------ */
 
 /* The band of dF/dx of a program of n inputs and outputs, output i written by row(i, n, buf). */
-static void band_of(dual_context *ctx, int n, const char *(*row)(int i, int n, char *buf), int32_t *lo, int32_t *hi) {
-  size_t cap = 256 + (size_t)n * 200;
-  char *src = malloc(cap), buf[200];
-  cr_assert_not_null(src);
-  int len = snprintf(src, cap, "input x[%d]\noutput f[%d]\n", n, n);
-  for (int i = 0; i < n; ++i) len += snprintf(src + len, cap - (size_t)len, "f[%d] = %s\n", i, row(i, n, buf));
-  dual_program *prog = compile_ok(ctx, src);
+static void band_of(dual_context *ctx, int n, row_fn row, int32_t *lo, int32_t *hi) {
+  dual_program *prog = row_program(ctx, n, row);
   dual_solve_jacobian_band(prog, lo, hi);
   dual_program_destroy(&prog);
-  free(src);
 }
 
-static const char *tridiagonal(int i, int n, char *b) { /* Bratu's rows */
-  int len = snprintf(b, 200, "-2 * x[%d] + exp(x[%d])", i, i);
-  if (i > 0) len += snprintf(b + len, 200 - (size_t)len, " + x[%d]", i - 1);
-  if (i < n - 1) snprintf(b + len, 200 - (size_t)len, " + x[%d]", i + 1);
-  return b;
-}
 static const char *lower_and_corner(int i, int n, char *b) { /* x_i - x_{i-1}; row 0 reaches x_3 */
   (void)n;
   if (i == 0) snprintf(b, 200, "x[0] * x[3]");
   else snprintf(b, 200, "sin(x[%d]) - x[%d]", i, i - 1);
-  return b;
-}
-static const char *cyclic(int i, int n, char *b) { /* x_i x_{i+1}, the last row wraps to x_0 */
-  snprintf(b, 200, "x[%d] * x[%d]", i, (i + 1) % n);
-  return b;
-}
-static const char *all_inputs(int i, int n, char *b) { /* every input: dense */
-  int len = snprintf(b, 200, "%d", i);
-  for (int j = 0; j < n; ++j) len += snprintf(b + len, 200 - (size_t)len, " + x[%d]", j);
   return b;
 }
 static const char *constants(int i, int n, char *b) { /* no input at all */
@@ -391,13 +371,13 @@ static const char *constants(int i, int n, char *b) { /* no input at all */
 Test(newton, jacobian_band_from_the_program) {
   dual_context *ctx = cpu();
   int32_t lo, hi;
-  band_of(ctx, 15, tridiagonal, &lo, &hi);
+  band_of(ctx, 15, row_tridiagonal, &lo, &hi);
   cr_assert(lo == 1 && hi == 1, "Bratu: band (%d, %d), want (1, 1)", lo, hi);
   band_of(ctx, 6, lower_and_corner, &lo, &hi);
   cr_assert(lo == 1 && hi == 3, "lower bidiagonal with f0(x3): band (%d, %d), want (1, 3)", lo, hi);
-  band_of(ctx, 40, cyclic, &lo, &hi); /* two passes of 32 columns */
+  band_of(ctx, 40, row_cyclic, &lo, &hi); /* two passes of 32 columns */
   cr_assert(lo == 39 && hi == 1, "cyclic n = 40: band (%d, %d), want (39, 1)", lo, hi);
-  band_of(ctx, 7, all_inputs, &lo, &hi);
+  band_of(ctx, 7, row_dense, &lo, &hi);
   cr_assert(lo == 6 && hi == 6, "dense: band (%d, %d), want (6, 6)", lo, hi);
   band_of(ctx, 3, constants, &lo, &hi);
   cr_assert(lo == 0 && hi == 0, "no inputs used: band (%d, %d), want (0, 0)", lo, hi);
