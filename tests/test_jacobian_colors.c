@@ -111,7 +111,8 @@ static void expand_equals_dense(dual_context *ctx, const dual_program *prog, int
     b.d = Jc, b.d_ps = (int64_t)m * n, b.d_rs = c.ncolors, b.d_cs = 1;
     cr_assert_eq(dual_run(ctx, c.view, DUAL_MODE_JACOBIAN, &b), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
     for (int p = 0; p < B; ++p)
-      dual_jac_expand(m, n, c.ncolors, c.color, c.row_start, c.cols, Jc + (int64_t)p * m * n, 1, row);
+      dual_jac_expand(m, n, c.ncolors, c.color, c.row_start, c.cols, Jc + (int64_t)p * m * n, Jc + (int64_t)p * m * n,
+                      1, row);
     cr_assert(memcmp(y, yc, sizeof(double) * (size_t)(B * m)) == 0, "width %d: values differ", widths[w]);
     for (int64_t e = 0; e < (int64_t)B * m * n; ++e)
       cr_assert(memcmp(&J[e], &Jc[e], sizeof(double)) == 0,

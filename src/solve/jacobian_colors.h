@@ -34,16 +34,16 @@ typedef struct dual_jac_colors {
 int dual_jac_colors_build(const dual_program *prog, dual_jac_colors *c);
 void dual_jac_colors_free(dual_jac_colors *c);
 
-/* One point's J S, entry (i, c) at JS[(i * ncolors + c) * es], expanded in place into J, entry
- * (i, j) at J[(i * n + j) * es] (the same array: JS is J's first m * ncolors entries).  Rows go
- * last to first, each read before it is written, so no entry is overwritten before it is read:
- * J's row i starts at i * n >= i * ncolors, past every earlier row of JS.  `row` is scratch of
- * ncolors entries. */
+/* One point's J S, entry (i, c) at JS[(i * ncolors + c) * es], expanded into J, entry (i, j) at
+ * J[(i * n + j) * es].  JS may be J itself (J S in J's first m * ncolors entries): rows go last to
+ * first, each read before it is written, so no entry is overwritten before it is read (J's row i
+ * starts at i * n >= i * ncolors, past every earlier row of JS).  `row` is scratch of ncolors
+ * entries. */
 DUAL_INLINE void dual_jac_expand(int32_t m, int32_t n, int32_t ncolors, const int32_t *color,
-                                 const int32_t *row_start, const int32_t *cols, double *J, int64_t es,
-                                 double *row) {
+                                 const int32_t *row_start, const int32_t *cols, const double *JS,
+                                 double *J, int64_t es, double *row) {
   for (int32_t i = m - 1; i >= 0; --i) {
-    for (int32_t c = 0; c < ncolors; ++c) row[c] = J[((int64_t)i * ncolors + c) * es];
+    for (int32_t c = 0; c < ncolors; ++c) row[c] = JS[((int64_t)i * ncolors + c) * es];
     double *Ji = J + (int64_t)i * n * es;
     for (int32_t j = 0; j < n; ++j) Ji[j * es] = 0.0;
     for (int32_t e = row_start[i]; e < row_start[i + 1]; ++e) Ji[cols[e] * es] = row[color[cols[e]]];

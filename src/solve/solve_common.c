@@ -204,7 +204,7 @@ static int expand_all(dual_context *ctx, const dual_jac_colors *jc, int64_t k, d
     }
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < k; ++i)
-      if (row != NULL) dual_jac_expand(m, n, nc, jc->color, jc->row_start, jc->cols, J + i * m * n, 1, row);
+      if (row != NULL) dual_jac_expand(m, n, nc, jc->color, jc->row_start, jc->cols, J + i * m * n, J + i * m * n, 1, row);
     free(row);
   }
   return failed ? dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory expanding Jacobians") : DUAL_SUCCESS;
@@ -230,6 +230,14 @@ int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, const 
                               &b, threads);
   if (st == DUAL_SUCCESS && colored) st = expand_all(ctx, jc, k, J, threads);
   return st;
+}
+
+int dual_solve_residuals_cpu_packed(dual_context *ctx, const dual_jac_colors *jc, int64_t k, const double *xa,
+                                    const double *pa, double *F, double *JS) {
+  dual_batch b;
+  residual_batch(jc->view, jc, k, xa, pa, F, JS, &b);
+  b.d_ps = (int64_t)jc->m * jc->ncolors; /* packed: point after point */
+  return dual_run_cpu_quiet(ctx, jc->view, DUAL_MODE_JACOBIAN, &b, 1);
 }
 
 int dual_solve_threads(const dual_context *ctx) {

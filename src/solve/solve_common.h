@@ -64,8 +64,9 @@ void dual_solve_gather(int64_t k, const int64_t *idx, int n, int np, const doubl
  * only, and J by rows is what the context asked), and with fewer_passes where it would not save
  * the CPU engine a pass: the engine's lane masks already skip a dense pass's structural zeros,
  * so the view saves the values' recomputation in the passes it removes, and costs an expansion
- * (2-core AMD, 2 threads, dual_newton: bratu48 1.50x faster with it, from three passes to one;
- * kin and bratu15, one pass either way, 2 % slower).  DUAL_ERR_NO_MEMORY with the context's
+ * of whole J (2-core AMD, 2 threads, dual_newton: bratu48 1.50x faster with it, from three passes
+ * to one; kin and bratu15, one pass either way, 2 % slower; dual_newton on a CPU context now
+ * expands one point at a time instead, dual_solve_residuals_cpu_packed).  DUAL_ERR_NO_MEMORY with the context's
  * error naming `fn` otherwise. */
 int dual_solve_colors(dual_context *ctx, const char *fn, const dual_program *prog, int fewer_passes,
                       dual_jac_colors *jc);
@@ -82,6 +83,12 @@ int dual_solve_residuals(dual_context *ctx, const dual_program *prog, const dual
 int dual_solve_residuals_cpu(dual_context *ctx, const dual_program *prog, const dual_jac_colors *jc,
                              int64_t k, const double *xa, const double *pa, double *F, double *J,
                              int threads);
+
+/* F and J S by jc's colored view (which it must have) on this thread alone, J S left packed:
+ * point i's (m x ncolors, row-major) at JS + i * m * ncolors, for the caller to expand one point
+ * at a time (dual_jac_expand) where it uses J. */
+int dual_solve_residuals_cpu_packed(dual_context *ctx, const dual_jac_colors *jc, int64_t k, const double *xa,
+                                    const double *pa, double *F, double *JS);
 
 /* A solver's public call begins and ends (dual_solve_end returns st): the outermost call's record
  * (dual_context_last_device, _last_note) is the whole call's.  Where any part of it fell back to
