@@ -98,14 +98,18 @@ static void round_points(chunk *c, int64_t k) {
       }
     }
     double *J = c->J + i * nn;
+    double amax;
+    int jfinite;
     if (c->packed) { /* this point's J from its J S, in the thread's cache */
       const dual_jac_colors *jc = c->jc;
+      const double *JS = c->J + i * (int64_t)n * jc->ncolors;
+      /* J S's entries are J's structural ones and exact zeros: the same maximum and finiteness */
+      jfinite = jacobian_scan(JS, (int64_t)n * jc->ncolors, &amax);
       J = c->Jx;
-      dual_jac_expand(n, n, jc->ncolors, jc->color, jc->row_start, jc->cols,
-                      c->J + i * (int64_t)n * jc->ncolors, J, 1, J + nn);
+      dual_jac_expand(n, n, jc->ncolors, jc->color, jc->row_start, jc->cols, JS, J, 1, J + nn);
+    } else {
+      jfinite = jacobian_scan(J, nn, &amax);
     }
-    double amax;
-    const int jfinite = jacobian_scan(J, nn, &amax);
     const int more = dual_newton_step_scanned(&c->o, &c->P, b, n, c->F + i * n, J, c->piv + i * n, 1,
                                               x, dx, xt, 1, jfinite, amax);
     c->phase[b] = dual_newton_next_phase(&c->P, b, more);
