@@ -37,8 +37,8 @@ static inline int32_t dual_program_jacobian_columns(const dual_program *p) {
 }
 
 /* A view of prog whose Jacobian is compressed by a column coloring: input i seeds direction
- * color[i] (0 <= color[i] < ncolors <= 32; inputs of one color must share no output, or the
- * columns would add up).  It shares prog's bytecode and must not outlive it; forward mode and
+ * color[i] (0 <= color[i] < ncolors, in passes of the engine's width like any Jacobian's columns;
+ * inputs of one color must share no output, or the columns would add up).  It shares prog's bytecode and must not outlive it; forward mode and
  * DUAL_MODE_EVAL / DUAL_MODE_JACOBIAN only.  NULL when out of memory. */
 dual_program *dual_program_colored(const dual_program *prog, const int32_t *color, int32_t ncolors);
 

@@ -2,12 +2,13 @@
  * lanes.h — structural sparsity of the tangents within one forward pass.
  *
  * A pass carries W directions ("lanes"): Jacobian pass c seeds input c0+k in lane k (in a colored
- * view, program.h, the inputs whose direction is c0+k), a JVP seeds every input in lane 0.  Lane k of a register can only be nonzero if the register depends on
- * the input seeded there, which the bytecode tells before any point is seen.  dual_lanes_compute
- * records, for every instruction, the lane masks of its operands; the interpreters then run
- * tangent loops only over lanes some operand may fill, treating the others as exact zeros.  This
- * is exact (skipped terms are zero tangents, which contribute nothing: interp_ops.h) and the
- * work on a lane never depends on W, so results stay bitwise identical for every width.
+ * view, program.h, the inputs whose direction is c0+k), a JVP seeds every input in lane 0.  Lane
+ * k of a register can only be nonzero if the register depends on an input seeded there, which the
+ * bytecode tells before any point is seen.  dual_lanes_compute records, for every instruction,
+ * the lane masks of its operands; the interpreters then run tangent loops only over lanes some
+ * operand may fill, treating the others as exact zeros.  This is exact (skipped terms are zero
+ * tangents, which contribute nothing: interp_ops.h) and the work on a lane never depends on W,
+ * so results stay bitwise identical for every width.
  * Host code (engine-independent); the CUDA engine copies the masks to the device.
  */
 #ifndef DUAL_LANES_H
