@@ -394,10 +394,12 @@ static int fallbacks(dual_context *ctx, const dual_program *prog, const dual_sol
   return st;
 }
 
-/* Points per slice of dual_newton's batch: the CPU's work chunk; on a GPU context, large enough
- * for the device (the starts kept for the fallback, n doubles per point, up to 256 MiB). */
-static int64_t slice_points(const dual_context *ctx, int64_t B, int n, int np) {
-  if (ctx->device != DUAL_DEVICE_GPU) return dual_solve_chunk(B, n, n, np);
+/* Points per slice of dual_newton's batch: the starting points kept for the fallback take n
+ * doubles a point, up to 256 MiB a slice.  Every slice ends in a wait for its slowest chunk, so
+ * slices are made large: sliced by the CPU's 64 MiB work chunk, 16 threads, B = 1e5, a slice of
+ * kin_steady was 34 thread chunks and of bratu15 33, three turns of 16 threads of which the last
+ * had one or two chunks to do (kin 2.60e5 cells/s with those slices). */
+static int64_t slice_points(int64_t B, int n) {
   int64_t S = ((int64_t)256 << 20) / (8 * (int64_t)(n > 0 ? n : 1));
   if (S < 65536) S = 65536;
   return S < B ? S : B;
@@ -411,7 +413,7 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
                          int32_t *info, int32_t *iters, double *fnorm) {
   const char *fn = "dual_newton";
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
-  const int64_t S = slice_points(ctx, B, n, np);
+  const int64_t S = slice_points(B, n);
   const dual_newton_opts no = newton_opts(prog, o);
   int32_t *state = malloc(sizeof(int32_t) * (size_t)S);
   int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
@@ -495,8 +497,7 @@ static int newton_call(dual_context *ctx, const dual_program *prog, const dual_s
   if (device_mem) return newton_device(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
   /* slices of the batch, so that the starting points kept for the fallback and the per-point
    * results it needs (the caller's info and iters may be NULL) take bounded memory */
-  const int np = dual_program_num_params(prog);
-  const int64_t S = slice_points(ctx, B, n, np);
+  const int64_t S = slice_points(B, n);
   int32_t *inf_buf = info == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
   int32_t *it_buf = iters == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
   int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);

@@ -123,7 +123,11 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np) {
 int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads) {
   int64_t c = ((int64_t)2 << 20) / per_point;
   if (c < 64) c = 64;
-  const int64_t share = (B + threads - 1) / threads;
+  const int64_t T = threads > 1 ? threads : 1;
+  int64_t balance = (B + 8 * T - 1) / (8 * T); /* eight chunks a thread, at least */
+  if (balance < 64) balance = 64;
+  if (T > 1 && c > balance) c = balance;
+  const int64_t share = (B + T - 1) / T;
   return c < share ? c : share > 0 ? share : 1;
 }
 

@@ -36,9 +36,10 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np);
 /* Points per chunk where each CPU thread solves chunks of its own, for per_point bytes of work
  * arrays a point: near 2 MiB a chunk, so that they stay in the thread's cache from the engine's F
  * and J through the factorizations (dual_newton at n = 32, 15 and 3 ran 1.4-1.7x faster than
- * with 64 MiB chunks, one thread; 512 and 128 KiB ran slower, 8 MiB the same), but at least 64
- * points (fewer would pay the rounds' fixed costs more often) and at most B / threads (every
- * thread gets some). */
+ * with 64 MiB chunks, one thread; 512 and 128 KiB ran slower, 8 MiB the same); on several
+ * threads no more than B / (8 threads), so that the threads, taking chunks in turn, finish
+ * together (a thread's last chunk is at most an eighth of its share); at least 64 points (fewer
+ * would pay the rounds' fixed costs more often) and at most B / threads (every thread gets some). */
 int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads);
 
 /* Solve the B points in chunks of C, chunk after chunk on T threads (T <= 1: this thread), each
