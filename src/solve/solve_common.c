@@ -122,30 +122,49 @@ int64_t dual_solve_chunk(int64_t B, int n, int m, int np) {
 
 int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads) {
   int64_t c = ((int64_t)2 << 20) / per_point;
-  if (c < 64) c = 64;
+  c = c < 64 ? 64 : c / 64 * 64; /* whole blocks of the CPU engine's widest Jacobian runs */
   const int64_t T = threads > 1 ? threads : 1;
-  int64_t balance = (B + 8 * T - 1) / (8 * T); /* eight chunks a thread, at least */
-  if (balance < 64) balance = 64;
-  if (T > 1 && c > balance) c = balance;
-  const int64_t share = (B + T - 1) / T;
+  int64_t share = (B + T - 1) / T;
+  if (share > 64) share = (share + 63) / 64 * 64;
   return c < share ? c : share > 0 ? share : 1;
 }
 
+/* The next chunk's size where `left` points are not yet handed out: C on one thread; on T, the
+ * "guided" sizes, left / 2T in whole blocks of 64, at least 64 and at most C, so that the chunks
+ * get smaller as the batch runs out and the threads finish together. */
+static int64_t next_chunk(int64_t left, int64_t C, int T) {
+  int64_t c = C;
+  if (T > 1) {
+    c = (left + 2 * (int64_t)T - 1) / (2 * (int64_t)T);
+    c = (c + 63) / 64 * 64;
+    if (c > C) c = C;
+  }
+  return c < left ? c : left;
+}
+
 int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t size, dual_solve_chunk_fn fn) {
-  const int64_t chunks = (B + C - 1) / C;
   int st = DUAL_SUCCESS;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(T > 1 ? T : 1) if (T > 1)
-  for (int64_t ic = 0; ic < chunks; ++ic) {
-    int failed;
-#pragma omp atomic read
-    failed = st;
-    if (failed != DUAL_SUCCESS) continue;
+  int64_t next = 0; /* the first point not yet handed out */
+#pragma omp parallel num_threads(T > 1 ? T : 1) if (T > 1)
+  {
     void *w = (char *)workers + (size_t)omp_get_thread_num() * size;
-    const int64_t b0 = ic * C, cnt = B - b0 < C ? B - b0 : C;
-    const int s = fn(w, b0, cnt);
-    if (s != DUAL_SUCCESS) {
+    for (;;) {
+      int64_t b0, cnt;
+#pragma omp critical(dual_solve_chunks)
+      {
+        b0 = next;
+        cnt = next_chunk(B - b0, C, T);
+        next = b0 + cnt;
+      }
+      int failed;
+#pragma omp atomic read
+      failed = st;
+      if (cnt <= 0 || failed != DUAL_SUCCESS) break;
+      const int s = fn(w, b0, cnt);
+      if (s != DUAL_SUCCESS) {
 #pragma omp atomic write
-      st = s;
+        st = s;
+      }
     }
   }
   return st;

@@ -33,19 +33,22 @@ int dual_solve_check_memory(dual_context *ctx, const char *fn, int allow_device,
  * chunk's work arrays stay near 64 MiB. */
 int64_t dual_solve_chunk(int64_t B, int n, int m, int np);
 
-/* Points per chunk where each CPU thread solves chunks of its own, for per_point bytes of work
+/* The chunk capacity where each CPU thread solves chunks of its own, for per_point bytes of work
  * arrays a point: near 2 MiB a chunk, so that they stay in the thread's cache from the engine's F
  * and J through the factorizations (dual_newton at n = 32, 15 and 3 ran 1.4-1.7x faster than
- * with 64 MiB chunks, one thread; 512 and 128 KiB ran slower, 8 MiB the same); on several
- * threads no more than B / (8 threads), so that the threads, taking chunks in turn, finish
- * together (a thread's last chunk is at most an eighth of its share); at least 64 points (fewer
- * would pay the rounds' fixed costs more often) and at most B / threads (every thread gets some). */
+ * with 64 MiB chunks, one thread; 512 and 128 KiB ran slower, 8 MiB the same), in whole blocks of
+ * 64 points (the CPU engine's block: a round of 79 points pays for 128), at least 64 and at most
+ * a thread's share of B. */
 int64_t dual_solve_thread_chunk(int64_t B, int64_t per_point, int threads);
 
-/* Solve the B points in chunks of C, chunk after chunk on T threads (T <= 1: this thread), each
- * thread with its own worker (worker t at (char *)workers + t * size): fn(worker, b0, cnt) solves
- * points b0 .. b0 + cnt and writes their results.  The first failure's status is returned and the
- * chunks not yet started are skipped. */
+/* Solve the B points in chunks of at most C, chunk after chunk on T threads (T <= 1: this
+ * thread), each thread with its own worker (worker t at (char *)workers + t * size): fn(worker,
+ * b0, cnt) solves points b0 .. b0 + cnt and writes their results.  On one thread every chunk but
+ * the last has C points; on T the threads take chunks as they finish, of sizes that shrink as the
+ * batch runs out (next_chunk in solve_common.c), so that they finish together: chunks of a fixed
+ * size made 16 threads wait for the slowest one's last chunk (bratu15, B = 1e5: 33 chunks a turn
+ * of 16 threads).  The first failure's status is returned and the chunks not yet handed out are
+ * skipped. */
 typedef int (*dual_solve_chunk_fn)(void *worker, int64_t b0, int64_t cnt);
 int dual_solve_run_chunks(int64_t B, int64_t C, int T, void *workers, size_t size, dual_solve_chunk_fn fn);
 
