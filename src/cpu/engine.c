@@ -36,20 +36,32 @@ typedef struct dual_cpu_ws {
 #define DUAL_W 0
 #define DUAL_BLK 256
 #include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
+#include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 1
 #define DUAL_BLK 128
+#include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 2
 #define DUAL_BLK 128
 #include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
+#include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
 #define DUAL_W 4
 #define DUAL_BLK 64
+#include "interp_block.h"
+#undef DUAL_BLK
+#define DUAL_BLK 16
 #include "interp_block.h"
 #undef DUAL_W
 #undef DUAL_BLK
@@ -100,6 +112,20 @@ static dual_block_fn block_fn(const dual_program *prog, int width, int64_t *blk)
   }
 }
 
+/* The 16-point block interpreter for a width (the few points after a call's last whole block). */
+static dual_block_fn tail_fn(int width) {
+  switch (width) {
+  case 0: return dual_cpu_block_w0_b16;
+  case 1: return dual_cpu_block_w1_b16;
+  case 2: return dual_cpu_block_w2_b16;
+  case 4: return dual_cpu_block_w4_b16;
+  case 8: return dual_cpu_block_w8_b16;
+  case 16: return dual_cpu_block_w16_b16;
+  case 32: return dual_cpu_block_w32_b16;
+  default: return NULL;
+  }
+}
+
 static int ws_alloc(dual_cpu_ws *ws, const dual_program *prog, int width, int64_t blk) {
   size_t rows = (size_t)prog->n_regs + (size_t)prog->n_active * (size_t)width + 3 + (size_t)width;
   size_t bytes = rows * (size_t)blk * sizeof(double) + (size_t)blk * sizeof(int) + 64;
@@ -132,7 +158,12 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   int64_t blk = 0;
   dual_block_fn fn = block_fn(prog, job->width, &blk);
   if (fn == NULL) return dual_fail(ctx, DUAL_ERR_INTERNAL, "no CPU kernel for width %d", job->width);
-  const int64_t nblocks = (count + blk - 1) / blk, passes = dual_job_passes(job);
+  /* the points after the last whole block go in 16-point blocks where they are at most half a
+   * block (a solver's late rounds have a few points each, and the block's loops run over all of
+   * its points); every point's arithmetic is the same in either */
+  const int64_t nfull = count / blk, rem = count - nfull * blk;
+  const dual_block_fn tfn = blk > 16 && rem > 0 && rem <= blk / 2 ? tail_fn(job->width) : NULL;
+  const int64_t nblocks = nfull + (tfn != NULL ? (rem + 15) / 16 : rem > 0), passes = dual_job_passes(job);
   const int64_t n = dual_program_jacobian_columns(prog);
   const int mask = job->width == 0 ? ~DUAL_PT_SINGULAR : ~0; /* no derivative, no singularity */
   dual_lanes *lanes = (dual_lanes *)malloc((size_t)prog->n_instr * sizeof *lanes);
@@ -148,8 +179,8 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
 #pragma omp parallel num_threads(threads)
   {
-    dual_cpu_ws ws;
-    int ok = ws_alloc(&ws, prog, job->width, blk);
+    dual_cpu_ws ws, ws16; /* ws16: the 16-point blocks', allocated at the first */
+    int ok = ws_alloc(&ws, prog, job->width, blk), ok16 = 0;
     if (!ok) {
 #pragma omp atomic write
       failed = 1;
@@ -162,18 +193,27 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
 #pragma omp for schedule(dynamic, 4)
       for (int64_t ib = 0; ib < nblocks; ++ib) {
         if (!ok) continue;
-        const int64_t p0 = ib * blk;
-        const int nb = (int)(count - p0 < blk ? count - p0 : blk);
-        memset(ws.st, 0, (size_t)nb * sizeof(int));
-        fn(job, &ws, lanes, p0, nb, c0, kcount);
+        const int small = ib >= nfull && tfn != NULL;
+        if (small && !ok16 && !(ok16 = ws_alloc(&ws16, prog, job->width, 16))) {
+          ok = 0;
+#pragma omp atomic write
+          failed = 1;
+          continue;
+        }
+        const int64_t p0 = small ? nfull * blk + (ib - nfull) * 16 : ib * blk, size = small ? 16 : blk;
+        const int nb = (int)(count - p0 < size ? count - p0 : size);
+        const dual_cpu_ws *w = small ? &ws16 : &ws;
+        memset(w->st, 0, (size_t)nb * sizeof(int));
+        (small ? tfn : fn)(job, w, lanes, p0, nb, c0, kcount);
         int32_t *status = job->b->status;
         if (status != NULL && pass == 0)
-          for (int p = 0; p < nb; ++p) status[p0 + p] = (int32_t)(ws.st[p] & mask);
+          for (int p = 0; p < nb; ++p) status[p0 + p] = (int32_t)(w->st[p] & mask);
         else if (status != NULL)
-          for (int p = 0; p < nb; ++p) status[p0 + p] |= (int32_t)(ws.st[p] & mask);
+          for (int p = 0; p < nb; ++p) status[p0 + p] |= (int32_t)(w->st[p] & mask);
       }
     }
-    if (ok) free(ws.mem);
+    if (ws.mem != NULL) free(ws.mem);
+    if (ok16) free(ws16.mem);
   }
   free(lanes);
   free(reg_mask);
