@@ -2,14 +2,15 @@
  * bench_lsq.c — batched least squares: dual_lsq on the CPU (all cores) against MINPACK's lmder1
  * per cell (cminpack, the same threads, hand-written residuals and Jacobian), and dual_lsq on a
  * GPU context (host arrays, the copies included, and device arrays), on the same cells and
- * starts: expfit (c exp(-k t) through 8 noisy points, n = 2, m = 8) and osborne1 (MGH problem 17,
- * two exponentials and a constant through 33 points, n = 5, m = 33, with each cell's data made
- * from a perturbed reference solution).  Prints per system, B and solver the wall time of the
+ * starts: expfit (c exp(-k t) through 8 noisy points, n = 2, m = 8), osborne1 (MGH problem 17,
+ * two exponentials and a constant through 33 points, n = 5, m = 33) and osborne2 (MGH 18 of
+ * MINPACK's set, n = 11, m = 65), each cell's data made from a perturbed reference solution.  Prints per system, B and solver the wall time of the
  * call (the median of --repeat timed calls after one untimed warm-up), cells per second, how
- * many converged, and how the others' solutions compare with the CPU's (GPU: bitwise; lmder1:
- * the largest relative difference over the cells both solved).
+ * many converged, and how the others' solutions compare with the CPU's (GPU: bitwise, or with
+ * cuBLAS's QR the largest relative difference of ||F|| and the statuses that differ; lmder1: the
+ * largest relative difference over the cells both solved).
  * --dump DIR writes the CPU's solutions (lsq_<system>_<B>_x.f64, raw float64 point-major).
- *   dualbatch_bench_lsq [--system expfit|osborne1|all] [--points 1e4,1e5] [--threads T]
+ *   dualbatch_bench_lsq [--system expfit|osborne1|osborne2|all] [--points 1e4,1e5] [--threads T]
  *                       [--repeat R] [--device cpu|gpu] [--dump DIR]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -80,6 +81,36 @@ static void osborne1_cell(int64_t b, double *y, double *x0) {
   for (int j = 0; j < 5; ++j) x0[j] = start[j] * (1.0 + 0.2 * (unit(b, 50 + j) - 0.5));
 }
 
+/* Osborne 2 (MGH 19 in their paper's numbering, 18 in MINPACK's test set): four exponential and
+ * Gaussian terms through 65 points, n = 11, m = 65 (the GPU's cuBLAS rounds by the rule). */
+static void osborne2_residuals(const double *x, const double *y, double *r, double *J, int ldj) {
+  for (int i = 0; i < 65; ++i) {
+    const double t = i / 10.0, d9 = t - x[8], d10 = t - x[9], d11 = t - x[10];
+    const double e1 = exp(-t * x[4]), e2 = exp(-d9 * d9 * x[5]), e3 = exp(-d10 * d10 * x[6]),
+                 e4 = exp(-d11 * d11 * x[7]);
+    r[i] = x[0] * e1 + x[1] * e2 + x[2] * e3 + x[3] * e4 - y[i];
+    if (J != NULL) {
+      J[i] = e1, J[ldj + i] = e2, J[2 * ldj + i] = e3, J[3 * ldj + i] = e4;
+      J[4 * ldj + i] = -t * x[0] * e1, J[5 * ldj + i] = -d9 * d9 * x[1] * e2;
+      J[6 * ldj + i] = -d10 * d10 * x[2] * e3, J[7 * ldj + i] = -d11 * d11 * x[3] * e4;
+      J[8 * ldj + i] = 2.0 * d9 * x[5] * x[1] * e2, J[9 * ldj + i] = 2.0 * d10 * x[6] * x[2] * e3;
+      J[10 * ldj + i] = 2.0 * d11 * x[7] * x[3] * e4;
+    }
+  }
+}
+
+static void osborne2_cell(int64_t b, double *y, double *x0) {
+  static const double ref[11] = {1.3100, 0.4316, 0.6337, 0.5994, 0.7542, 0.9043, 1.3658, 4.8237, 2.3987, 4.5689, 5.6753};
+  static const double start[11] = {1.3, 0.65, 0.65, 0.7, 0.6, 3, 5, 7, 2, 4.5, 5.5};
+  double xs[11];
+  for (int j = 0; j < 11; ++j) xs[j] = ref[j] * (1.0 + 0.1 * (unit(b, j) - 0.5));
+  double r[65];
+  const double zero[65] = {0};
+  osborne2_residuals(xs, zero, r, NULL, 0);
+  for (int i = 0; i < 65; ++i) y[i] = r[i] + 1e-3 * (unit(b, 20 + i) - 0.5);
+  for (int j = 0; j < 11; ++j) x0[j] = start[j] * (1.0 + 0.1 * (unit(b, 100 + j) - 0.5));
+}
+
 static const lsq_system systems[] = {
     {"expfit", "input c; input k; param y[8]\noutput r[8]\nfor i in 0..8 { r[i] = c * exp(-k * i / 4) - y[i] }\n",
      2, 8, expfit_residuals, expfit_cell},
@@ -87,6 +118,11 @@ static const lsq_system systems[] = {
      "input x1; input x2; input x3; input x4; input x5; param y[33]\noutput r[33]\n"
      "for i in 0..33 { r[i] = x1 + x2 * exp(-(10 * i) * x4) + x3 * exp(-(10 * i) * x5) - y[i] }\n",
      5, 33, osborne1_residuals, osborne1_cell},
+    {"osborne2",
+     "input x[11]; param y[65]\noutput r[65]\n"
+     "for i in 0..65 { r[i] = x[0] * exp(-(i / 10) * x[4]) + x[1] * exp(-(i / 10 - x[8])^2 * x[5])"
+     " + x[2] * exp(-(i / 10 - x[9])^2 * x[6]) + x[3] * exp(-(i / 10 - x[10])^2 * x[7]) - y[i] }\n",
+     11, 65, osborne2_residuals, osborne2_cell},
 };
 
 static double now(void) {
@@ -116,7 +152,7 @@ static int lm_fcn(void *data, int m, int n, const double *x, double *fvec, doubl
   const peer_data *d = data;
   if (iflag == 1) d->s->residuals(x, d->y, fvec, NULL, 0);
   if (iflag == 2) { /* the residuals are recomputed alongside (the hand code writes both) */
-    double r[64];
+    double r[128];
     d->s->residuals(x, d->y, r, fjac, ldfjac);
   }
   return 0;
@@ -261,9 +297,19 @@ static int run(const lsq_system *s, int64_t B, int threads, int repeat, int gpu,
 #endif
       const int same = !memcmp(xo, xc, sizeof(double) * (size_t)(B * n)) && !memcmp(fo, fc, sizeof(double) * (size_t)B) &&
                        !memcmp(io, ic, sizeof(int32_t) * (size_t)B) && !memcmp(to, tc, sizeof(int32_t) * (size_t)B);
-      report(s->name, B, dev ? "dual_lsq GPU dev. arrays" : "dual_lsq GPU host arrays", median(times, repeat), conv,
-             its / (double)B, same ? "bitwise equal to the CPU's" : "DIFFERS from the CPU's");
-      if (!same) return 1;
+      /* where not bitwise (cuBLAS's QR: DUALBATCH_SOLVE_QR, the rule from 64 x 8 on), how close */
+      int64_t gconv = 0, statuses = 0;
+      double worst = 0.0, gits = 0.0;
+      for (int64_t b = 0; b < B; ++b) {
+        gconv += io[b] == DUAL_SOLVE_CONVERGED, statuses += io[b] != ic[b], gits += to[b];
+        worst = fmax(worst, fabs(fo[b] - fc[b]) / fmax(fc[b], 1e-300));
+      }
+      char cmp[128];
+      if (same) snprintf(cmp, sizeof cmp, "bitwise equal to the CPU's");
+      else snprintf(cmp, sizeof cmp, "||F|| within %.1e of the CPU's, %lld statuses differ", worst, (long long)statuses);
+      report(s->name, B, dev ? "dual_lsq GPU dev. arrays" : "dual_lsq GPU host arrays", median(times, repeat), gconv,
+             gits / (double)B, cmp);
+      if (!same && (worst > 1e-8 || statuses > B / 1000)) return 1;
     }
     dual_context_destroy(&g);
   }
@@ -285,7 +331,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--device") && i + 1 < argc) gpu = !strcmp(argv[++i], "gpu");
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--system expfit|osborne1|all] [--points 1e4,1e5] [--threads T] [--repeat R] [--device cpu|gpu] [--dump DIR]\n",
+      fprintf(stderr, "usage: %s [--system expfit|osborne1|osborne2|all] [--points 1e4,1e5] [--threads T] [--repeat R] [--device cpu|gpu] [--dump DIR]\n",
               argv[0]);
       return 2;
     }

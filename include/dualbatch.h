@@ -233,9 +233,10 @@ int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t 
 int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
 
 /* Tuning knobs, for benchmarks and diagnosis: the defaults are the measured best (the rules in
- * bench/NOTES.md), and no knob changes a result, only where and how fast it is computed.  Each
- * has an environment variable that, when set, replaces the default in contexts created
- * afterwards (read once, by dual_context_create).
+ * bench/NOTES.md), and no knob changes a result, only where and how fast it is computed, but
+ * for the solvers' cuBLAS factorizations (DUAL_KNOB_SOLVE_LU = 3, DUAL_KNOB_SOLVE_QR), whose
+ * results agree with the CPU's to rounding.  Each has an environment variable that, when set,
+ * replaces the default in contexts created afterwards (read once, by dual_context_create).
  *   DUAL_KNOB_GPU_GROUP       interpreter: threads per point, 0 = the rule (2 from 32 lanes), or
  *                             1, 2, 4, 8, 16                      DUALBATCH_GPU_GROUP=n
  *   DUAL_KNOB_GPU_REGFILE     interpreter: 1 = register files in shared memory when a block fits,
@@ -290,6 +291,14 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             results agree with the CPU's to rounding, not bitwise as the
  *                             in-kernel LUs do)
  *                                                               DUALBATCH_SOLVE_LU=0|1|2|3
+ *   DUAL_KNOB_SOLVE_QR        dual_lsq on the GPU: the Jacobian's QR, 0 = the rule (cuBLAS from
+ *                             m x n = 64 x 8 on, where m > n, when it loads; else in the kernel),
+ *                             1 = in the kernel (MINPACK's qrfac with column pivoting on the m x n
+ *                             J, a thread per point: the CPU's bits), 2 = cuBLAS's geqrfBatched
+ *                             on [J F] first (no pivoting), then the kernel's pivoted QR of the
+ *                             (n + 1) x n R it leaves (m > n only; results agree with the CPU's
+ *                             to rounding, not bitwise; without cuBLAS the kernel's, with a note)
+ *                                                               DUALBATCH_SOLVE_QR=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -305,7 +314,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_GROUPS = 10,
   DUAL_KNOB_JIT_LOADS_AHEAD = 11,
   DUAL_KNOB_SOLVE_LU = 12,
-  DUAL_KNOB_COUNT = 13
+  DUAL_KNOB_SOLVE_QR = 13,
+  DUAL_KNOB_COUNT = 14
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

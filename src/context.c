@@ -122,6 +122,7 @@ static const struct knob_def {
     [DUAL_KNOB_JIT_GROUPS] = {0, 64, 0, "DUALBATCH_JIT_GROUPS", NULL},
     [DUAL_KNOB_JIT_LOADS_AHEAD] = {0, 8, 1, "DUALBATCH_JIT_LOADS_AHEAD", NULL},
     [DUAL_KNOB_SOLVE_LU] = {0, 3, 0, "DUALBATCH_SOLVE_LU", NULL},
+    [DUAL_KNOB_SOLVE_QR] = {0, 2, 0, "DUALBATCH_SOLVE_QR", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

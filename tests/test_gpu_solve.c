@@ -7,7 +7,8 @@
  * fallback's points copied out and back); dual_lsq (kernels/gpu_lsq.c) on every MGH case of
  * lmder's driver, on noisy data fits, on a bidiagonal chain of 20 unknowns and in device memory; a device that fails mid-solve under AUTO
  * leaves the rest to the CPU, and a GPU context reports the error.  With cuBLAS's batched LU
- * (a knob) the results agree with the CPU's to rounding instead of bitwise.
+ * (a knob) and dual_lsq's cuBLAS QR (the rule from 64 x 8 on, or a knob) the results agree with the
+ * CPU's to rounding instead of bitwise.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -218,6 +219,7 @@ static int over_compile_rule(const char *src, int n, int m, const double *x) {
  * and points that stop at the evaluation limit. */
 Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise, .timeout = 300) {
   need_gpu();
+  setenv("DUALBATCH_SOLVE_QR", "1", 1); /* the kernel's QR for every size (Osborne 2, 65 x 11, too) */
   static minpack_case cs[64];
   char why[256];
   const int nc = minpack_read_cases("lmddrv.fortran.ref", "test_lmder_reference_solutions.txt", cs, 64, why, sizeof why);
@@ -265,6 +267,108 @@ Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise, .timeout = 30
              "for i in 1..20 { r[i] = 10 * (x[i] - x[i - 1]^2) }\nr[20] = exp(x[19]) - 1 - t\n",
              1, 20, 1, BC, xc, t);
   free(xc), free(t);
+  unsetenv("DUALBATCH_SOLVE_QR");
+}
+
+/* dual_lsq's cuBLAS rounds (kernels/gpu_lsq.c: [J F] reduced by cuBLAS's unpivoted QR to n + 1
+ * rows, then the kernel's pivoted QR) against the CPU's LM on the m x n J itself: every point ends
+ * with the CPU's status, at the CPU's minimum (||F|| to 1e-10 relative) and solution (1e-6), its
+ * Jacobian count within 2 of the CPU's.  Osborne 2 (MGH 18, 65 x 11: the rule's cuBLAS) from
+ * 2000 starts around the standard one, and MINPACK's own three cases of it against lmder's
+ * final norms; the noisy exponential fits (8 x 2) with the knob's cuBLAS. */
+static void lsq_compare_rounding(const char *src, int n, int np, int64_t B, const double *x0, const double *p) {
+  dual_context *ctx[2] = {NULL, NULL};
+  cr_assert_eq(dual_context_create(&ctx[0], DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_create(&ctx[1], DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], src, "lsq", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx[0]));
+  double *x[2], *fn[2];
+  int32_t *info[2], *it[2];
+  for (int d = 0; d < 2; ++d) {
+    x[d] = malloc(sizeof(double) * (size_t)(B * n)), fn[d] = malloc(sizeof(double) * (size_t)B);
+    info[d] = malloc(sizeof(int32_t) * (size_t)B), it[d] = malloc(sizeof(int32_t) * (size_t)B);
+    memcpy(x[d], x0, sizeof(double) * (size_t)(B * n));
+    cr_assert_eq(dual_lsq(ctx[d], prog, NULL, B, x[d], n, p, np, info[d], it[d], fn[d]), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(ctx[d]));
+  }
+  cr_assert_eq(dual_context_last_device(ctx[1]), DUAL_DEVICE_GPU);
+  cr_assert_null(strstr(dual_context_last_note(ctx[1]), "in-kernel QR"), "note: %s", dual_context_last_note(ctx[1]));
+  double worst_x = 0.0, worst_f = 0.0;
+  int64_t converged = 0, bitwise = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    cr_assert_eq(info[0][b], info[1][b], "point %lld: status %d on the CPU, %d on the GPU", (long long)b, info[0][b],
+                 info[1][b]);
+    cr_assert(abs(it[0][b] - it[1][b]) <= 2, "point %lld: %d Jacobians on the CPU, %d on the GPU", (long long)b,
+              it[0][b], it[1][b]);
+    converged += info[0][b] == DUAL_SOLVE_CONVERGED;
+    bitwise += memcmp(x[0] + b * n, x[1] + b * n, sizeof(double) * (size_t)n) == 0;
+    worst_f = fmax(worst_f, fabs(fn[0][b] - fn[1][b]) / fmax(fn[0][b], 1e-300));
+    for (int j = 0; j < n; ++j)
+      worst_x = fmax(worst_x, fabs(x[0][b * n + j] - x[1][b * n + j]) / fmax(fabs(x[0][b * n + j]), 1.0));
+  }
+  cr_assert(converged > B / 2, "%lld of %lld converged", (long long)converged, (long long)B);
+  cr_assert(worst_f <= 1e-10, "||F|| differs by %.3e relative", worst_f);
+  cr_assert(worst_x <= 1e-6, "the solutions differ by %.3e relative", worst_x);
+  cr_log_info("dual_lsq, cuBLAS rounds, %lld points: %lld converged, the CPU's statuses, ||F|| within %.2e, x within "
+              "%.2e (%lld points bitwise)", (long long)B, (long long)converged, worst_f, worst_x, (long long)bitwise);
+  for (int d = 0; d < 2; ++d) free(x[d]), free(fn[d]), free(info[d]), free(it[d]);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx[0]), dual_context_destroy(&ctx[1]);
+}
+
+Test(gpu_solve, cublas_qr_agrees_with_the_cpu_to_rounding, .timeout = 300) {
+  need_gpu();
+  char *src = mgh_lsq_source(18, 11, 65);
+  cr_assert_not_null(src);
+  enum { B = 2000 };
+  double *x0 = malloc(sizeof(double) * 11 * B);
+  for (int64_t b = 0; b < B; ++b) {
+    mgh_lsq_start(18, 11, 1.0, x0 + b * 11);
+    for (int j = 0; j < 11; ++j) x0[b * 11 + j] *= 1.0 + 0.1 * (unit(b, j) - 0.5);
+  }
+  lsq_compare_rounding(src, 11, 0, B, x0, NULL); /* the rule: cuBLAS at 65 x 11 */
+  /* MINPACK's cases of problem 18 (starts 1, 10, 100 times the standard one) against lmder's norms */
+  static minpack_case cs[64];
+  char why[256];
+  const int nc = minpack_read_cases("lmddrv.fortran.ref", "test_lmder_reference_solutions.txt", cs, 64, why, sizeof why);
+  cr_assert_eq(nc, 53, "%s", why);
+  dual_context *gpu = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(gpu, src, "osborne2", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+  int cases = 0;
+  for (int c = 0; c < nc; ++c) {
+    if (cs[c].nprob != 18) continue;
+    double x[11], fn;
+    int32_t info, it;
+    mgh_lsq_start(18, 11, cs[c].factor, x);
+    cr_assert_eq(dual_lsq(gpu, prog, NULL, 1, x, 11, NULL, 0, &info, &it, &fn), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(gpu));
+    cr_assert_eq(dual_context_last_device(gpu), DUAL_DEVICE_GPU);
+    if (cs[c].info >= 1 && cs[c].info <= 4) {
+      cr_assert_eq(info, DUAL_SOLVE_CONVERGED, "start x %g: status %d", cs[c].factor, info);
+      cr_assert(fabs(fn - cs[c].fnorm_final) <= 1e-7 * cs[c].fnorm_final, "start x %g: ||F|| %.10g, lmder's %.10g",
+                cs[c].factor, fn, cs[c].fnorm_final);
+    }
+    ++cases;
+  }
+  cr_assert(cases >= 2, "%d cases of problem 18", cases);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&gpu);
+  free(src), free(x0);
+  /* the knob's cuBLAS on a small m x n */
+  enum { BE = 4000 };
+  double *xe = malloc(sizeof(double) * 2 * BE), *y = malloc(sizeof(double) * 8 * BE);
+  for (int64_t b = 0; b < BE; ++b) {
+    const double c = 0.5 + 2.0 * unit(b, 0), k = 0.1 + unit(b, 1);
+    for (int i = 0; i < 8; ++i) y[8 * b + i] = c * exp(-k * i / 4) + 0.01 * (unit(b, 2 + i) - 0.5);
+    xe[2 * b] = c * (0.5 + unit(b, 10)), xe[2 * b + 1] = k * (0.5 + unit(b, 11));
+  }
+  setenv("DUALBATCH_SOLVE_QR", "2", 1);
+  lsq_compare_rounding("input c; input k; param y[8]\noutput r[8]\nfor i in 0..8 { r[i] = c * exp(-k * i / 4) - y[i] }\n",
+                       2, 8, BE, xe, y);
+  unsetenv("DUALBATCH_SOLVE_QR");
+  free(xe), free(y);
 }
 
 /* cuBLAS's batched LU (DUALBATCH_SOLVE_LU=3): the CPU's statuses and its solutions to
@@ -340,6 +444,36 @@ Test(gpu_solve, no_cublas_keeps_the_in_kernel_lu_and_says_so) {
   setenv("DUALBATCH_SOLVE_LU", "3", 1);
   solve_two_points(DUAL_DEVICE_GPU, DUAL_DEVICE_GPU, "in-kernel LU ran: cuBLAS is not available");
   unsetenv("DUALBATCH_SOLVE_LU"), unsetenv("DUALBATCH_CUBLAS");
+}
+
+/* The same for dual_lsq's cuBLAS QR (DUALBATCH_SOLVE_QR=2): the kernel's QR, the CPU's bits, a note. */
+Test(gpu_solve, no_cublas_keeps_the_in_kernel_qr_and_says_so) {
+  need_gpu();
+  setenv("DUALBATCH_CUBLAS", "none", 1);
+  setenv("DUALBATCH_SOLVE_QR", "2", 1);
+  dual_context *ctx[2] = {NULL, NULL};
+  cr_assert_eq(dual_context_create(&ctx[0], DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_create(&ctx[1], DUAL_DEVICE_GPU), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], "input c; input k; param y[4]\noutput r[4]\n"
+                                            "for i in 0..4 { r[i] = c * exp(-k * i) - y[i] }\n", "fit", &prog), DUAL_SUCCESS);
+  const double y[8] = {2, 1.2, 0.75, 0.45, 1, 0.5, 0.26, 0.12};
+  double x[2][4];
+  int32_t info[2][2];
+  for (int d = 0; d < 2; ++d) {
+    const double x0[4] = {1, 0.1, 1, 0.1};
+    memcpy(x[d], x0, sizeof x0);
+    cr_assert_eq(dual_lsq(ctx[d], prog, NULL, 2, x[d], 2, y, 4, info[d], NULL, NULL), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(ctx[d]));
+  }
+  cr_assert_eq(dual_context_last_device(ctx[1]), DUAL_DEVICE_GPU);
+  cr_assert_not_null(strstr(dual_context_last_note(ctx[1]), "dual_lsq: the in-kernel QR ran: cuBLAS is not available"),
+                     "note: %s", dual_context_last_note(ctx[1]));
+  cr_assert(info[0][0] == DUAL_SOLVE_CONVERGED && info[0][1] == DUAL_SOLVE_CONVERGED, "info %d %d", info[0][0], info[0][1]);
+  cr_assert(memcmp(x[0], x[1], sizeof x[0]) == 0 && memcmp(info[0], info[1], sizeof info[0]) == 0);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx[0]), dual_context_destroy(&ctx[1]);
+  unsetenv("DUALBATCH_SOLVE_QR"), unsetenv("DUALBATCH_CUBLAS");
 }
 
 Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise, .timeout = 600) {

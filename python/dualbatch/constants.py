@@ -70,7 +70,8 @@ class Knob(enum.IntEnum):
     JIT_GROUPS = 10
     JIT_LOADS_AHEAD = 11
     SOLVE_LU = 12
-    COUNT = 13
+    SOLVE_QR = 13
+    COUNT = 14
 
 
 class HessianLayout(enum.IntEnum):

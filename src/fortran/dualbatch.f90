@@ -97,7 +97,8 @@ module dualbatch
   integer(c_int), parameter :: DUAL_KNOB_JIT_GROUPS = 10
   integer(c_int), parameter :: DUAL_KNOB_JIT_LOADS_AHEAD = 11
   integer(c_int), parameter :: DUAL_KNOB_SOLVE_LU = 12
-  integer(c_int), parameter :: DUAL_KNOB_COUNT = 13
+  integer(c_int), parameter :: DUAL_KNOB_SOLVE_QR = 13
+  integer(c_int), parameter :: DUAL_KNOB_COUNT = 14
 
   ! ---- Hessian layouts (dual_hessian_layout) --------------------------------------------------
   integer(c_int), parameter :: DUAL_HESSIAN_FULL = 0

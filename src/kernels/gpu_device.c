@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/cublas_lu.h"
+#include "kernels/cublas_batched.h"
 #include "kernels/gpu_state.h"
 
 int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what) {

@@ -5,21 +5,25 @@
  * with the engine in place and runs their dual_lm_take_jacobian in a kernel; then gathers the
  * points with a trial step to make, makes the trial points in a kernel, evaluates F there and
  * judges them in a kernel (solve/lm_point.h, the CPU's code, so the CPU's bits).  Only the counts
- * of points come back to the host per round; results are copied out once per chunk.
+ * of points come back to the host per round; results are copied out once per chunk.  For larger
+ * m x n (DUAL_KNOB_SOLVE_QR) cuBLAS's batched QR first reduces each point's [J F] to n + 1 rows
+ * (lsq_kernels.h), and the kernels work on those: the results agree with the CPU's to rounding.
  */
 #include <omp.h>
 #include <string.h>
 
 #include "context.h"
+#include "kernels/cublas_batched.h"
 #include "kernels/gpu_solve_io.h"
 #include "kernels/gpu_state.h"
 #include "kernels/lsq_kernels.h"
 #include "kernels/newton_kernels.h" /* dual_newton_select_bytes */
 
-/* Device bytes per point of a chunk (lsq_kernels.h's arrays). */
-static size_t bytes_per_point(int n, int m, int np) {
+/* Device bytes per point of a chunk (lsq_kernels.h's arrays; qr: the cuBLAS rounds' too). */
+static size_t bytes_per_point(int n, int m, int np, int qr) {
   const size_t N = (size_t)n, M = (size_t)m, W = M > N ? M : N;
-  const size_t d = 6 + 8 * N + W + 2 * M * N + 2 * N + 2 * (size_t)np + M;
+  size_t d = 6 + 8 * N + W + 2 * M * N + 2 * N + 2 * (size_t)np + M;
+  if (qr) d += M * (N + 1) + (N + 1) + 2; /* Q, tau, Qp, Tp */
   const size_t i = 3 + N + 1;
   return 8 * d + 4 * i + 1;
 }
@@ -36,6 +40,11 @@ static void carve(dual_lsq_dev *d, char *base) {
   P->wa2 = q, q += W * C, P->A = q, q += m * n * C;
   d->X = q, q += n * C, d->P_ = q, q += np * C, d->xa = q, q += n * C, d->pa = q, q += np * C;
   d->F = q, q += m * C, d->J = q, q += m * n * C;
+  d->Q = d->tau = NULL, d->Qp = d->Tp = NULL;
+  if (d->qr) {
+    d->Q = q, q += m * (n + 1) * C, d->tau = q, q += (n + 1) * C;
+    d->Qp = (double **)q, q += C, d->Tp = (double **)q, q += C;
+  }
   int32_t *r = (int32_t *)q;
   P->state = r, r += C, P->njev = r, r += C, P->nfev = r, r += C, P->ipvt = r, r += n * C;
   d->idx = r, r += C;
@@ -43,9 +52,23 @@ static void carve(dual_lsq_dev *d, char *base) {
   P->C = C;
 }
 
+/* Whether the rounds use cuBLAS's QR: the knob's choice (DUAL_KNOB_SOLVE_QR), the rule's from
+ * m x n = 64 x 8 on (bench/results/qr-gpu-2026-11-28-h200.txt: cuBLAS factors 3.8-4x faster than
+ * the kernel there; 0.66x at 8 x 2), and m > n either way; *why says why not, where asked for and
+ * cuBLAS is missing. */
+static int use_cublas_qr(const dual_context *ctx, int n, int m, char *why, size_t cap) {
+  const int64_t knob = ctx->knobs[DUAL_KNOB_SOLVE_QR];
+  const int want = m > n && (knob == 2 || (knob == 0 && m >= 64 && n >= 8));
+  if (!want) return 0;
+  if (dual_cublas_available(why, cap)) return why[0] = '\0', 1;
+  if (knob == 0) why[0] = '\0'; /* the rule's choice: the kernel's QR, unsaid */
+  return 0;
+}
+
 typedef struct driver {
   dual_context *ctx;
   const dual_program *prog;
+  struct dual_gpu *g;
   dual_lsq_dev d;
   cudaStream_t stream;
   int64_t k_host; /* the count, read back each round */
@@ -78,14 +101,28 @@ static int evaluate(driver *v, int with_j) {
   return st;
 }
 
+/* The selected points' Jacobians through cuBLAS's QR: the checks and [J F] into Q, the
+ * factorization, then each point's R1 and Q1^T F factored by the kernel. */
+static int take_by_cublas(driver *v) {
+  const dual_lsq_dev *d = &v->d;
+  int st = cuda(v, (cudaError_t)dual_lsq_qr_prepare(d, v->stream), "dual_lsq: a round");
+  if (st == DUAL_SUCCESS)
+    st = dual_cublas_qr(v->ctx, v->g, v->stream, d->m, d->n + 1, d->Qp, d->m, d->Tp, (int)d->k);
+  if (st == DUAL_SUCCESS) st = cuda(v, (cudaError_t)dual_lsq_qr_take(d, v->stream), "dual_lsq: a round");
+  return st;
+}
+
 static int solve_chunk(driver *v) {
   int st = cuda(v, (cudaError_t)dual_lsq_init(&v->d, v->stream), "dual_lsq: starting a chunk");
+  if (st == DUAL_SUCCESS && v->d.qr)
+    st = cuda(v, (cudaError_t)dual_lsq_qr_pointers(&v->d, v->stream), "dual_lsq: starting a chunk");
   for (;;) { /* a round: Jacobians where a step was accepted, then every point's trial step */
     if (st == DUAL_SUCCESS) st = select_points(v, DUAL_LM_NEED_J);
     if (st == DUAL_SUCCESS && v->d.k > 0) {
       st = cuda(v, (cudaError_t)dual_lsq_gather(&v->d, 1, v->stream), "dual_lsq: gathering points");
       if (st == DUAL_SUCCESS) st = evaluate(v, 1);
-      if (st == DUAL_SUCCESS)
+      if (st == DUAL_SUCCESS && v->d.qr) st = take_by_cublas(v);
+      else if (st == DUAL_SUCCESS)
         st = cuda(v, (cudaError_t)dual_lsq_take_jacobians(&v->d, v->stream), "dual_lsq: a round");
     }
     if (st == DUAL_SUCCESS) st = select_points(v, DUAL_LM_TRIAL);
@@ -108,15 +145,19 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts
   if (st != DUAL_SUCCESS) return st;
   driver v;
   memset(&v, 0, sizeof v);
-  v.ctx = ctx, v.prog = prog;
+  v.ctx = ctx, v.prog = prog, v.g = g;
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
   v.io.ctx = ctx, v.io.stream = v.stream, v.io.device_mem = device_mem, v.io.fn = "dual_lsq";
   v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
   const int np = dual_program_num_params(prog);
-  const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, m, np));
+  char no_blas[600] = ""; /* the knob asked for cuBLAS and it did not load: said in the note */
+  v.d.qr = use_cublas_qr(ctx, n, m, no_blas, sizeof no_blas);
+  v.d.mr = v.d.qr ? n + 1 : m;
+  const size_t per_point = bytes_per_point(n, m, np, v.d.qr);
+  const int64_t C = dual_gpu_solve_chunk(B, per_point);
   v.d.n = n, v.d.m = m, v.d.np = np, v.d.o = *o;
-  st = dual_gpu_solve_space(&v.io, g, C, bytes_per_point(n, m, np), n > np ? n : np);
+  st = dual_gpu_solve_space(&v.io, g, C, per_point, n > np ? n : np);
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {
     const int64_t c = B - b0 < C ? B - b0 : C;
     v.d.C = c; /* the last chunk may be shorter: its arrays keep stride c */
@@ -131,5 +172,7 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts
     if (st == DUAL_SUCCESS) *done = b0 + c;
   }
   if (v.io.arena != NULL) cudaStreamSynchronize(v.stream);
+  if (st == DUAL_SUCCESS && no_blas[0] != '\0') /* after the engine's calls, which clear notes */
+    dual_set_note(ctx, dual_strdup_printf("dual_lsq: the in-kernel QR ran: %s", no_blas));
   return st;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "kernels/cublas_lu.h"
+#include "kernels/cublas_batched.h"
 #include "kernels/gpu_solve_io.h"
 #include "kernels/gpu_state.h"
 #include "kernels/newton_kernels.h"

@@ -31,7 +31,7 @@ struct dual_gpu {
   dual_gpu_buffer pool;                   /* device arena: register files, tapes */
   dual_gpu_buffer stage;                  /* chunks of host-memory batches (gpu_stage.h) */
   dual_gpu_buffer solve[2];               /* dual_newton's work arrays and kept starts */
-  void *cublas;                           /* dual_newton's cuBLAS handle (cublas_lu.h), or NULL */
+  void *cublas;                           /* the solvers' cuBLAS handle (cublas_batched.h), or NULL */
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
   size_t pinned_size;

@@ -8,6 +8,11 @@
  * dual_lm_pts with its C set).  The points an engine call evaluates are the k points idx[0..k);
  * their x and p are gathered into xa ([n][k]) and pa ([np][k]), and the engine writes F ([m][k])
  * and J (element (r, c) at [(r * n + c) * k + i]) alike.
+ *
+ * In cuBLAS rounds (qr = 1, DUAL_KNOB_SOLVE_QR) each point's [J F] is copied into a column-major
+ * m x (n + 1) matrix of Q, which cuBLAS factors without pivoting; the upper triangle it leaves,
+ * R1 and Q1^T F, becomes the point's (n + 1) x n Jacobian and n + 1 residuals (in J and F) for
+ * the kernel's pivoted QR (lm_point.h: dual_lm_factor_jacobian with mr = n + 1).
  */
 #ifndef DUAL_LSQ_KERNELS_H
 #define DUAL_LSQ_KERNELS_H
@@ -32,6 +37,10 @@ typedef struct dual_lsq_dev {
   int64_t k;          /* how many */
   double *xa, *pa;    /* [n][k], [np][k] */
   double *F, *J;      /* [m][k], [m * n][k] the engine's results */
+  int32_t qr;         /* 1: cuBLAS rounds (then m > n) */
+  int32_t mr;         /* rows of each point's A: m, or n + 1 in cuBLAS rounds */
+  double *Q, *tau;    /* cuBLAS rounds: [k][m * (n + 1)] the points' [J F], [k][n + 1] */
+  double **Qp, **Tp;  /* [C] pointers to each point's matrix and scalars */
 } dual_lsq_dev;
 
 /* Start every point: state DUAL_LM_NEED_J, counters zero. */
@@ -47,6 +56,17 @@ int dual_lsq_gather(const dual_lsq_dev *d, int with_x, void *stream);
 
 /* After F and J at the selected points' iterates: each point's dual_lm_take_jacobian. */
 int dual_lsq_take_jacobians(const dual_lsq_dev *d, void *stream);
+
+/* cuBLAS rounds: Qp and Tp for the chunk's C points (once per chunk). */
+int dual_lsq_qr_pointers(const dual_lsq_dev *d, void *stream);
+
+/* cuBLAS rounds, after F and J at the selected points: each point's dual_lm_jacobian_checks,
+ * then [J F] into Q for cublasDgeqrfBatched (m x (n + 1), lda m, Qp, Tp). */
+int dual_lsq_qr_prepare(const dual_lsq_dev *d, void *stream);
+
+/* cuBLAS rounds, after the factorization: each point that passed the checks gets R1 and Q1^T F
+ * as its Jacobian and residuals, and its dual_lm_factor_jacobian. */
+int dual_lsq_qr_take(const dual_lsq_dev *d, void *stream);
 
 /* Each selected point's dual_lm_make_trial: its trial point into xa. */
 int dual_lsq_make_trials(const dual_lsq_dev *d, void *stream);

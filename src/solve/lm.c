@@ -78,7 +78,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (L->threads > 1 && k >= 64)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t b = L->idx[i];
-      dual_lm_make_trial(P, b, n, m, L->x + b * L->ldx, 1, L->xa + i * n, 1);
+      dual_lm_make_trial(P, b, n, m, m, L->x + b * L->ldx, 1, L->xa + i * n, 1);
       if (np > 0)
         for (int j = 0; j < np; ++j) L->pa[i * np + j] = L->p[b * L->ldp + j];
     }
@@ -87,7 +87,7 @@ static int solve_chunk(lm *L, int64_t b0, int64_t count) {
 #pragma omp parallel for schedule(dynamic, 16) num_threads(L->threads) if (L->threads > 1 && k >= 64)
     for (int64_t i = 0; i < k; ++i) {
       const int64_t b = L->idx[i];
-      dual_lm_judge_trial(&L->o, P, b, n, m, L->Fa + i * m, 1, L->xa + i * n, 1, L->x + b * L->ldx, 1);
+      dual_lm_judge_trial(&L->o, P, b, n, m, m, L->Fa + i * m, 1, L->xa + i * n, 1, L->x + b * L->ldx, 1);
     }
   }
   L->x = x0, L->p = p0;

@@ -48,33 +48,46 @@ DUAL_INLINE dual_lm_opts dual_lm_opts_of(const dual_solve_options *o, int max_ev
   return r;
 }
 
-/* Point b's new Jacobian at its iterate x (stride xs), with F there: F's entry r at F[r * fs], J's
- * element (r, c) at J[(r * n + c) * fs].  Factor, scale, the gradient test; the point's first
- * Jacobian also sets the scaling and the trust region.  The state becomes DUAL_LM_TRIAL or a
- * dual_solve_status. */
-DUAL_INLINE void dual_lm_take_jacobian(const dual_lm_opts *o, const dual_lm_pts *P, int64_t b, int n,
-                                       int m, const double *F, const double *J, int64_t fs,
-                                       const double *x, int64_t xs) {
+/* The checks of point b's new Jacobian J at its iterate, with F there (m residuals): F's entry r
+ * at F[r * fs], J's element (r, c) at J[(r * n + c) * fs].  Where F or J is not finite the state
+ * becomes DUAL_SOLVE_NONFINITE and 0 is returned; else the counts move on (the first Jacobian
+ * also sets fnorm = ||F||) and 1: the point's dual_lm_factor_jacobian follows. */
+DUAL_INLINE int dual_lm_jacobian_checks(const dual_lm_pts *P, int64_t b, int n, int m, const double *F,
+                                        const double *J, int64_t fs) {
+  const int ffin = dual_sv_finite(F, m, fs);
+  if (!ffin || !dual_sv_finite(J, (int64_t)m * n, fs)) {
+    if (P->njev[b] == 0) P->fnorm[b] = ffin ? dual_sv_norm(F, m, fs) : NAN;
+    P->state[b] = DUAL_SOLVE_NONFINITE;
+    return 0;
+  }
+  if (P->njev[b] == 0) {
+    P->nfev[b] = 1;
+    P->fnorm[b] = dual_sv_norm(F, m, fs);
+  }
+  P->njev[b] += 1;
+  return 1;
+}
+
+/* After dual_lm_jacobian_checks: factor the point's Jacobian, scale, the gradient test; the
+ * point's first Jacobian also sets the scaling and the trust region.  J has mr rows (stride and
+ * layout as above) and F mr entries: the m rows of the Jacobian and residuals themselves, or (the
+ * GPU's cuBLAS rounds, kernels/lsq_kernels.cu) the n + 1 rows of R1 and Q1^T F from an unpivoted
+ * QR of [J F], which have the same column norms, the same Q^T F after the pivoted QR below and so
+ * the same Levenberg–Marquardt steps but for rounding.  The point's A keeps mr rows (its leading
+ * dimension for dual_lm_make_trial and dual_lm_judge_trial).  The state becomes DUAL_LM_TRIAL or
+ * a dual_solve_status. */
+DUAL_INLINE void dual_lm_factor_jacobian(const dual_lm_opts *o, const dual_lm_pts *P, int64_t b, int n,
+                                         int m, int mr, const double *F, const double *J, int64_t fs,
+                                         const double *x, int64_t xs) {
   const int64_t s = DUAL_LM_STRIDE(P);
   double *A = DUAL_LM_VEC(P, A, b, (int64_t)m * n), *diag = DUAL_LM_VEC(P, diag, b, n);
   double *rdiag = DUAL_LM_VEC(P, rdiag, b, n), *acnorm = DUAL_LM_VEC(P, acnorm, b, n);
   double *qtf = DUAL_LM_VEC(P, qtf, b, n);
   int32_t *ipvt = DUAL_LM_VEC(P, ipvt, b, n);
-  const int ffin = dual_sv_finite(F, m, fs);
-  if (!ffin || !dual_sv_finite(J, (int64_t)m * n, fs)) {
-    if (P->njev[b] == 0) P->fnorm[b] = ffin ? dual_sv_norm(F, m, fs) : NAN;
-    P->state[b] = DUAL_SOLVE_NONFINITE;
-    return;
-  }
-  const int first = P->njev[b] == 0;
-  P->njev[b] += 1;
-  if (first) {
-    P->nfev[b] = 1;
-    P->fnorm[b] = dual_sv_norm(F, m, fs);
-  }
-  for (int r = 0; r < m; ++r)
-    for (int j = 0; j < n; ++j) A[((int64_t)j * m + r) * s] = J[((int64_t)r * n + j) * fs];
-  dual_qr_factor(m, n, A, m, ipvt, rdiag, acnorm, DUAL_LM_VEC(P, wa1, b, n), s);
+  const int first = P->njev[b] == 1;
+  for (int r = 0; r < mr; ++r)
+    for (int j = 0; j < n; ++j) A[((int64_t)j * mr + r) * s] = J[((int64_t)r * n + j) * fs];
+  dual_qr_factor(mr, n, A, mr, ipvt, rdiag, acnorm, DUAL_LM_VEC(P, wa1, b, n), s);
   if (first) {
     for (int j = 0; j < n; ++j) diag[j * s] = acnorm[j * s] != 0.0 ? acnorm[j * s] : 1.0;
     double *w = DUAL_LM_VEC(P, wa3, b, n);
@@ -85,8 +98,8 @@ DUAL_INLINE void dual_lm_take_jacobian(const dual_lm_opts *o, const dual_lm_pts 
     P->par[b] = 0.0;
   }
   double *wq = DUAL_LM_VEC(P, wa2, b, m > n ? m : n); /* F, to become Q^T F */
-  for (int r = 0; r < m; ++r) wq[r * s] = F[r * fs];
-  dual_qr_apply_qt(m, n, A, m, rdiag, wq, qtf, s);
+  for (int r = 0; r < mr; ++r) wq[r * s] = F[r * fs];
+  dual_qr_apply_qt(mr, n, A, mr, rdiag, wq, qtf, s);
   /* the cosine of the largest angle between F and a column of J */
   double gnorm = 0.0;
   const double fn = P->fnorm[b];
@@ -95,7 +108,7 @@ DUAL_INLINE void dual_lm_take_jacobian(const dual_lm_opts *o, const dual_lm_pts 
       const int l = ipvt[j * s];
       if (acnorm[l * s] == 0.0) continue;
       double sum = 0.0;
-      for (int r = 0; r <= j; ++r) sum += A[((int64_t)j * m + r) * s] * (qtf[r * s] / fn);
+      for (int r = 0; r <= j; ++r) sum += A[((int64_t)j * mr + r) * s] * (qtf[r * s] / fn);
       const double g = fabs(sum / acnorm[l * s]);
       if (g > gnorm) gnorm = g;
     }
@@ -113,14 +126,23 @@ DUAL_INLINE void dual_lm_take_jacobian(const dual_lm_opts *o, const dual_lm_pts 
   P->state[b] = DUAL_LM_TRIAL;
 }
 
+/* Point b's new Jacobian at its iterate x (stride xs), with F there (the layouts above): the
+ * checks, then the factorization of the m x n J itself. */
+DUAL_INLINE void dual_lm_take_jacobian(const dual_lm_opts *o, const dual_lm_pts *P, int64_t b, int n,
+                                       int m, const double *F, const double *J, int64_t fs,
+                                       const double *x, int64_t xs) {
+  if (dual_lm_jacobian_checks(P, b, n, m, F, J, fs)) dual_lm_factor_jacobian(o, P, b, n, m, m, F, J, fs, x, xs);
+}
+
 /* Point b's trial point xt = x + p (x stride xs, xt stride ts), p the step from the
- * Levenberg–Marquardt parameter for the current trust region. */
-DUAL_INLINE void dual_lm_make_trial(const dual_lm_pts *P, int64_t b, int n, int m, const double *x,
+ * Levenberg–Marquardt parameter for the current trust region; mr: the rows of the point's A
+ * (dual_lm_factor_jacobian's). */
+DUAL_INLINE void dual_lm_make_trial(const dual_lm_pts *P, int64_t b, int n, int m, int mr, const double *x,
                                     int64_t xs, double *xt, int64_t ts) {
   const int64_t s = DUAL_LM_STRIDE(P);
   double *A = DUAL_LM_VEC(P, A, b, (int64_t)m * n), *diag = DUAL_LM_VEC(P, diag, b, n);
   double *p = DUAL_LM_VEC(P, step, b, n), *w3 = DUAL_LM_VEC(P, wa3, b, n);
-  dual_lm_parameter(n, A, m, DUAL_LM_VEC(P, ipvt, b, n), diag, DUAL_LM_VEC(P, qtf, b, n),
+  dual_lm_parameter(n, A, mr, DUAL_LM_VEC(P, ipvt, b, n), diag, DUAL_LM_VEC(P, qtf, b, n),
                     P->delta[b], &P->par[b], p, DUAL_LM_VEC(P, sdiag, b, n),
                     DUAL_LM_VEC(P, wa1, b, n), DUAL_LM_VEC(P, wa2, b, m > n ? m : n), s);
   for (int j = 0; j < n; ++j) p[j * s] = -p[j * s];
@@ -130,12 +152,12 @@ DUAL_INLINE void dual_lm_make_trial(const dual_lm_pts *P, int64_t b, int n, int 
   for (int j = 0; j < n; ++j) xt[j * ts] = x[j * xs] + p[j * s];
 }
 
-/* Point b's verdict on its trial point xt (stride ts) with the residuals Ft there (stride fs):
+/* Point b's verdict on its trial point xt (stride ts) with the m residuals Ft there (stride fs):
  * the ratio of actual to predicted reduction moves the trust region; an accepted xt becomes x
- * (stride xs); MINPACK's termination tests.  The state becomes DUAL_LM_NEED_J (accepted),
- * DUAL_LM_TRIAL (rejected) or a dual_solve_status. */
+ * (stride xs); MINPACK's termination tests.  mr: the rows of the point's A.  The state becomes
+ * DUAL_LM_NEED_J (accepted), DUAL_LM_TRIAL (rejected) or a dual_solve_status. */
 DUAL_INLINE void dual_lm_judge_trial(const dual_lm_opts *o, const dual_lm_pts *P, int64_t b, int n,
-                                     int m, const double *Ft, int64_t fs, const double *xt,
+                                     int m, int mr, const double *Ft, int64_t fs, const double *xt,
                                      int64_t ts, double *x, int64_t xs) {
   const int64_t s = DUAL_LM_STRIDE(P);
   const double *A = DUAL_LM_VEC(P, A, b, (int64_t)m * n), *p = DUAL_LM_VEC(P, step, b, n);
@@ -151,7 +173,7 @@ DUAL_INLINE void dual_lm_judge_trial(const dual_lm_opts *o, const dual_lm_pts *P
   for (int j = 0; j < n; ++j) {
     w3[j * s] = 0.0;
     const double t = p[ipvt[j * s] * s];
-    for (int r = 0; r <= j; ++r) w3[r * s] += A[((int64_t)j * m + r) * s] * t;
+    for (int r = 0; r <= j; ++r) w3[r * s] += A[((int64_t)j * mr + r) * s] * t;
   }
   const double t1 = dual_sv_norm(w3, n, s) / fn;
   const double t2 = sqrt(P->par[b]) * P->pnorm[b] / fn;

@@ -1,9 +1,9 @@
 /*
- * cublas_lu.c — cuBLAS's batched LU for dual_newton (cublas_lu.h): the library through dlopen,
- * its five entry points declared here (no cublas_v2.h needed to build), one load per process,
- * one handle per context.
+ * cublas_batched.c — cuBLAS's batched LU for dual_newton and QR for dual_lsq (cublas_batched.h):
+ * the library through dlopen, its six entry points declared here (no cublas_v2.h needed to
+ * build), one load per process, one handle per context.
  */
-#include "kernels/cublas_lu.h"
+#include "kernels/cublas_batched.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -20,6 +20,7 @@ typedef int (*set_stream_fn)(cublas_handle, cudaStream_t);
 typedef int (*getrf_fn)(cublas_handle, int, double *const[], int, int *, int *, int);
 typedef int (*getrs_fn)(cublas_handle, int, int, int, const double *const[], int, const int *,
                         double *const[], int, int *, int);
+typedef int (*geqrf_fn)(cublas_handle, int, int, double *const[], int, double *const[], int *, int);
 
 enum { CUBLAS_OP_N_ = 0, CUBLAS_OP_T_ = 1 };
 
@@ -32,7 +33,8 @@ static struct {
   set_stream_fn set_stream;
   getrf_fn getrf;
   getrs_fn getrs;
-} blas = {PTHREAD_ONCE_INIT, NULL, "", NULL, NULL, NULL, NULL, NULL};
+  geqrf_fn geqrf;
+} blas = {PTHREAD_ONCE_INIT, NULL, "", NULL, NULL, NULL, NULL, NULL, NULL};
 
 static void load_cublas(void) {
   static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
@@ -43,7 +45,8 @@ static void load_cublas(void) {
   blas.set_stream = (set_stream_fn)dlsym(blas.lib, "cublasSetStream_v2");
   blas.getrf = (getrf_fn)dlsym(blas.lib, "cublasDgetrfBatched");
   blas.getrs = (getrs_fn)dlsym(blas.lib, "cublasDgetrsBatched");
-  if (!blas.create || !blas.destroy || !blas.set_stream || !blas.getrf || !blas.getrs) {
+  blas.geqrf = (geqrf_fn)dlsym(blas.lib, "cublasDgeqrfBatched");
+  if (!blas.create || !blas.destroy || !blas.set_stream || !blas.getrf || !blas.getrs || !blas.geqrf) {
     snprintf(blas.why, sizeof blas.why, "the cuBLAS library found lacks an entry point");
     dlclose(blas.lib);
     blas.lib = NULL;
@@ -62,8 +65,8 @@ static int blas_fail(dual_context *ctx, int status, const char *what) {
                    "GPU: cuBLAS %s failed (cublasStatus_t %d)", what, status);
 }
 
-int dual_cublas_lu_solve(dual_context *ctx, struct dual_gpu *g, cudaStream_t stream, int n,
-                         double *const *A, int *piv, int *info, double *const *B, int count) {
+/* The context's handle (created on first use) on `stream`. */
+static int handle_on(dual_context *ctx, struct dual_gpu *g, cudaStream_t stream) {
   char why[600];
   if (!dual_cublas_available(why, sizeof why)) return dual_fail(ctx, DUAL_ERR_UNSUPPORTED, "%s", why);
   int s = 0;
@@ -72,12 +75,29 @@ int dual_cublas_lu_solve(dual_context *ctx, struct dual_gpu *g, cudaStream_t str
     return blas_fail(ctx, s, "creating a handle");
   }
   if ((s = blas.set_stream((cublas_handle)g->cublas, stream)) != 0) return blas_fail(ctx, s, "setting the stream");
+  return DUAL_SUCCESS;
+}
+
+int dual_cublas_lu_solve(dual_context *ctx, struct dual_gpu *g, cudaStream_t stream, int n,
+                         double *const *A, int *piv, int *info, double *const *B, int count) {
+  int st = handle_on(ctx, g, stream), s = 0;
+  if (st != DUAL_SUCCESS) return st;
   if ((s = blas.getrf((cublas_handle)g->cublas, n, A, n, piv, info, count)) != 0)
     return blas_fail(ctx, s, "getrfBatched");
   int arg_info = 0; /* getrs's check of its arguments (host) */
   if ((s = blas.getrs((cublas_handle)g->cublas, CUBLAS_OP_T_, n, 1, (const double *const *)A, n, piv, B, n,
                       &arg_info, count)) != 0 || arg_info != 0)
     return blas_fail(ctx, s != 0 ? s : -arg_info, "getrsBatched");
+  return DUAL_SUCCESS;
+}
+
+int dual_cublas_qr(dual_context *ctx, struct dual_gpu *g, cudaStream_t stream, int m, int n,
+                   double *const *A, int lda, double *const *Tau, int count) {
+  int st = handle_on(ctx, g, stream), s = 0;
+  if (st != DUAL_SUCCESS) return st;
+  int arg_info = 0; /* geqrf's check of its arguments (host) */
+  if ((s = blas.geqrf((cublas_handle)g->cublas, m, n, A, lda, Tau, &arg_info, count)) != 0 || arg_info != 0)
+    return blas_fail(ctx, s != 0 ? s : -arg_info, "geqrfBatched");
   return DUAL_SUCCESS;
 }
 
