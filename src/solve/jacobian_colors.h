@@ -50,4 +50,21 @@ DUAL_INLINE void dual_jac_expand(int32_t m, int32_t n, int32_t ncolors, const in
   }
 }
 
+/* One point's square J (n x n, row-major) from its J S (JS, another array, row-major n x
+ * ncolors), set only where a banded LU reads it (solve/lu_small.h): entries (i, j) with
+ * -lo <= j - i <= up, up = the lower plus the upper bandwidth (the fill-in of the row
+ * interchanges); the structure's entries lie within.  The other entries keep what they held.
+ * The CPU's dual_newton expands each point's J so right before its LU (n = 15, tridiagonal: 4
+ * entries a row instead of 15). */
+DUAL_INLINE void dual_jac_expand_band(int32_t n, int32_t ncolors, const int32_t *color, const int32_t *row_start,
+                                      const int32_t *cols, const double *JS, double *J, int32_t lo, int32_t up) {
+  for (int32_t i = 0; i < n; ++i) {
+    const double *row = JS + (int64_t)i * ncolors;
+    double *Ji = J + (int64_t)i * n;
+    const int32_t j0 = i - lo > 0 ? i - lo : 0, j1 = up < n - 1 - i ? i + up : n - 1;
+    for (int32_t j = j0; j <= j1; ++j) Ji[j] = 0.0;
+    for (int32_t e = row_start[i]; e < row_start[i + 1]; ++e) Ji[cols[e]] = row[color[cols[e]]];
+  }
+}
+
 #endif /* DUAL_JACOBIAN_COLORS_H */
