@@ -52,10 +52,13 @@
           const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                         \
           DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(tk[p]); }                                     \
         }                                                                                           \
-      if (dcs == 1 && DUAL_W > 1) { /* transpose through an L1 tile, copy whole rows; the tile    \
+      if (dcs == 1 && DUAL_W > 16) { /* transpose through an L1 tile, copy whole rows; the tile   \
                                      * is all zeros between uses (ws_alloc), so only the mask's    \
                                      * lanes are written, then cleared (bratu15: a whole-tile     \
-                                     * memset per output row was 4.7 % of dual_newton's time)  */ \
+                                     * memset per output row was 4.7 % of dual_newton's time).    \
+                                     * Up to 16 lanes the direct stores below are faster (2 cores, \
+                                     * 2 threads: dual_newton bratu15 +6 %, kin_steady +3-5 %,    \
+                                     * dual_jacobian ba +5 %; kin's 32 lanes the same either way) */ \
         double *tile = ws->tile;                                                                    \
         for (int k = 0; k < kcount; ++k)                                                            \
           if ((ma >> k) & 1u) {                                                                     \
