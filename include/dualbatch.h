@@ -291,8 +291,8 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             results agree with the CPU's to rounding, not bitwise as the
  *                             in-kernel LUs do)
  *                                                               DUALBATCH_SOLVE_LU=0|1|2|3
- *   DUAL_KNOB_SOLVE_QR        dual_lsq on the GPU: the Jacobian's QR, 0 = the rule (cuBLAS from
- *                             m x n = 64 x 8 on, where m > n, when it loads; else in the kernel),
+ *   DUAL_KNOB_SOLVE_QR        dual_lsq on the GPU: the Jacobian's QR, 0 = the rule (cuBLAS where
+ *                             m >= 64, n >= 8 and m > n, when it loads; else in the kernel),
  *                             1 = in the kernel (MINPACK's qrfac with column pivoting on the m x n
  *                             J, a thread per point: the CPU's bits), 2 = cuBLAS's geqrfBatched
  *                             on [J F] first (no pivoting), then the kernel's pivoted QR of the
@@ -634,8 +634,8 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * device (16 partial sums, entry j into partial j mod 16, then a pairwise tree: the order of a
  * GPU lane group's shuffles), dual_lsq in index order.  Each point goes through the same
  * arithmetic however the batch is chunked or threaded: results are bitwise identical across
- * thread counts and chunkings, and a GPU context gives the CPU's bits (but dual_lsq from m x n =
- * 64 x 8 on, and the cuBLAS knobs: to rounding, below).
+ * thread counts and chunkings, and a GPU context gives the CPU's bits (but dual_lsq where
+ * m >= 64 and n >= 8, and the cuBLAS knobs: to rounding, below).
  *
  * J comes from forward mode (reverse where the context's AD mode says so).  Where its structure,
  * read from the program, lets columns that share no row be seeded together (Curtis, Powell and
@@ -661,7 +661,7 @@ int dual_sgrad(dual_context *ctx, const dual_program *prog, int64_t B, const dou
  * region's state stay on the device, a thread per point runs the CPU's QR and Levenberg–Marquardt
  * statements (the same bits), two counts come back to the host per round (the points that need a
  * Jacobian, those with a trial step), arrays all host or all device memory, the same chunking and
- * AUTO fallback to the CPU.  From m x n = 64 x 8 on (m > n; DUAL_KNOB_SOLVE_QR) cuBLAS's batched
+ * AUTO fallback to the CPU.  Where m >= 64, n >= 8, m > n (DUAL_KNOB_SOLVE_QR) cuBLAS's batched
  * QR first reduces each point's [J F] to n + 1 rows without pivoting (the same column norms and,
  * after the thread's pivoted QR of those rows, the same R), so the iteration is MINPACK's but the
  * results agree with the CPU's to rounding, not bitwise: the same statuses and ||F|| to 1e-10
