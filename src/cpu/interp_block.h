@@ -38,7 +38,8 @@
 #define DUAL_ENGINE_OUT()                                                                        \
   {                                                                                              \
     const double *DUAL_RESTRICT vr = DUAL_VAL(ra);                                                  \
-    DUAL_STORED(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                           \
+    const int flags = b->status != NULL; /* the flags go nowhere else (the solvers ask for none) */ \
+    if (flags) DUAL_STORED(p) { st[p] |= DUAL_FINITE_FLAGS(vr[p]); }                                \
     if (b->y != NULL && c0 == 0) {                                                                  \
       double *ys = b->y + (int64_t)rb * b->y_es + p0 * b->y_ps;                                     \
       const int64_t yps = b->y_ps;                                                                  \
@@ -47,7 +48,7 @@
     if (kcount > 0) {                                                                               \
       const int64_t dps = b->d_ps, dcs = b->d_cs;                                                   \
       double *ds = b->d + (int64_t)rb * b->d_rs + (int64_t)c0 * dcs + p0 * dps;                     \
-      for (int k = 0; k < kcount; ++k)                                                              \
+      for (int k = 0; flags && k < kcount; ++k)                                                     \
         if ((ma >> k) & 1u) {                                                                       \
           const double *DUAL_RESTRICT tk = DUAL_TAN(ra, k);                                         \
           DUAL_POINTS(p) { st[p] |= DUAL_FINITE_FLAGS(tk[p]); }                                     \
