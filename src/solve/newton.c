@@ -21,6 +21,18 @@
 
 enum { ACTIVE = DUAL_NEWTON_ACTIVE };
 
+/* The points a CPU solve left singular or with a failed line search, with their starting points
+ * (row i of x0 is point idx[i]'s), for the fallback chain: each chunk keeps its starts while it
+ * runs (in its thread's cache) and adds its failures as it ends.  Before, the whole batch's starts
+ * were copied before the solve, by one thread, into fresh memory: 16 threads waited for it (bratu15,
+ * 16 cores: 67 ms of a 440 ms call at B = 1e6 on the project's machine, 2 threads: a tenth). */
+typedef struct newton_fails {
+  int n;
+  int64_t k, cap;
+  int64_t *idx;
+  double *x0;
+} newton_fails;
+
 typedef struct chunk {
   dual_context *ctx;
   const dual_program *prog;
@@ -38,6 +50,8 @@ typedef struct chunk {
   dual_newton_pts P; /* per point of the chunk */
   int32_t *info, *iters; /* the caller's results (each may be NULL) */
   double *fnorm;
+  struct newton_fails *fails; /* where the chunk's failing points go with their starts (NULL: nowhere) */
+  double *x0c;                /* fails: the chunk's starting points, n a point */
   int32_t *phase;   /* per point of the chunk: DUAL_NEWTON_DONE, _NEED_J, _NEED_F */
   double *dx, *xt;  /* per point of the chunk: its Newton step and trial point */
   /* per point of the round (gathered) */
@@ -141,6 +155,9 @@ static int solve_chunk(chunk *c, int64_t b0, int64_t count) {
   }
   double *x0 = c->x;
   const double *p0 = c->p;
+  if (c->fails != NULL)
+    for (int64_t b = 0; b < count; ++b)
+      memcpy(c->x0c + b * n, x0 + (b0 + b) * c->ldx, sizeof(double) * (size_t)n);
   c->x = x0 + b0 * c->ldx;
   c->p = p0 != NULL ? p0 + b0 * c->ldp : NULL;
   int st = DUAL_SUCCESS;
@@ -181,7 +198,9 @@ static int chunk_alloc(chunk *c, int64_t C) {
   c->dx = malloc(sizeof(double) * pts * n), c->xt = malloc(sizeof(double) * pts * n);
   c->piv = malloc(sizeof(int32_t) * pts * n), c->phase = malloc(sizeof(int32_t) * pts);
   c->Jx = malloc(sizeof(double) * (n * n + n));
-  return P->state && P->steps && P->reductions && P->damped && P->last && P->fn && P->fn0 &&
+  c->x0c = c->fails != NULL ? malloc(sizeof(double) * pts * n) : NULL;
+  return (c->fails == NULL || c->x0c != NULL) && P->state && P->steps && P->reductions && P->damped &&
+         P->last && P->fn && P->fn0 &&
          P->alpha && P->phi0 && c->idx && c->xa && c->pa && c->F && c->J && c->dx && c->xt && c->piv &&
          c->phase && c->Jx;
 }
@@ -190,7 +209,38 @@ static void chunk_free(chunk *c) {
   dual_newton_pts *P = &c->P;
   free(P->state), free(P->steps), free(P->reductions), free(P->damped), free(P->last), free(P->fn);
   free(P->fn0), free(P->alpha), free(P->phi0), free(c->idx), free(c->xa), free(c->pa), free(c->F);
-  free(c->J), free(c->dx), free(c->xt), free(c->piv), free(c->phase), free(c->Jx);
+  free(c->J), free(c->dx), free(c->xt), free(c->piv), free(c->phase), free(c->Jx), free(c->x0c);
+}
+
+static int failed(int32_t s) { return s == DUAL_SOLVE_SINGULAR || s == DUAL_SOLVE_LINE_SEARCH; }
+
+/* The chunk's failing points (b0 + b) and their starts added to c->fails, under a lock. */
+static int keep_fails(chunk *c, int64_t b0, int64_t cnt) {
+  int64_t k = 0;
+  for (int64_t b = 0; b < cnt; ++b) k += failed(c->P.state[b]);
+  if (k == 0) return DUAL_SUCCESS;
+  newton_fails *f = c->fails;
+  const int n = f->n;
+  int st = DUAL_SUCCESS;
+#pragma omp critical(dual_newton_fails)
+  {
+    if (f->k + k > f->cap) {
+      const int64_t cap = 2 * (f->k + k);
+      int64_t *idx = realloc(f->idx, sizeof(int64_t) * (size_t)cap);
+      if (idx != NULL) f->idx = idx;
+      double *x0 = idx != NULL ? realloc(f->x0, sizeof(double) * (size_t)cap * (size_t)n) : NULL;
+      if (x0 != NULL) f->x0 = x0, f->cap = cap;
+      else st = dual_fail(c->ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory keeping %lld failed points' starts",
+                          (long long)(f->k + k));
+    }
+    for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
+      if (failed(c->P.state[b])) {
+        f->idx[f->k] = b0 + b;
+        memcpy(f->x0 + f->k * n, c->x0c + b * n, sizeof(double) * (size_t)n);
+        f->k++;
+      }
+  }
+  return st;
 }
 
 /* Points b0 .. b0 + cnt by the chunk's arrays, their results to the caller's (dual_solve_chunk_fn). */
@@ -202,7 +252,7 @@ static int newton_chunk(void *w, int64_t b0, int64_t cnt) {
     if (c->iters != NULL) c->iters[b0 + b] = c->P.steps[b];
     if (c->fnorm != NULL) c->fnorm[b0 + b] = c->P.fn[b];
   }
-  return st;
+  return st == DUAL_SUCCESS && c->fails != NULL ? keep_fails(c, b0, cnt) : st;
 }
 
 /* Line-search Newton on B points on the CPU (options checked, max_iter set): info, iters, fnorm
@@ -212,13 +262,14 @@ static int newton_chunk(void *w, int64_t b0, int64_t cnt) {
  * context (dual_run, which may try the GPU) and the per-point loops over the threads.  A point's
  * arithmetic is the same either way. */
 static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
-                         int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
-                         int32_t *info, int32_t *iters, double *fnorm) {
+                             int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                             int32_t *info, int32_t *iters, double *fnorm, newton_fails *fails) {
   const char *fn = "dual_newton";
   if (B == 0) return DUAL_SUCCESS;
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   const int threads = dual_solve_threads(ctx), alone = ctx->device != DUAL_DEVICE_GPU;
-  const int64_t per_point = 8 * ((int64_t)n * n + 6 * (int64_t)n + np + 8);
+  if (!alone) fails = NULL; /* the chunks' engine calls spread over the threads: the caller keeps the starts */
+  const int64_t per_point = 8 * ((int64_t)n * n + (fails != NULL ? 7 : 6) * (int64_t)n + np + 8);
   const int64_t C = alone ? dual_solve_thread_chunk(B, per_point, threads) : dual_solve_chunk(B, n, n, np);
   const int64_t chunks = (B + C - 1) / C;
   const int T = !alone ? 1 : chunks < threads ? (int)chunks : threads;
@@ -240,7 +291,7 @@ static int newton_points_cpu(dual_context *ctx, const dual_program *prog, const 
     c->ctx = ctx, c->prog = prog, c->jc = &jc, c->n = n, c->np = np, c->threads = alone ? 1 : threads;
     c->alone = alone;
     c->x = x, c->ldx = ldx, c->p = np > 0 ? p : NULL, c->ldp = ldp;
-    c->info = info, c->iters = iters, c->fnorm = fnorm;
+    c->info = info, c->iters = iters, c->fnorm = fnorm, c->fails = fails;
     if (!chunk_alloc(c, C)) st = DUAL_ERR_NO_MEMORY;
   }
   if (st != DUAL_SUCCESS) {
@@ -263,7 +314,7 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
                          int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
                          int32_t *info, int32_t *iters, double *fnorm) {
   if (ctx->device != DUAL_DEVICE_GPU)
-    return newton_points_cpu(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm);
+    return newton_points_cpu(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm, NULL);
   const dual_newton_opts no = newton_opts(prog, o);
   int64_t done = 0;
   int st = dual_gpu_newton(ctx, prog, &no, B, x, ldx, p, ldp, info, iters, fnorm, 0, NULL, &done);
@@ -276,7 +327,7 @@ static int newton_points(dual_context *ctx, const dual_program *prog, const dual
   const int np = dual_program_num_params(prog);
   st = newton_points_cpu(ctx, prog, o, B - done, x + done * ldx, ldx,
                          np > 0 ? p + done * ldp : p, ldp, info ? info + done : NULL,
-                         iters ? iters + done : NULL, fnorm ? fnorm + done : NULL);
+                         iters ? iters + done : NULL, fnorm ? fnorm + done : NULL, NULL);
   if (st == DUAL_SUCCESS) dual_solve_fell_back(ctx, note);
   else free(note);
   return st;
@@ -317,13 +368,13 @@ static int rescue(dual_context *ctx, const dual_program *prog, const dual_solve_
 }
 
 /* The last fallback, for the points idx[0..k) whose info is still a failure: each restarts from
- * its starting point (row idx[i] of x0, stride ld0) with Powell's hybrid method (hybrid.h, one
+ * its starting point (row i of x0, n a row) with Powell's hybrid method (hybrid.h, one
  * point at a time), then Newton from where that stopped decides.  A point it solves gets its x,
  * info and fnorm from there; one it does not keeps the earlier ones (iters counts the work
  * either way).  Host memory. */
 static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
                          int64_t k, const int64_t *idx, double *x, int64_t ldx, const double *x0,
-                         int64_t ld0, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                         const double *p, int64_t ldp, int32_t *info, int32_t *iters,
                          double *fnorm) {
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   int64_t *left = malloc(sizeof(int64_t) * (size_t)(k > 0 ? k : 1));
@@ -342,7 +393,7 @@ static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual
     memcpy(keep + m * (n + 1), xb, sizeof(double) * (size_t)n); /* the earlier result */
     keep[m * (n + 1) + n] = fnorm != NULL ? fnorm[b] : 0.0, kinfo[m] = info[b];
     left[m++] = b;
-    memcpy(xb, x0 + b * ld0, sizeof(double) * (size_t)n);
+    memcpy(xb, x0 + i * n, sizeof(double) * (size_t)n);
     int32_t steps = 0;
     st = dual_hybrid_point(ctx, prog, o, xb, np > 0 ? p + b * ldp : NULL, &steps);
     iters[b] += steps;
@@ -355,7 +406,7 @@ static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual
       st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory for the fallback");
     } else {
       dual_solve_gather(m, left, n, np, x, ldx, p, ldp, xs, ps, 1);
-      st = newton_points_cpu(ctx, prog, o, m, xs, n, ps, np, is, its, fs);
+      st = newton_points_cpu(ctx, prog, o, m, xs, n, ps, np, is, its, fs, NULL);
       for (int64_t i = 0; st == DUAL_SUCCESS && i < m; ++i) {
         const int64_t b = left[i];
         iters[b] += its[i];
@@ -374,10 +425,10 @@ static int hybrid_rescue(dual_context *ctx, const dual_program *prog, const dual
 /* The fallback chain for the k points fail[0..k) (indices into x, p, info, iters, fnorm; host
  * memory) that Newton left singular or with a failed line search: the trust region and Newton
  * from where they stopped (rescue); those still failing, the same from their starting points
- * (row fail[i] of x0, stride ld0; x0 NULL: no restarts); last, the hybrid method from the starts
- * (hybrid_rescue).  fail is reordered. */
+ * (row i of x0 is fail[i]'s, n a row; x0 NULL: no restarts); last, the hybrid method from the
+ * starts (hybrid_rescue).  fail and x0's rows are reordered together. */
 static int fallbacks(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
-                     int64_t k, int64_t *fail, double *x, int64_t ldx, const double *x0, int64_t ld0,
+                     int64_t k, int64_t *fail, double *x, int64_t ldx, double *x0,
                      const double *p, int64_t ldp, int32_t *info, int32_t *iters, double *fnorm) {
   const int n = dual_program_num_inputs(prog);
   int st = rescue(ctx, prog, o, k, fail, x, ldx, p, ldp, info, iters, fnorm);
@@ -387,18 +438,46 @@ static int fallbacks(dual_context *ctx, const dual_program *prog, const dual_sol
   for (int64_t i = 0; st == DUAL_SUCCESS && x0 != NULL && i < k; ++i) {
     const int64_t b = fail[i];
     if (info[b] == DUAL_SOLVE_CONVERGED || info[b] == DUAL_SOLVE_NONFINITE) continue;
+    if (k2 != i) memcpy(x0 + k2 * n, x0 + i * n, sizeof(double) * (size_t)n);
+    memcpy(x + b * ldx, x0 + k2 * n, sizeof(double) * (size_t)n);
     fail[k2++] = b;
-    memcpy(x + b * ldx, x0 + b * ld0, sizeof(double) * (size_t)n);
   }
   if (st == DUAL_SUCCESS && k2 > 0) st = rescue(ctx, prog, o, k2, fail, x, ldx, p, ldp, info, iters, fnorm);
   /* the last fallback: the hybrid method from the starting point */
   if (st == DUAL_SUCCESS && k2 > 0)
-    st = hybrid_rescue(ctx, prog, o, k2, fail, x, ldx, x0, ld0, p, ldp, info, iters, fnorm);
+    st = hybrid_rescue(ctx, prog, o, k2, fail, x, ldx, x0, p, ldp, info, iters, fnorm);
   return st;
 }
 
-/* Points per slice of dual_newton's batch: the starting points kept for the fallback take n
- * doubles a point, up to 256 MiB a slice.  Every slice ends in a wait for its slowest chunk, so
+static int cmp_index(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* f's points in index order (the chunks add theirs as they end, in any order), their starts with
+ * them.  The fallback's arithmetic is a point's own, so only its notes' order depends on this. */
+static int sort_fails(dual_context *ctx, newton_fails *f) {
+  const int n = f->n;
+  int64_t *key = malloc(sizeof(int64_t) * 2 * (size_t)f->k);
+  double *x0 = malloc(sizeof(double) * (size_t)f->k * (size_t)n);
+  if (key == NULL || x0 == NULL) {
+    free(key), free(x0);
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory for %lld failed points", (long long)f->k);
+  }
+  for (int64_t i = 0; i < f->k; ++i) key[2 * i] = f->idx[i], key[2 * i + 1] = i;
+  qsort(key, (size_t)f->k, 2 * sizeof(int64_t), cmp_index); /* indices are distinct */
+  for (int64_t i = 0; i < f->k; ++i) {
+    f->idx[i] = key[2 * i];
+    memcpy(x0 + i * n, f->x0 + key[2 * i + 1] * n, sizeof(double) * (size_t)n);
+  }
+  free(f->x0), free(key);
+  f->x0 = x0;
+  return DUAL_SUCCESS;
+}
+
+/* Points per slice of dual_newton's batch on a GPU context: the starting points kept for the
+ * fallback take n doubles a point, up to 256 MiB a slice (a CPU context keeps only its failing
+ * points', newton_fails).  Every slice ends in a wait for its slowest chunk, so
  * slices are made large: sliced by the CPU's 64 MiB work chunk, 16 threads, B = 1e5, a slice of
  * kin_steady was 34 thread chunks and of bratu15 33, three turns of 16 threads of which the last
  * had one or two chunks to do (kin 2.60e5 cells/s with those slices). */
@@ -460,7 +539,7 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
       if (st == DUAL_SUCCESS && iters != NULL)
         st = dual_gpu_copy(ctx, th + i, 4, iters + b0 + b, 4, 4, 1, "dual_newton: fallback points");
     }
-    if (st == DUAL_SUCCESS) st = fallbacks(ctx, prog, o, k, idx, xh, n, x0h, n, ph, np, ih, th, fh);
+    if (st == DUAL_SUCCESS) st = fallbacks(ctx, prog, o, k, idx, xh, n, x0h, ph, np, ih, th, fh);
     for (int64_t i = 0; st == DUAL_SUCCESS && i < k; ++i) {
       const int64_t b = fail[i];
       st = dual_gpu_copy(ctx, xs + b * ldx, row, xh + i * n, row, row, 1, "dual_newton: fallback results");
@@ -474,6 +553,68 @@ static int newton_device(dual_context *ctx, const dual_program *prog, const dual
     free(xh), free(ph), free(fh), free(x0h), free(ih), free(th), free(idx);
   }
   free(state), free(fail);
+  return st;
+}
+
+/* dual_newton on host arrays on a CPU context: the chunks keep their failing points' starts
+ * (newton_fails), and those points go through the fallback chain, in index order. */
+static int newton_host_cpu(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                           int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                           int32_t *info, int32_t *iters, double *fnorm) {
+  const int n = dual_program_num_inputs(prog);
+  int32_t *inf = info != NULL ? info : malloc(sizeof(int32_t) * (size_t)B);
+  int32_t *it = iters != NULL ? iters : malloc(sizeof(int32_t) * (size_t)B);
+  newton_fails f = {.n = n};
+  int st = DUAL_SUCCESS;
+  if (inf == NULL || it == NULL)
+    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "dual_newton: out of memory for %lld points' results", (long long)B);
+  const int keep = o->line_search && n > 0;
+  if (st == DUAL_SUCCESS) st = newton_points_cpu(ctx, prog, o, B, x, ldx, p, ldp, inf, it, fnorm, keep ? &f : NULL);
+  if (st == DUAL_SUCCESS && f.k > 0) st = sort_fails(ctx, &f);
+  if (st == DUAL_SUCCESS && f.k > 0) st = fallbacks(ctx, prog, o, f.k, f.idx, x, ldx, f.x0, p, ldp, inf, it, fnorm);
+  free(f.idx), free(f.x0);
+  if (info == NULL) free(inf);
+  if (iters == NULL) free(it);
+  return st;
+}
+
+/* dual_newton on host arrays on a GPU context: slices of the batch (the starts kept for the
+ * fallback and the per-point results it needs take bounded memory), each copied for the fallback
+ * (by the threads), solved (newton_points), its failing points' starts gathered in index order and
+ * those points through the fallback chain. */
+static int newton_host_gpu(dual_context *ctx, const dual_program *prog, const dual_solve_options *o,
+                           int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
+                           int32_t *info, int32_t *iters, double *fnorm) {
+  const char *fn = "dual_newton";
+  const int n = dual_program_num_inputs(prog), threads = dual_solve_threads(ctx);
+  const int64_t S = slice_points(B, n);
+  int32_t *inf_buf = info == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
+  int32_t *it_buf = iters == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
+  int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
+  /* the starting points, for a second rescue (none where they do not fit in memory) */
+  double *x0 = o->line_search && n > 0 ? malloc(sizeof(double) * (size_t)S * (size_t)n) : NULL;
+  int st = DUAL_SUCCESS;
+  if ((info == NULL && inf_buf == NULL) || (iters == NULL && it_buf == NULL) || fail == NULL)
+    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' results", fn, (long long)S);
+  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += S) {
+    const int64_t cnt = B - b0 < S ? B - b0 : S;
+    double *xs = x + b0 * ldx, *fns = fnorm != NULL ? fnorm + b0 : NULL;
+    const double *ps = p != NULL ? p + b0 * ldp : NULL;
+    int32_t *inf = info != NULL ? info + b0 : inf_buf, *it = iters != NULL ? iters + b0 : it_buf;
+    if (x0 != NULL) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && cnt * n > 65536)
+      for (int64_t b = 0; b < cnt; ++b) memcpy(x0 + b * n, xs + b * ldx, sizeof(double) * (size_t)n);
+    }
+    st = newton_points(ctx, prog, o, cnt, xs, ldx, ps, ldp, inf, it, fns);
+    int64_t k = 0;
+    for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
+      if (failed(inf[b])) fail[k++] = b;
+    if (st != DUAL_SUCCESS || k == 0 || n == 0 || !o->line_search) continue;
+    for (int64_t i = 0; x0 != NULL && i < k; ++i) /* row i: fail[i]'s start (fail[i] >= i, increasing) */
+      if (fail[i] != i) memcpy(x0 + i * n, x0 + fail[i] * n, sizeof(double) * (size_t)n);
+    st = fallbacks(ctx, prog, o, k, fail, xs, ldx, x0, ps, ldp, inf, it, fns);
+  }
+  free(x0), free(fail), free(inf_buf), free(it_buf);
   return st;
 }
 
@@ -498,34 +639,8 @@ static int newton_call(dual_context *ctx, const dual_program *prog, const dual_s
   dual_clear_error(ctx);
   if (B == 0) return DUAL_SUCCESS;
   if (device_mem) return newton_device(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
-  /* slices of the batch, so that the starting points kept for the fallback and the per-point
-   * results it needs (the caller's info and iters may be NULL) take bounded memory */
-  const int64_t S = slice_points(B, n);
-  int32_t *inf_buf = info == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
-  int32_t *it_buf = iters == NULL ? malloc(sizeof(int32_t) * (size_t)S) : NULL;
-  int64_t *fail = malloc(sizeof(int64_t) * (size_t)S);
-  /* the starting points, for a second rescue (none where they do not fit in memory) */
-  double *x0 = o.line_search && n > 0 ? malloc(sizeof(double) * (size_t)S * (size_t)n) : NULL;
-  if ((info == NULL && inf_buf == NULL) || (iters == NULL && it_buf == NULL) || fail == NULL) {
-    st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: out of memory for %lld points' results", fn, (long long)S);
-  }
-  for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += S) {
-    const int64_t cnt = B - b0 < S ? B - b0 : S;
-    double *xs = x + b0 * ldx, *fns = fnorm != NULL ? fnorm + b0 : NULL;
-    const double *ps = p != NULL ? p + b0 * ldp : NULL;
-    int32_t *inf = info != NULL ? info + b0 : inf_buf, *it = iters != NULL ? iters + b0 : it_buf;
-    if (x0 != NULL)
-      for (int64_t b = 0; b < cnt; ++b)
-        for (int j = 0; j < n; ++j) x0[b * n + j] = xs[b * ldx + j];
-    st = newton_points(ctx, prog, &o, cnt, xs, ldx, ps, ldp, inf, it, fns);
-    int64_t k = 0;
-    for (int64_t b = 0; st == DUAL_SUCCESS && b < cnt; ++b)
-      if (inf[b] == DUAL_SOLVE_SINGULAR || inf[b] == DUAL_SOLVE_LINE_SEARCH) fail[k++] = b;
-    if (st == DUAL_SUCCESS && k > 0 && n > 0 && o.line_search)
-      st = fallbacks(ctx, prog, &o, k, fail, xs, ldx, x0, n, ps, ldp, inf, it, fns);
-  }
-  free(x0), free(fail), free(inf_buf), free(it_buf);
-  return st;
+  return ctx->device == DUAL_DEVICE_GPU ? newton_host_gpu(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm)
+                                        : newton_host_cpu(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
 }
 
 int dual_newton(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
