@@ -397,7 +397,8 @@ Test(newton, jacobian_band_from_the_program) {
 
 /* A textbook LU with partial pivoting on the dense matrix (LAPACK's dgetrf/dgetrs: whole rows
  * swapped, b permuted before the row-by-row forward solve; the first entry of largest magnitude
- * pivots, a zero multiplier updates nothing).  Returns 1 when a pivot is <= tiny. */
+ * pivots, a zero multiplier updates nothing; the back solve multiplies by U_ii's reciprocal, as
+ * optimized triangular solves do).  Returns 1 when a pivot is <= tiny. */
 static int textbook_solve(double *A, int n, double tiny, int32_t *piv, double *b) {
   for (int k = 0; k < n; ++k) {
     int r = k;
@@ -423,7 +424,7 @@ static int textbook_solve(double *A, int n, double tiny, int32_t *piv, double *b
     for (int j = 0; j < i; ++j) b[i] -= A[i * n + j] * b[j];
   for (int i = n - 1; i >= 0; --i) {
     for (int j = n - 1; j > i; --j) b[i] -= A[i * n + j] * b[j];
-    b[i] /= A[i * n + i];
+    b[i] *= 1.0 / A[i * n + i];
   }
   return 0;
 }

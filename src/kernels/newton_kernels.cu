@@ -255,13 +255,14 @@ __device__ int group_lu_step(const group<G> &gr, int n, int p, int q, double (&a
   }
   dx = 0.0;
 #pragma unroll
-  for (int i = G - 1; i >= 0; --i) { // back: x_i = (b_i - sum_{j > i} U_ij x_j) / U_ii, j descending:
+  for (int i = G - 1; i >= 0; --i) { // back: x_i = (b_i - sum_{j > i} U_ij x_j) (1 / U_ii), j descending:
     if (i >= n) continue;            // x_i goes to every row above as soon as it is known
     const bool own = row && pos == i;
     const int src = gr.first(own);
-    // only the owner's quotient is used; the other lanes divide 1 by 1, not 0 by 0, which would
-    // take the division's slow path for the whole warp
-    double xi = (own ? v : 1.0) / (own ? a[i] : 1.0);
+    // only the owner's product is used; the other lanes take 1 / 1, not 1 / 0, which would take
+    // the division's slow path for the whole warp
+    const double ri = 1.0 / (own ? a[i] : 1.0);
+    double xi = own ? v * ri : 1.0;
     xi = gr.shfl(xi, src);
     if (row && pos < i && i <= pos + p + q) v -= a[i] * xi;
     if (lane == i) dx = xi;
