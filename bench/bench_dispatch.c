@@ -1,0 +1,181 @@
+/*
+ * bench_dispatch.c — where a host-array call is fastest (issue 20, BENCHMARKS.md "Adaptive
+ * dispatch"): the time per call of ba's and kin's Jacobians and hess's Hessians, host arrays, at
+ * B = 1e2 ... 1e7, on a CPU context (all its threads), a GPU context and an AUTO context, the
+ * same points for each, every result checked bitwise against the CPU's.  Prints one line per
+ * workload, B and context (median seconds per call, points per second, where the call ran) and,
+ * with --csv FILE, the same as comma-separated rows for bench/plot_dispatch.py.  The GPU and AUTO
+ * contexts compile their kernels (DUAL_TIER_COMPILE) in an untimed warm-up, so the rows are the
+ * steady state of a program that has run before.
+ *
+ *   dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,1e3,...] [--threads T]
+ *                            [--contexts cpu,gpu,auto] [--min-time S] [--csv FILE]
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_host.h"
+#include "bench_points.h"
+#include "dualbatch.h"
+
+typedef struct workload {
+  const char *name, *program;
+  int n, np, m, hessian;
+} workload;
+
+static const workload workloads[] = {
+    {"ba", "ba.db", 15, 2, 2, 0},
+    {"kin", "kin.db", 32, 0, 32, 0},
+    {"hess", "hess.db", 16, 0, 1, 1},
+};
+
+/* The outputs of one call: y, J and (hess) H, point-major. */
+typedef struct outputs {
+  double *y, *J, *H;
+} outputs;
+
+static size_t out_doubles(const workload *w, int which) {
+  return which == 0 ? (size_t)w->m : which == 1 ? (size_t)w->m * (size_t)w->n
+                                                 : (size_t)w->m * (size_t)w->n * (size_t)w->n;
+}
+
+static int call(dual_context *ctx, const dual_program *prog, const workload *w, int64_t B,
+                const double *x, const double *p, outputs *o) {
+  if (w->hessian)
+    return dual_hessian(ctx, prog, B, x, w->n, p, w->np, o->y, w->m, o->J, (int64_t)w->m * w->n, o->H,
+                        (int64_t)w->m * w->n * w->n, DUAL_HESSIAN_FULL, NULL);
+  return dual_jacobian(ctx, prog, B, x, w->n, p, w->np, o->y, w->m, o->J, (int64_t)w->m * w->n, NULL);
+}
+
+static const char *where(const dual_context *ctx) {
+  switch (dual_context_last_device(ctx)) {
+  case DUAL_DEVICE_CPU: return "CPU";
+  case DUAL_DEVICE_GPU: return dual_context_last_tier(ctx) == DUAL_TIER_COMPILE ? "GPU compiled" : "GPU interpreted";
+  default: return "?";
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *which = "all", *batches = "1e2,1e3,1e4,1e5,1e6,1e7", *contexts = "cpu,gpu,auto", *csv_path = NULL;
+  int threads = omp_get_max_threads();
+  double min_time = 0.3;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--workload") && v) which = v, ++i;
+    else if (!strcmp(a, "--batches") && v) batches = v, ++i;
+    else if (!strcmp(a, "--threads") && v) threads = atoi(v), ++i;
+    else if (!strcmp(a, "--contexts") && v) contexts = v, ++i;
+    else if (!strcmp(a, "--min-time") && v) min_time = atof(v), ++i;
+    else if (!strcmp(a, "--csv") && v) csv_path = v, ++i;
+    else {
+      fprintf(stderr, "usage: dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,...] "
+                      "[--threads T] [--contexts cpu,gpu,auto] [--min-time S] [--csv FILE]\n");
+      return 2;
+    }
+  }
+  double bs[16];
+  int64_t Bmax = 0;
+  const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
+  if (nb <= 0 || threads < 1) {
+    fprintf(stderr, "bench_dispatch: bad --batches or --threads\n");
+    return 2;
+  }
+  FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+  if (csv_path && !csv) {
+    fprintf(stderr, "bench_dispatch: cannot write %s\n", csv_path);
+    return 2;
+  }
+  if (csv) fprintf(csv, "workload,B,context,seconds,points_per_second,ran_on\n");
+  char cpu[256];
+  bench_cpu_model(cpu, sizeof cpu);
+  printf("# dualbatch %s, %s, %d threads; host arrays; median time per call over >= %.2f s of calls\n",
+         dual_version_string(), cpu, threads, min_time);
+  static const char *names[3] = {"cpu", "gpu", "auto"};
+  static const int devices[3] = {DUAL_DEVICE_CPU, DUAL_DEVICE_GPU, DUAL_DEVICE_AUTO};
+  int rc = 0;
+  for (size_t k = 0; k < sizeof workloads / sizeof *workloads; ++k) {
+    const workload *w = &workloads[k];
+    if (strcmp(which, "all") && strcmp(which, w->name)) continue;
+    double *x = bench_xmalloc(sizeof(double) * (size_t)Bmax * (size_t)w->n);
+    double *p = w->np ? bench_xmalloc(sizeof(double) * (size_t)Bmax * (size_t)w->np) : NULL;
+    if (!strcmp(w->name, "ba")) bench_points_ba(Bmax, 1, x, p);
+    else if (!strcmp(w->name, "kin")) bench_points_kin(Bmax, 1, x);
+    else bench_points_hess(Bmax, 1, x);
+    /* the CPU's results are kept for the check up to B = 1e6 (kin's J at 1e7 is 82 GB) */
+    const int64_t Bref = Bmax < 1000000 ? Bmax : 1000000;
+    outputs ref, got;
+    double **rs[3] = {&ref.y, &ref.J, &ref.H}, **gs[3] = {&got.y, &got.J, &got.H};
+    for (int a = 0; a < 3; ++a) {
+      const int used = a < 2 || w->hessian;
+      *rs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bref * out_doubles(w, a)) : NULL;
+      *gs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bmax * out_doubles(w, a)) : NULL;
+    }
+    for (int c = 0; c < 3; ++c) {
+      if (!strstr(contexts, names[c])) continue;
+      dual_context *ctx = NULL;
+      dual_program *prog = NULL;
+      char path[1024];
+      snprintf(path, sizeof path, "%s/bench/programs/%s", DUAL_SOURCE_DIR, w->program);
+      if (dual_context_create(&ctx, devices[c]) != DUAL_SUCCESS ||
+          dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
+          (devices[c] != DUAL_DEVICE_CPU && dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS) ||
+          dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS) {
+        printf("%-5s %s context: %s (skipped)\n", w->name, names[c], ctx ? dual_context_last_error(ctx) : "no context");
+        dual_context_destroy(&ctx);
+        continue;
+      }
+      for (int ib = 0; ib < nb; ++ib) {
+        const int64_t B = (int64_t)bs[ib];
+        const int checked = B <= Bref && strstr(contexts, "cpu") != NULL;
+        outputs *o = c == 0 && B <= Bref ? &ref : &got;
+        double times[BENCH_MAX_REPS];
+        int reps = 0;
+        double spent = 0.0;
+        /* a warm-up, then calls until min_time has passed (at least 3, at most BENCH_MAX_REPS) */
+        for (int r = -1; r < BENCH_MAX_REPS && (r < 3 || spent < min_time); ++r) {
+          const double t0 = bench_now();
+          if (call(ctx, prog, w, B, x, p, o) != DUAL_SUCCESS) {
+            printf("%-5s %9lld %-5s failed: %s\n", w->name, (long long)B, names[c], dual_context_last_error(ctx));
+            rc = 1;
+            break;
+          }
+          const double t = bench_now() - t0;
+          if (r >= 0) times[reps++] = t, spent += t;
+        }
+        if (reps == 0) continue;
+        const double med = bench_median(times, reps);
+        /* against the CPU context's: bitwise, else the largest difference relative to the
+         * entry's magnitude (a GPU or AUTO context may pick another AD mode for hess: run.c) */
+        char check[96] = "";
+        if (c > 0 && checked) {
+          double worst = 0.0;
+          for (int a = 0; a < 3; ++a)
+            for (size_t e = 0; *rs[a] && e < (size_t)B * out_doubles(w, a); ++e) {
+              const double r = (*rs[a])[e], g = (*gs[a])[e];
+              if (memcmp(&r, &g, sizeof r) == 0) continue;
+              const double d = fabs(r - g) / (fabs(r) > 1.0 ? fabs(r) : 1.0);
+              worst = d > worst || d != d ? d : worst;
+            }
+          if (worst == 0.0) snprintf(check, sizeof check, ", bitwise the CPU's");
+          else snprintf(check, sizeof check, ", %.1e from the CPU's", worst);
+          if (!(worst < 1e-10)) rc = 1;
+        }
+        const char *note = dual_context_last_note(ctx);
+        printf("%-5s %9lld %-5s %11.4e s %11.4e points/s  %d calls  ran on %s%s%s%s\n", w->name, (long long)B,
+               names[c], med, (double)B / med, reps, where(ctx), check, note && *note ? "; note: " : "",
+               note && *note ? note : "");
+        if (csv) fprintf(csv, "%s,%lld,%s,%.6e,%.6e,%s\n", w->name, (long long)B, names[c], med, (double)B / med, where(ctx));
+        fflush(stdout);
+      }
+      dual_program_destroy(&prog);
+      dual_context_destroy(&ctx);
+    }
+    free(x), free(p);
+    for (int a = 0; a < 3; ++a) free(*rs[a]), free(*gs[a]);
+  }
+  if (csv) fclose(csv);
+  return rc;
+}
