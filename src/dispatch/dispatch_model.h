@@ -1,0 +1,67 @@
+/*
+ * dispatch_model.h — AUTO's model of where a host-array call runs fastest (issue 20): the time of
+ * a call on the CPU, on the GPU (through the staging path) and split between the two, from the
+ * machine's calibration (dispatch/calibration.h) and the call's shape (dispatch/call_shape.h), and
+ * the choice among them.  Pure functions of their arguments: tests/test_dispatch.c drives them
+ * with synthetic calibrations.
+ */
+#ifndef DUAL_DISPATCH_MODEL_H
+#define DUAL_DISPATCH_MODEL_H
+
+#include <stdint.h>
+
+/* What the calibration measured on this machine.  Seconds per instruction are those of one value
+ * sweep (an eval) per point; a mode's work is a multiple of it (dual_call_shape's factors). */
+typedef struct dual_calibration {
+  int threads;             /* the CPU's thread count when measured */
+  double cpu_call_s;       /* a CPU call's fixed cost (the threads' start and end, workspaces) */
+  double cpu_arith_s;      /* per thread: seconds per arithmetic instruction per point */
+  double cpu_special_s;    /* per thread: seconds per special-function instruction per point
+                              (division, square root, exp, log, pow, the trigonometric ones) */
+  int gpu;                 /* 1: the GPU's figures below were measured */
+  double gpu_call_s;       /* a host-array GPU call's fixed cost (launches, waits, small copies) */
+  double gpu_in_Bps;       /* bytes per second from the caller's arrays to the device (staged) */
+  double gpu_out_Bps;      /* bytes per second from the device to the caller's arrays */
+  double gpu_arith_s[2];   /* a full GPU: seconds per arithmetic instruction per point,
+                              [0] the interpreter, [1] the compiled tier */
+  double gpu_special_s[2]; /* the same per special-function instruction */
+  double gpu_lat_arith_s[2];   /* one point alone (a kernel's least time): per arithmetic */
+  double gpu_lat_special_s[2]; /* and per special-function instruction */
+  double split_call_s;     /* a split call's extra cost: the GPU's host thread started and joined */
+} dual_calibration;
+
+/* A call as the model sees it. */
+typedef struct dual_call_shape {
+  int64_t B;                   /* points */
+  double arith, special;       /* the program's instructions of each kind (one value sweep) */
+  double cpu_factor;           /* the mode's work on the CPU engine over one value sweep */
+  double gpu_factor;           /* the same on the GPU */
+  int64_t cpu_block;           /* the CPU engine's block of points (a thread takes whole blocks) */
+  int64_t gpu_chunk;           /* points per chunk of the GPU's staging path (0: one chunk) */
+  double in_bytes, out_bytes;  /* per point, copied to and from the device */
+  int gpu_tier;                /* 0: the GPU would interpret, 1: run the compiled kernel */
+  double cpu_scale, gpu_scale; /* measured over modelled time of this program and mode on each
+                                  (1 until measured) */
+} dual_call_shape;
+
+/* Modelled seconds of the shape's first B points (0 <= B <= s->B) on the CPU with `threads`
+ * threads, and on the GPU. */
+double dual_model_cpu(const dual_calibration *c, const dual_call_shape *s, int64_t B, int threads);
+double dual_model_gpu(const dual_calibration *c, const dual_call_shape *s, int64_t B);
+
+/* Where AUTO runs the call. */
+enum { DUAL_PLAN_MIN_SPLIT_GAIN_PCT = 10 }; /* a split must be modelled this much faster */
+typedef struct dual_dispatch_plan {
+  int device;         /* DUAL_DEVICE_CPU, DUAL_DEVICE_GPU or DUAL_DEVICE_HYBRID */
+  int64_t gpu_points; /* HYBRID: points [0, gpu_points) on the GPU, the rest on the CPU */
+  double t_cpu, t_gpu, t_split; /* modelled seconds (t_split: the best split's, or 0 when none) */
+} dual_dispatch_plan;
+
+/* The plan for the shape's B points with `threads` CPU threads (a split gives one of them to the
+ * GPU's host thread): the faster device, or a split where it is modelled at least
+ * DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (each side at least one CPU block).
+ * Without the GPU's figures (c->gpu 0), the CPU. */
+void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
+                             dual_dispatch_plan *p);
+
+#endif /* DUAL_DISPATCH_MODEL_H */
