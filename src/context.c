@@ -225,6 +225,7 @@ void dual_context_destroy(dual_context **ctx) {
   free((*ctx)->note);
   free((*ctx)->solve_note);
   free((*ctx)->cache_dir);
+  free((*ctx)->calib);
   free(*ctx);
   *ctx = NULL;
 }

@@ -33,6 +33,8 @@ struct dual_context {
   int solve_depth;      /* solver calls in progress (dual_newton's rescue calls dual_lsq) */
   int solve_fell;       /* the outermost solver call fell back to the CPU somewhere */
   char *solve_note;     /* the note of its first fallback (heap, NULL = none) */
+  struct dual_calibration *calib; /* AUTO's dispatch figures (dispatch/calibration.h; heap, NULL =
+                                     not yet known) */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

@@ -145,3 +145,124 @@ Test(dispatch, measured_scales_move_the_choice) {
   dual_dispatch_plan_call(&c, &s, 16, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_CPU, "CPU %g, GPU %g", p.t_cpu, p.t_gpu);
 }
+
+/* ---- the calibration: text form, measurement, disk entry --------------------------------- */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dispatch/calibration.h"
+#include "jit/jit_cache.h"
+#include "jit/sha256.h"
+
+Test(calibration, text_round_trip_and_refusals) {
+  dual_calibration c = machine(), r;
+  c.cpu_arith_s = 1.0 / 3.0e9; /* needs all 17 digits */
+  char text[2048];
+  cr_assert_eq(dual_calibration_format(&c, text, sizeof text), 0);
+  cr_assert_eq(dual_calibration_parse(text, strlen(text), &r), 0, "%s", text);
+  cr_assert(memcmp(&c, &r, sizeof c) == 0, "the round trip changed a figure:\n%s", text);
+  cr_assert_eq(dual_calibration_format(&c, text, 64), -1, "a short buffer is refused");
+  /* refusals: another version, a missing, repeated, malformed, negative or non-finite figure */
+  const char *edits[][2] = {{"calibration 1", "calibration 2"}, {"gpu_in_Bps", "gpu_in_XXX"},
+                            {"cpu_call_s 1", "cpu_call_s -1"}, {"cpu_call_s 1", "cpu_call_s x"},
+                            {"split_call_s 3", "split_call_s nan #"}, {"threads 16", "threads 0"}};
+  for (size_t k = 0; k < sizeof edits / sizeof *edits; ++k) {
+    char bad[2048];
+    cr_assert_eq(dual_calibration_format(&c, bad, sizeof bad), 0);
+    char *at = strstr(bad, edits[k][0]);
+    cr_assert_not_null(at, "edit %zu: '%s' not in\n%s", k, edits[k][0], bad);
+    char tail[2048];
+    snprintf(tail, sizeof tail, "%s%s", edits[k][1], at + strlen(edits[k][0]));
+    strcpy(at, tail);
+    cr_assert_eq(dual_calibration_parse(bad, strlen(bad), &r), -1, "edit %zu accepted:\n%s", k, bad);
+  }
+  char dup[4096];
+  snprintf(dup, sizeof dup, "%scpu_call_s 1\n", text);
+  cr_assert_eq(dual_calibration_parse(dup, strlen(dup), &r), -1, "a repeated figure is refused");
+  /* without the GPU, its figures may be zero */
+  c.gpu = 0;
+  memset(c.gpu_arith_s, 0, sizeof c.gpu_arith_s), c.gpu_call_s = 0;
+  cr_assert_eq(dual_calibration_format(&c, text, sizeof text), 0);
+  cr_assert_eq(dual_calibration_parse(text, strlen(text), &r), 0, "%s", text);
+}
+
+Test(calibration, cpu_figures_are_measured) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  dual_calibration c;
+  memset(&c, 0, sizeof c);
+  cr_assert_eq(dual_calibration_measure_cpu(ctx, 2, &c), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(c.threads, 2);
+  cr_assert(c.cpu_call_s > 0 && c.cpu_call_s < 1.0, "call %g s", c.cpu_call_s);
+  /* an instruction takes between 10 ps and 10 us a point on any machine this runs on */
+  cr_assert(c.cpu_arith_s > 1e-11 && c.cpu_arith_s < 1e-5, "arith %g s", c.cpu_arith_s);
+  cr_assert(c.cpu_special_s >= c.cpu_arith_s && c.cpu_special_s < 1e-5, "special %g s", c.cpu_special_s);
+  cr_assert_eq(c.gpu, 0);
+  dual_context_destroy(&ctx);
+}
+
+/* The entry's file in dir for the context's key. */
+static void entry_path(const dual_context *ctx, const char *dir, int threads, char *path, size_t cap) {
+  uint8_t key[32];
+  char hex[65];
+  dual_calibration_key(ctx, threads, key);
+  dual_sha256_hex(key, hex);
+  snprintf(path, cap, "%s/%s.cubin", dir, hex);
+}
+
+Test(calibration, stored_entry_is_used_and_a_damaged_one_is_measured_again) {
+  char dir[] = "/tmp/dualbatch-calib-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
+  /* plant an entry with figures no measurement gives (a 123 s call) */
+  dual_calibration planted = machine();
+  planted.threads = 2, planted.gpu = 0, planted.cpu_call_s = 123.0;
+  char text[2048];
+  cr_assert_eq(dual_calibration_format(&planted, text, sizeof text), 0);
+  uint8_t key[32];
+  dual_calibration_key(ctx, 2, key);
+  cr_assert_eq(dual_jit_cache_store(dir, key, text, strlen(text), NULL), 0);
+  dual_calibration c;
+  cr_assert_eq(dual_calibration_get(ctx, 2, 0, &c), DUAL_SUCCESS);
+  cr_assert_eq(c.cpu_call_s, 123.0, "the stored entry was not used: %g", c.cpu_call_s);
+  /* the same context keeps its copy; another thread count is another entry (measured) */
+  cr_assert_eq(dual_calibration_get(ctx, 2, 0, &c), DUAL_SUCCESS);
+  cr_assert_eq(c.cpu_call_s, 123.0);
+  cr_assert_eq(dual_calibration_get(ctx, 1, 0, &c), DUAL_SUCCESS);
+  cr_assert(c.cpu_call_s < 1.0 && c.threads == 1);
+  dual_context_destroy(&ctx);
+  /* damage the entry's last byte: a fresh context measures again and replaces it */
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
+  char path[4300];
+  entry_path(ctx, dir, 2, path, sizeof path);
+  FILE *f = fopen(path, "r+b");
+  cr_assert_not_null(f, "no entry at %s", path);
+  cr_assert_eq(fseek(f, -2, SEEK_END), 0);
+  const int ch = fgetc(f);
+  cr_assert_eq(fseek(f, -2, SEEK_END), 0);
+  fputc(ch ^ 0x01, f);
+  fclose(f);
+  cr_assert_eq(dual_calibration_get(ctx, 2, 0, &c), DUAL_SUCCESS);
+  cr_assert(c.cpu_call_s < 1.0, "the damaged entry was used: call %g s", c.cpu_call_s);
+  void *image = NULL;
+  size_t size = 0;
+  dual_calibration r;
+  cr_assert_eq(dual_jit_cache_load(dir, key, &image, &size, NULL), 0, "the entry was not replaced");
+  cr_assert_eq(dual_calibration_parse(image, size, &r), 0);
+  cr_assert(memcmp(&r, &c, sizeof r) == 0, "the replacement is not the measured calibration");
+  free(image);
+  /* force: measured again although the entry is good */
+  dual_calibration again;
+  cr_assert_eq(dual_calibration_get(ctx, 2, 1, &again), DUAL_SUCCESS);
+  cr_assert(again.cpu_call_s < 1.0);
+  dual_context_destroy(&ctx);
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
