@@ -266,3 +266,73 @@ Test(calibration, stored_entry_is_used_and_a_damaged_one_is_measured_again) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   cr_assert_eq(system(cmd), 0);
 }
+
+/* ---- the split call ------------------------------------------------------------------------ */
+
+#include "dispatch/split.h"
+#include "exec.h"
+
+static int cpu_engine(dual_context *ctx, const dual_job *job) {
+  return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
+}
+
+/* A split run of mode on prog equals the whole run bit for bit, at every cut. */
+static void split_equals_whole(const char *source, int mode, int width) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, source, "split", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);
+  enum { B = 300 };
+  static double x[B * 8], y0[B * 8], y1[B * 8], d0[B * 64], d1[B * 64], h0[B * 512], h1[B * 512];
+  int32_t s0[B], s1[B];
+  for (int i = 0; i < B * n; ++i) x[i] = 0.3 + 0.01 * (i % 37);
+  dual_batch b0, b1;
+  dual_batch_init(&b0);
+  b0.count = B, b0.x = x, b0.x_ps = n, b0.x_es = 1, b0.y = y0, b0.y_ps = m, b0.y_es = 1, b0.status = s0;
+  b0.point0 = 1000;
+  if (mode != DUAL_MODE_EVAL) b0.d = d0, b0.d_ps = m * n, b0.d_rs = n, b0.d_cs = 1;
+  if (mode == DUAL_MODE_HESSIAN) b0.h = h0, b0.h_ps = m * n * n, b0.h_rs = n * n, b0.h_es = 1;
+  b1 = b0, b1.y = y1, b1.status = s1, b1.d = b0.d ? d1 : NULL, b1.h = b0.h ? h1 : NULL;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b0, job.mode = mode, job.width = width, job.threads = 2, job.seed = 7;
+  job.point0 = b0.point0;
+  cr_assert_eq(cpu_engine(ctx, &job), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  const int cuts[] = {1, 64, 150, 299};
+  for (size_t k = 0; k < sizeof cuts / sizeof *cuts; ++k) {
+    memset(y1, 0xff, sizeof y1), memset(d1, 0xff, sizeof d1), memset(h1, 0xff, sizeof h1), memset(s1, 0xff, sizeof s1);
+    job.b = &b1;
+    int sa, sr;
+    double ta, tr;
+    cr_assert_eq(dual_run_split(ctx, &job, cuts[k], cpu_engine, cpu_engine, 1, &sa, &sr, &ta, &tr), DUAL_SUCCESS);
+    cr_assert(sa == DUAL_SUCCESS && sr == DUAL_SUCCESS && ta >= 0 && tr >= 0);
+    cr_assert(memcmp(y0, y1, sizeof(double) * B * m) == 0, "cut %d: y differs", cuts[k]);
+    cr_assert(memcmp(s0, s1, sizeof(int32_t) * B) == 0, "cut %d: statuses differ", cuts[k]);
+    if (b0.d) cr_assert(memcmp(d0, d1, sizeof(double) * B * m * n) == 0, "cut %d: d differs", cuts[k]);
+    if (b0.h) cr_assert(memcmp(h0, h1, sizeof(double) * B * m * n * n) == 0, "cut %d: h differs", cuts[k]);
+    job.b = &b0;
+  }
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+Test(split, a_split_call_gives_the_whole_calls_bits) {
+  /* a Jacobian; draws that depend on the point's index (point0 carried into each side); a Hessian */
+  split_equals_whole("input x[3]\noutput a = x[0] * exp(x[1]) - log(x[2])\noutput b = sin(x[0] * x[2])\n",
+                     DUAL_MODE_JACOBIAN, 2);
+  split_equals_whole("input x[2]\noutput a = x[0] + normal() * x[1]\noutput b = uniform() * x[0]\n",
+                     DUAL_MODE_EVAL, 0);
+  split_equals_whole("input x[4]\noutput f = exp(x[0] * x[1]) + x[2] ^ 3 / (1 + x[3] ^ 2)\n",
+                     DUAL_MODE_HESSIAN, 32);
+}
+
+Test(split, slices_keep_absent_arrays_absent) {
+  double x[20], y[10];
+  dual_batch b, s;
+  dual_batch_init(&b);
+  b.count = 10, b.x = x, b.x_ps = 2, b.x_es = 1, b.y = y, b.y_ps = 1, b.y_es = 1, b.point0 = 5;
+  dual_batch_slice(&b, 4, 6, &s);
+  cr_assert(s.x == x + 8 && s.y == y + 4 && s.count == 6 && s.point0 == 9);
+  cr_assert(s.p == NULL && s.d == NULL && s.h == NULL && s.u == NULL && s.v == NULL && s.status == NULL);
+}

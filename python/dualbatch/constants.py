@@ -39,6 +39,7 @@ class Device(enum.IntEnum):
     AUTO = 0
     CPU = 1
     GPU = 2
+    HYBRID = 3  # reported only (last_device): the last call split its points between GPU and CPU
 
 
 class ADMode(enum.IntEnum):

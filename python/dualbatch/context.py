@@ -164,7 +164,8 @@ class Context(OwnsHandle):
 
     @property
     def last_device(self):
-        """Where the last successful evaluation ran ("cpu" or "gpu")."""
+        """Where the last successful evaluation ran ("cpu", "gpu", or "hybrid": its points were
+        split between the two)."""
         return self._name(LIB.dual_context_last_device, Device)
 
     @property

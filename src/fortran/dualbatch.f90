@@ -72,6 +72,7 @@ module dualbatch
   integer(c_int), parameter :: DUAL_DEVICE_AUTO = 0
   integer(c_int), parameter :: DUAL_DEVICE_CPU = 1
   integer(c_int), parameter :: DUAL_DEVICE_GPU = 2
+  integer(c_int), parameter :: DUAL_DEVICE_HYBRID = 3 ! reported only: the points were split
 
   ! ---- derivative modes (dual_ad_mode) --------------------------------------------------------
   integer(c_int), parameter :: DUAL_AD_AUTO = 0
