@@ -195,6 +195,7 @@ Test(calibration, cpu_figures_are_measured) {
   dual_calibration c;
   memset(&c, 0, sizeof c);
   cr_assert_eq(dual_calibration_measure_cpu(ctx, 2, &c), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_log_info("2 threads: call %g s, arith %g s, special %g s", c.cpu_call_s, c.cpu_arith_s, c.cpu_special_s);
   cr_assert_eq(c.threads, 2);
   cr_assert(c.cpu_call_s > 0 && c.cpu_call_s < 1.0, "call %g s", c.cpu_call_s);
   /* an instruction takes between 10 ps and 10 us a point on any machine this runs on */
