@@ -130,6 +130,11 @@ int dual_context_device(const dual_context *ctx);
 int dual_context_last_device(const dual_context *ctx);
 const char *dual_context_last_note(const dual_context *ctx);
 
+/* The points the last successful evaluation ran on the GPU and on the CPU (either pointer may be
+ * NULL): (B, 0) or (0, B) on one device, both nonzero where AUTO split it (last device
+ * DUAL_DEVICE_HYBRID). */
+int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points);
+
 /* Number of CUDA devices the library can use: 0 in a build without CUDA, without a driver, or
  * without a GPU.  Initializes the CUDA runtime (unlike creating a CPU context). */
 int dual_device_count(void);
@@ -301,6 +306,11 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             (n + 1) x n R it leaves (m > n only; results agree with the CPU's
  *                             to rounding, not bitwise; without cuBLAS the kernel's, with a note)
  *                                                               DUALBATCH_SOLVE_QR=0|1|2
+ *   DUAL_KNOB_DISPATCH        an AUTO context with a GPU, host arrays: 0 = the model (the CPU, the
+ *                             GPU or the points split between them, whichever the calibration
+ *                             and the program's measured times say is fastest: "Adaptive
+ *                             dispatch" above), 1 = the GPU first (the CPU only where the GPU
+ *                             fails), 2 = the model without splits      DUALBATCH_DISPATCH=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -317,7 +327,8 @@ typedef enum dual_knob {
   DUAL_KNOB_JIT_LOADS_AHEAD = 11,
   DUAL_KNOB_SOLVE_LU = 12,
   DUAL_KNOB_SOLVE_QR = 13,
-  DUAL_KNOB_COUNT = 14
+  DUAL_KNOB_DISPATCH = 14,
+  DUAL_KNOB_COUNT = 15
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -3,6 +3,7 @@
  * width, the last-error message, and the status-code strings.
  */
 #include "context.h"
+#include "dispatch/dispatch.h"
 #include "gpu.h"
 #include "jit/jit_cache.h"
 
@@ -123,6 +124,7 @@ static const struct knob_def {
     [DUAL_KNOB_JIT_LOADS_AHEAD] = {0, 8, 1, "DUALBATCH_JIT_LOADS_AHEAD", NULL},
     [DUAL_KNOB_SOLVE_LU] = {0, 3, 0, "DUALBATCH_SOLVE_LU", NULL},
     [DUAL_KNOB_SOLVE_QR] = {0, 2, 0, "DUALBATCH_SOLVE_QR", NULL},
+    [DUAL_KNOB_DISPATCH] = {0, 2, 0, "DUALBATCH_DISPATCH", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {
@@ -226,6 +228,7 @@ void dual_context_destroy(dual_context **ctx) {
   free((*ctx)->solve_note);
   free((*ctx)->cache_dir);
   free((*ctx)->calib);
+  dual_dispatch_memo_free((*ctx)->memo);
   free(*ctx);
   *ctx = NULL;
 }
@@ -234,6 +237,13 @@ int dual_context_device(const dual_context *ctx) { return ctx ? ctx->device : DU
 
 int dual_context_last_device(const dual_context *ctx) {
   return ctx ? ctx->last_device : DUAL_DEVICE_CPU;
+}
+
+int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (gpu_points != NULL) *gpu_points = ctx->last_split[0];
+  if (cpu_points != NULL) *cpu_points = ctx->last_split[1];
+  return DUAL_SUCCESS;
 }
 
 const char *dual_context_last_note(const dual_context *ctx) {

@@ -35,6 +35,8 @@ struct dual_context {
   char *solve_note;     /* the note of its first fallback (heap, NULL = none) */
   struct dual_calibration *calib; /* AUTO's dispatch figures (dispatch/calibration.h; heap, NULL =
                                      not yet known) */
+  struct dual_dispatch_memo *memo; /* AUTO's measured scales of programs (dispatch/dispatch.c) */
+  int64_t last_split[2];           /* the last call's points on the GPU and on the CPU */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

@@ -68,6 +68,20 @@ int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *sr
  * failure, with a DUAL_ERR_* status naming `what`). */
 int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what);
 
+/* 1 when the GPU would run `job` with its compiled kernel (in memory or in the disk cache; under
+ * DUAL_TIER_AUTO a missing one is queued for the background compile, as a GPU run would), 0 when
+ * it would interpret it (or has no GPU state). */
+int dual_gpu_would_compile(dual_context *ctx, const dual_job *job);
+
+/* The GPU's figures of AUTO's dispatch model (dispatch/calibration.h), measured on the context's
+ * GPU (kernels/gpu_calibrate.c): a host-array call's fixed cost, the staged copies' bytes per
+ * second each way, the kernels' time per instruction per point at full occupancy and for one
+ * point alone (the interpreter's; the compiled tier's where `compiled` is 1, which compiles the
+ * calibration's two kernels once, then finds them in the disk cache; with 0 the compiled figures
+ * are the interpreter's, an upper bound), and a split call's extra cost.  Sets c->gpu. */
+struct dual_calibration;
+int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c);
+
 /* Free a context's GPU state (NULL is fine). */
 void dual_gpu_release(struct dual_gpu *gpu);
 

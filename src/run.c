@@ -12,6 +12,7 @@
 #endif
 
 #include "context.h"
+#include "dispatch/dispatch.h"
 #include "engine/pass2.h"
 #include "exec.h"
 #include "gpu.h"
@@ -36,7 +37,7 @@ static const char *mode_name(int mode) {
  * passes * (W + 4) — a pass re-evaluates the values, worth about four tangent lanes — preferring
  * the larger width on ties; on the GPU the fewest passes (a GPU stores only the lanes a register
  * uses, engine/plan.h, so a wider pass costs little register file; bench/NOTES.md). */
-static int choose_width(const dual_context *ctx, const dual_program *prog, int mode, int forced) {
+static int choose_width_on(const dual_context *ctx, const dual_program *prog, int mode, int forced, int gpu) {
   if (mode == DUAL_MODE_EVAL) return 0;
   if (mode == DUAL_MODE_JVP) return 1;
   if (forced && ctx->width > 0) return ctx->width;
@@ -50,14 +51,18 @@ static int choose_width(const dual_context *ctx, const dual_program *prog, int m
   int64_t best_cost = -1;
   for (int w = 1; w <= 32; w *= 2) {
     int64_t passes = (n + w - 1) / w;
-    int64_t cost = ctx->device == DUAL_DEVICE_GPU ? passes : passes * (w + 4);
-    if (best_cost < 0 || cost < best_cost || (cost == best_cost && ctx->device != DUAL_DEVICE_GPU)) {
+    int64_t cost = gpu ? passes : passes * (w + 4);
+    if (best_cost < 0 || cost < best_cost || (cost == best_cost && !gpu)) {
       best = w;
       best_cost = cost;
     }
     if (w >= n) break;
   }
   return best;
+}
+
+static int choose_width(const dual_context *ctx, const dual_program *prog, int mode, int forced) {
+  return choose_width_on(ctx, prog, mode, forced, ctx->device == DUAL_DEVICE_GPU);
 }
 
 /* Whether a reverse-mode job of `mode` on `prog` is within the compiled tier's rules for a
@@ -149,13 +154,23 @@ static int cpu_run(dual_context *ctx, const dual_job *job) {
   return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
 }
 
-static int dispatch(dual_context *ctx, const dual_job *job) {
-  dual_set_note(ctx, NULL);
-  if (ctx->device != DUAL_DEVICE_GPU) {
-    int st = cpu_run(ctx, job);
-    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
-    return st;
-  }
+/* The width the CPU engines take for a first-order forward job (a GPU context's job has the
+ * GPU's: the same bits, results never depend on the width). */
+static int cpu_width(const dual_context *ctx, const dual_job *job) {
+  if (job->reverse || job->samples > 0 || dual_mode_is_second_order(job->mode)) return job->width;
+  return choose_width_on(ctx, job->prog, job->mode, 1, 0);
+}
+
+/* The job on the CPU engines at the CPU's width (AUTO's dispatch, dispatch/dispatch.h). */
+static int cpu_at_cpu_width(dual_context *ctx, const dual_job *job) {
+  dual_job j = *job;
+  j.width = cpu_width(ctx, job);
+  return cpu_run(ctx, &j);
+}
+
+/* The job on the GPU; where that fails on an AUTO context with host arrays, on the CPU with a
+ * note saying why. */
+static int gpu_or_fallback(dual_context *ctx, const dual_job *job) {
   const int tier_before = ctx->last_tier;
   ctx->last_tier = DUAL_TIER_INTERPRET; /* dual_gpu_run says when the compiled tier ran */
   int st = job->samples > 0                       ? dual_gpu_run_sgrad(ctx, job)
@@ -181,6 +196,31 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   dual_set_note(ctx, note ? note : dual_strdup("the GPU failed, so this ran on the CPU"));
   ctx->last_device = DUAL_DEVICE_CPU;
   ctx->last_tier = DUAL_TIER_INTERPRET;
+  return st;
+}
+
+/* Run on the context's device: a CPU context on the CPU; a GPU context asked for as AUTO, with
+ * host arrays, where the dispatch model says (the CPU, the GPU or both: dispatch/dispatch.h,
+ * unless DUAL_KNOB_DISPATCH is 1); else on the GPU, falling back to the CPU as above. */
+static int dispatch(dual_context *ctx, const dual_job *job) {
+  dual_set_note(ctx, NULL);
+  const int64_t B = job->b->count;
+  int st;
+  if (ctx->device != DUAL_DEVICE_GPU) {
+    st = cpu_run(ctx, job);
+    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
+  } else if (ctx->requested == DUAL_DEVICE_AUTO && job->b->memory == DUAL_MEMORY_HOST && B > 0 &&
+             ctx->knobs[DUAL_KNOB_DISPATCH] != 1) {
+    const dual_dispatch_engines e = {gpu_or_fallback, cpu_at_cpu_width, cpu_width(ctx, job),
+                                     dual_gpu_would_compile(ctx, job)};
+    return dual_dispatch_auto(ctx, job, &e); /* (it records the split) */
+  } else {
+    st = gpu_or_fallback(ctx, job);
+  }
+  if (st == DUAL_SUCCESS) {
+    ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
+    ctx->last_split[1] = B - ctx->last_split[0];
+  }
   return st;
 }
 

@@ -337,3 +337,134 @@ Test(split, slices_keep_absent_arrays_absent) {
   cr_assert(s.x == x + 8 && s.y == y + 4 && s.count == 6 && s.point0 == 9);
   cr_assert(s.p == NULL && s.d == NULL && s.h == NULL && s.u == NULL && s.v == NULL && s.status == NULL);
 }
+
+/* ---- AUTO's dispatch, on two CPU engines standing for the GPU and the CPU ------------------ */
+
+#include "context.h"
+#include "dispatch/dispatch.h"
+
+static int fake_gpu_calls;
+static int64_t fake_gpu_points;
+
+/* "the GPU": the CPU engine, recording the call as a GPU run would */
+static int fake_gpu(dual_context *ctx, const dual_job *job) {
+#pragma omp atomic
+  fake_gpu_calls++;
+  fake_gpu_points = job->b->count;
+  const int st = dual_cpu_run(ctx, job);
+  if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_GPU;
+  return st;
+}
+
+static int cpu_side(dual_context *ctx, const dual_job *job) { return dual_cpu_run(ctx, job); }
+
+Test(dispatch_auto, the_plan_picks_the_engine_and_a_split_gives_the_same_bits) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, "input x[3]\noutput a = x[0] * exp(x[1]) - log(x[2])\noutput b = sin(x[0] * x[2])\n",
+                                    "auto", &prog), DUAL_SUCCESS);
+  enum { B = 20000 };
+  static double x[B * 3], y0[B * 2], d0[B * 6], y1[B * 2], d1[B * 6];
+  for (int i = 0; i < B * 3; ++i) x[i] = 0.3 + 0.01 * (i % 41);
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = B, b.x = x, b.x_ps = 3, b.x_es = 1, b.y = y0, b.y_ps = 2, b.y_es = 1;
+  b.d = d0, b.d_ps = 6, b.d_rs = 3, b.d_cs = 1;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = DUAL_MODE_JACOBIAN, job.width = 4, job.threads = 2;
+  cr_assert_eq(dual_cpu_run(ctx, &job), DUAL_SUCCESS);
+  dual_batch b1 = b;
+  b1.y = y1, b1.d = d1;
+  job.b = &b1;
+  const dual_dispatch_engines e = {fake_gpu, cpu_side, 4, 1};
+  /* the context's calibration: a GPU 100x the CPU, copies free, small fixed costs */
+  dual_calibration c = machine();
+  c.threads = 2, c.gpu_in_Bps = c.gpu_out_Bps = 1e15;
+  c.cpu_call_s = c.gpu_call_s = c.split_call_s = 1e-6;
+  for (int t = 0; t < 2; ++t) c.gpu_arith_s[t] = c.cpu_arith_s / 100, c.gpu_special_s[t] = c.cpu_special_s / 100;
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  fake_gpu_calls = 0;
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+  cr_assert_eq(fake_gpu_calls, 1);
+  int64_t g, cp;
+  dual_context_last_split(ctx, &g, &cp);
+  cr_assert(g == B && cp == 0, "split %lld + %lld", (long long)g, (long long)cp);
+  cr_assert(memcmp(d0, d1, sizeof d0) == 0 && memcmp(y0, y1, sizeof y0) == 0);
+  /* a GPU as slow as the CPU: split, each side its share, the whole call's bits */
+  for (int t = 0; t < 2; ++t) c.gpu_arith_s[t] = c.cpu_arith_s / 2, c.gpu_special_s[t] = c.cpu_special_s / 2;
+  *ctx->calib = c;
+  dual_context_destroy(&ctx); /* (a fresh context: no measured scales from the run above) */
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  memset(y1, 0, sizeof y1), memset(d1, 0, sizeof d1);
+  fake_gpu_calls = 0;
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID, "device %d, note %s", dual_context_last_device(ctx),
+               dual_context_last_note(ctx));
+  dual_context_last_split(ctx, &g, &cp);
+  cr_assert(g > 0 && cp > 0 && g + cp == B && g == fake_gpu_points && fake_gpu_calls == 1,
+            "split %lld + %lld", (long long)g, (long long)cp);
+  cr_assert(strstr(dual_context_last_note(ctx), "split") != NULL, "note: %s", dual_context_last_note(ctx));
+  cr_assert(memcmp(d0, d1, sizeof d0) == 0 && memcmp(y0, y1, sizeof y0) == 0, "the split's bits differ");
+  /* both devices were measured, so the program's scales are no longer 1 */
+  cr_assert_not_null(ctx->memo);
+  /* with splits off (DUAL_KNOB_DISPATCH 2) the faster single device runs */
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 2), DUAL_SUCCESS);
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_neq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
+  /* a CPU 100x the GPU: the CPU, with a note saying why */
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS);
+  for (int t = 0; t < 2; ++t) c.gpu_arith_s[t] = c.cpu_arith_s * 100, c.gpu_special_s[t] = c.cpu_special_s * 100;
+  *ctx->calib = c;
+  fake_gpu_calls = 0;
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+  cr_assert_eq(fake_gpu_calls, 0);
+  dual_context_last_split(ctx, &g, &cp);
+  cr_assert(g == 0 && cp == B);
+  cr_assert(strstr(dual_context_last_note(ctx), "on the CPU") != NULL, "note: %s", dual_context_last_note(ctx));
+  cr_assert(memcmp(d0, d1, sizeof d0) == 0 && memcmp(y0, y1, sizeof y0) == 0);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+static double line(const void *arg, double x) { return *(const double *)arg + 2.0 * x; }
+
+static double cpu_model_at(const void *arg, double x) {
+  dual_call_shape s = shape(100000);
+  s.cpu_scale = x;
+  return dual_model_cpu((const dual_calibration *)arg, &s, 100000, 2);
+}
+
+Test(dispatch_auto, the_scale_fit_inverts_the_model) {
+  const double one = 1.0;
+  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 11.0) - 5.0) < 1e-9);
+  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 0.5) - 1e-3) < 1e-15, "below the model's least: the floor");
+  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 1e9) - 1e3) < 1e-9, "above its most: the ceiling");
+  /* a CPU run measured at 5x the modelled per-point part: scale 5 */
+  const dual_calibration c = machine();
+  const double per = (100 * 1e-9 + 10 * 8e-9) * 2; /* 100000 points, 2 threads: 1563 blocks, 782 turns of 64 */
+  const double t = c.cpu_call_s + 5.0 * per * 782 * 64;
+  cr_assert(fabs(dual_dispatch_fit_scale(cpu_model_at, &c, t) - 5.0) < 1e-6);
+}
+
+Test(dispatch_auto, last_split_of_a_cpu_context) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, "input x\noutput y = x * x\n", "s", &prog), DUAL_SUCCESS);
+  double x[5] = {1, 2, 3, 4, 5}, y[5];
+  cr_assert_eq(dual_eval(ctx, prog, 5, x, 1, NULL, 0, y, 1, NULL), DUAL_SUCCESS);
+  int64_t g = -1, cp = -1;
+  cr_assert_eq(dual_context_last_split(ctx, &g, &cp), DUAL_SUCCESS);
+  cr_assert(g == 0 && cp == 5);
+  cr_assert_eq(dual_context_last_split(NULL, &g, &cp), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_last_split(ctx, NULL, NULL), DUAL_SUCCESS);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}

@@ -345,6 +345,8 @@ Test(gpu, failures_fall_back_with_auto_and_fail_with_gpu) {
   dual_context *cpu = context(DUAL_DEVICE_CPU), *autoc = context(DUAL_DEVICE_AUTO),
                *gpu = context(DUAL_DEVICE_GPU);
   cr_assert_eq(dual_context_device(autoc), DUAL_DEVICE_GPU);
+  /* the GPU first, the CPU where it fails (the dispatch model might put B = 4000 on the CPU) */
+  cr_assert_eq(dual_context_set_knob(autoc, DUAL_KNOB_DISPATCH, 1), DUAL_SUCCESS);
   uint64_t rng = 3;
   const int64_t B = 4000;
   dual_program *prog = bench_program(cpu, "kin");

@@ -72,7 +72,8 @@ class Knob(enum.IntEnum):
     JIT_LOADS_AHEAD = 11
     SOLVE_LU = 12
     SOLVE_QR = 13
-    COUNT = 14
+    DISPATCH = 14
+    COUNT = 15
 
 
 class HessianLayout(enum.IntEnum):

@@ -169,6 +169,15 @@ class Context(OwnsHandle):
         return self._name(LIB.dual_context_last_device, Device)
 
     @property
+    def last_split(self):
+        """(gpu_points, cpu_points): the points the last successful evaluation ran on the GPU and
+        on the CPU; both nonzero where AUTO split the call (last_device "hybrid")."""
+        self._check_open()
+        g, c = ctypes.c_int64(0), ctypes.c_int64(0)
+        LIB.dual_context_last_split(self._handle, ctypes.byref(g), ctypes.byref(c))
+        return g.value, c.value
+
+    @property
     def last_ad_mode(self):
         """"forward" or "reverse": the mode the last successful evaluation used."""
         return self._name(LIB.dual_context_last_ad_mode, ADMode)

@@ -54,6 +54,13 @@ def test_eval(first):
     assert r.status.dtype == np.int32 and r.status.shape == (37,) and not r.status.any()
 
 
+def test_last_device_and_split_on_the_cpu(ctx, first):
+    prog, x, c, _ = first
+    prog.jacobian(x, c)
+    assert ctx.last_device == "cpu"
+    assert ctx.last_split == (0, 37)
+
+
 def test_jacobian(first):
     prog, x, c, (y, J, _) = first
     r = prog.jacobian(x, c)

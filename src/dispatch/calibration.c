@@ -100,14 +100,16 @@ static double now(void) {
 /* The calibration programs: a chain of multiply-adds, and one of special functions between a few
  * additions (their instructions are counted from the bytecode, so constant folding and the
  * compiler's other passes do not matter).  Both stay finite and normal for inputs near 0.5. */
-static const char *const arith_source =
+static const char *const arith_src =
     "input x[4]\nlet s = x[0]\nfor i in 0..128 { s = s * x[1] + x[2]; s = s - x[3] * s }\noutput y = s\n";
-static const char *const special_source =
+static const char *const special_src =
     "input x[2]\nlet s = x[0]\n"
     "for i in 0..24 { s = exp(-s) + x[1]; s = log(s + 2); s = sin(s); s = sqrt(s * s + 1) / (s + 3) }\n"
     "output y = s\n";
 
-static void count(const dual_program *prog, double *arith, double *special) {
+const char *dual_calibration_source(int special) { return special ? special_src : arith_src; }
+
+void dual_calibration_count(const dual_program *prog, double *arith, double *special) {
   *arith = *special = 0.0;
   for (int64_t i = 0; i < prog->n_instr; ++i)
     *(dual_op_is_special(DUAL_INSTR_OP(prog->code + i * DUAL_INSTR_WORDS)) ? special : arith) += 1.0;
@@ -134,6 +136,17 @@ static int time_eval(dual_context *cpu, const dual_program *prog, int64_t B, con
   qsort(t, (size_t)reps, sizeof *t, cmp_double);
   *secs = t[0];
   return DUAL_SUCCESS;
+}
+
+void dual_calibration_solve(double ta, double ts, double aa, double sa, double as, double ss, double *ca,
+                            double *cs) {
+  /* ta = aa ca + sa cs, ts = as ca + ss cs */
+  const double det = aa * ss - sa * as;
+  double a = det != 0.0 ? (ta * ss - sa * ts) / det : ta / (aa + sa);
+  double s = det != 0.0 ? (aa * ts - as * ta) / det : ts / (as + ss);
+  if (!(a > 0.0)) a = ta / (aa + sa); /* timing noise: each figure stays positive */
+  if (!(s > a)) s = ts / (as + ss) > a ? ts / (as + ss) : a;
+  *ca = a, *cs = s;
 }
 
 /* One thread's seconds per point of `prog`'s eval at `threads` threads, the call's fixed part
@@ -163,8 +176,8 @@ int dual_calibration_measure_cpu(dual_context *ctx, int threads, dual_calibratio
   int st = x != NULL && y != NULL ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_context_create(&cpu, DUAL_DEVICE_CPU);
   if (st == DUAL_SUCCESS) st = dual_context_set_threads(cpu, threads);
-  if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, arith_source, "calibration", &pa);
-  if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, special_source, "calibration", &ps);
+  if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, arith_src, "calibration", &pa);
+  if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, special_src, "calibration", &ps);
   if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, "input x\noutput y = x\n", "calibration", &p1);
   double call = 0.0, ta = 0.0, ts = 0.0, aa, sa, as, ss;
   if (st == DUAL_SUCCESS) {
@@ -175,13 +188,9 @@ int dual_calibration_measure_cpu(dual_context *ctx, int threads, dual_calibratio
   if (st == DUAL_SUCCESS) st = per_point(cpu, pa, threads, call, x, y, cap, &ta);
   if (st == DUAL_SUCCESS) st = per_point(cpu, ps, threads, call, x, y, cap, &ts);
   if (st == DUAL_SUCCESS) {
-    count(pa, &aa, &sa), count(ps, &as, &ss);
-    /* ta = aa ca + sa cs, ts = as ca + ss cs */
-    const double det = aa * ss - sa * as;
-    double ca = det != 0.0 ? (ta * ss - sa * ts) / det : ta / (aa + sa);
-    double cs = det != 0.0 ? (aa * ts - as * ta) / det : ts / (as + ss);
-    if (!(ca > 0.0)) ca = ta / (aa + sa); /* timing noise: each figure stays positive */
-    if (!(cs > ca)) cs = ts / (as + ss) > ca ? ts / (as + ss) : ca;
+    dual_calibration_count(pa, &aa, &sa), dual_calibration_count(ps, &as, &ss);
+    double ca, cs;
+    dual_calibration_solve(ta, ts, aa, sa, as, ss, &ca, &cs);
     c->threads = threads, c->cpu_call_s = call, c->cpu_arith_s = ca, c->cpu_special_s = cs;
   } else if (cpu != NULL) {
     st = dual_fail(ctx, st, "calibrating the CPU: %s", dual_context_last_error(cpu));
@@ -240,9 +249,10 @@ int dual_calibration_get(dual_context *ctx, int threads, int force, dual_calibra
   if (!known) {
     memset(&c, 0, sizeof c);
     int st = dual_calibration_measure_cpu(ctx, threads, &c);
+    /* a GPU context's: the GPU's too (the compiled tier's only when asked for: it compiles two
+     * kernels the first time; at first need the interpreter's figures stand for them) */
+    if (st == DUAL_SUCCESS && ctx->device == DUAL_DEVICE_GPU) st = dual_gpu_calibrate(ctx, force, &c);
     if (st != DUAL_SUCCESS) return st;
-    /* (a GPU context's figures are measured with the GPU's calibration, next to come: until then
-     * a GPU context's calibration is not stored) */
     char text[2048];
     if (have_dir && c.gpu == (ctx->device == DUAL_DEVICE_GPU) && dual_calibration_format(&c, text, sizeof text) == 0)
       (void)dual_jit_cache_store(dir, key, text, strlen(text), NULL); /* no cache: measured again next time */

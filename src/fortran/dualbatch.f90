@@ -99,7 +99,8 @@ module dualbatch
   integer(c_int), parameter :: DUAL_KNOB_JIT_LOADS_AHEAD = 11
   integer(c_int), parameter :: DUAL_KNOB_SOLVE_LU = 12
   integer(c_int), parameter :: DUAL_KNOB_SOLVE_QR = 13
-  integer(c_int), parameter :: DUAL_KNOB_COUNT = 14
+  integer(c_int), parameter :: DUAL_KNOB_DISPATCH = 14
+  integer(c_int), parameter :: DUAL_KNOB_COUNT = 15
 
   ! ---- Hessian layouts (dual_hessian_layout) --------------------------------------------------
   integer(c_int), parameter :: DUAL_HESSIAN_FULL = 0
@@ -216,6 +217,14 @@ module dualbatch
       type(c_ptr), value :: ctx
       type(c_ptr) :: dual_context_last_note
     end function dual_context_last_note
+
+    ! the points the last call ran on the GPU and on the CPU (both nonzero: AUTO split it)
+    function dual_context_last_split(ctx, gpu_points, cpu_points) bind(C, name="dual_context_last_split")
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), intent(out) :: gpu_points, cpu_points
+      integer(c_int) :: dual_context_last_split
+    end function dual_context_last_split
 
     function dual_device_count() bind(C, name="dual_device_count")
       import

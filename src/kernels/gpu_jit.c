@@ -503,3 +503,13 @@ int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, cons
     e = cudaLaunchKernel((const void *)m->kernels[p], grid, block, params, 0, (cudaStream_t)stream);
   return (int)e;
 }
+
+int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
+  struct dual_gpu *g = NULL;
+  const dual_jit_module *m = NULL;
+  if (dual_gpu_state(ctx, &g) != DUAL_SUCCESS || dual_gpu_jit_select(ctx, g, job, &m) != DUAL_SUCCESS) {
+    dual_clear_error(ctx); /* the run that follows meets the same failure and reports it */
+    return 0;
+  }
+  return m != NULL;
+}

@@ -74,3 +74,13 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const struct dual_
   *done = 0;
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
 }
+
+int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
+  (void)ctx, (void)job;
+  return 0;
+}
+
+int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c) {
+  (void)compiled, (void)c;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}

@@ -1,0 +1,33 @@
+/*
+ * dispatch.h — AUTO's dispatch of a host-array call on a GPU context (issue 20): the model's plan
+ * (dispatch_model.h) from the context's calibration (calibration.h) and the times this program
+ * and mode took before on each device, then the call on the CPU, on the GPU, or split between
+ * them (split.h); each side's time then updates the program's measured scales.  run.c calls it
+ * where DUAL_KNOB_DISPATCH is not 1 (the GPU first).
+ */
+#ifndef DUAL_DISPATCH_H
+#define DUAL_DISPATCH_H
+
+#include "dispatch/split.h"
+
+typedef struct dual_dispatch_engines {
+  dual_engine_fn gpu; /* the job on the GPU; where that fails, on the CPU with a note (run.c) */
+  dual_engine_fn cpu; /* the job on the CPU engines at the CPU's width */
+  int cpu_width;      /* that width (the model's CPU work) */
+  int gpu_tier;       /* 1 when the GPU would run the compiled kernel, 0 the interpreter */
+} dual_dispatch_engines;
+
+/* Run `job` (host arrays, a GPU context) where the model says; ctx->last_device is CPU, GPU or
+ * HYBRID and ctx's split records the points each took.  Where the calibration cannot be
+ * measured, the GPU first (as DUAL_KNOB_DISPATCH 1). */
+int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispatch_engines *e);
+
+/* The context's measured scales (heap), freed with the context. */
+struct dual_dispatch_memo;
+void dual_dispatch_memo_free(struct dual_dispatch_memo *m);
+
+/* The scale x > 0 at which model(x) = t (model nondecreasing in x), within [1e-3, 1e3]: the
+ * bisection dual_dispatch_auto fits a program's measured time with. */
+double dual_dispatch_fit_scale(double (*model)(const void *arg, double x), const void *arg, double t);
+
+#endif /* DUAL_DISPATCH_H */
