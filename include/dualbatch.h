@@ -135,6 +135,22 @@ const char *dual_context_last_note(const dual_context *ctx);
  * DUAL_DEVICE_HYBRID). */
 int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points);
 
+/* Adaptive dispatch.  A context asked for as AUTO that has a GPU runs each call on host arrays
+ * where a model of this machine says it is fastest: on the CPU (small batches), on the GPU, or
+ * split between the two (the first points on the GPU through the staging path while the other
+ * CPU threads take the rest, the shares chosen so that both end together).  Results are the
+ * same bits wherever the points run: the job (its AD mode) is the GPU's either way, and the
+ * engines agree bitwise.  The model's figures come from a calibration measured at the first such
+ * call (the CPU's speed at the thread count, a GPU call's fixed cost, the staged copies' speed
+ * each way, the GPU kernels' speed; under a second) and stored in the kernel cache's directory,
+ * checked as its entries are (a damaged one is measured again); each program's times on either
+ * device then correct the model for it.  Device memory stays on the GPU; DUAL_DEVICE_CPU and
+ * DUAL_DEVICE_GPU contexts never move; DUAL_KNOB_DISPATCH turns splits or the model off.
+ * dual_context_calibrate measures the figures again (the compiled tier's kernels too, which a
+ * first calibration takes to be the interpreter's), stores them, and writes them to `report`
+ * (may be NULL; "name value" lines, cut to cap bytes).  A CPU context measures the CPU's only. */
+int dual_context_calibrate(dual_context *ctx, char *report, int64_t cap);
+
 /* Number of CUDA devices the library can use: 0 in a build without CUDA, without a driver, or
  * without a GPU.  Initializes the CUDA runtime (unlike creating a CPU context). */
 int dual_device_count(void);

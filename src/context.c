@@ -3,6 +3,7 @@
  * width, the last-error message, and the status-code strings.
  */
 #include "context.h"
+#include "dispatch/calibration.h"
 #include "dispatch/dispatch.h"
 #include "gpu.h"
 #include "jit/jit_cache.h"
@@ -237,6 +238,24 @@ int dual_context_device(const dual_context *ctx) { return ctx ? ctx->device : DU
 
 int dual_context_last_device(const dual_context *ctx) {
   return ctx ? ctx->last_device : DUAL_DEVICE_CPU;
+}
+
+int dual_context_calibrate(dual_context *ctx, char *report, int64_t cap) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (report != NULL && cap > 0) report[0] = '\0';
+  dual_calibration c;
+  int threads = ctx->threads;
+#ifdef _OPENMP
+  if (threads <= 0) threads = omp_get_max_threads(); /* as run.c's jobs */
+#endif
+  if (threads <= 0) threads = 1;
+  const int st = dual_calibration_get(ctx, threads, 1, &c);
+  if (st != DUAL_SUCCESS) return st;
+  char text[2048];
+  if (report != NULL && cap > 0 && dual_calibration_format(&c, text, sizeof text) == 0)
+    snprintf(report, (size_t)cap, "%s", text);
+  dual_clear_error(ctx);
+  return DUAL_SUCCESS;
 }
 
 int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points) {

@@ -753,3 +753,22 @@ Test(cli, solve_and_lsq) {
   remove_file(pp), remove_file(in);
   free_result(&bad), free_result(&bad2);
 }
+
+Test(cli, calibrate_measures_and_stores_the_dispatch_figures) {
+  char dir[] = "/tmp/dual_cli_calib_XXXXXX";
+  cr_assert(mkdtemp(dir) != NULL);
+  setenv("DUALBATCH_CACHE_DIR", dir, 1);
+  run_result r = run_cli("calibrate --device cpu --threads 1", NULL);
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "dualbatch calibration 1\nthreads 1\ngpu 0\n") == r.out, "%s", r.out);
+  cr_assert(strstr(r.out, "cpu_arith_s ") != NULL && strstr(r.out, "cpu_special_s ") != NULL, "%s", r.out);
+  run_result i = run_cli("cache show", NULL); /* the figures are an entry of the cache */
+  cr_assert(strstr(i.out, "1 entry") != NULL, "%s", i.out);
+  run_result bad = run_cli("calibrate --threads 0x", NULL);
+  cr_assert_neq(bad.status, 0);
+  free_result(&r), free_result(&i), free_result(&bad);
+  unsetenv("DUALBATCH_CACHE_DIR");
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}

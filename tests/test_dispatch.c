@@ -409,7 +409,7 @@ Test(dispatch_auto, the_plan_picks_the_engine_and_a_split_gives_the_same_bits) {
   dual_context_last_split(ctx, &g, &cp);
   cr_assert(g > 0 && cp > 0 && g + cp == B && g == fake_gpu_points && fake_gpu_calls == 1,
             "split %lld + %lld", (long long)g, (long long)cp);
-  cr_assert(strstr(dual_context_last_note(ctx), "split") != NULL, "note: %s", dual_context_last_note(ctx));
+  cr_assert_str_eq(dual_context_last_note(ctx), "", "a choice is not a note");
   cr_assert(memcmp(d0, d1, sizeof d0) == 0 && memcmp(y0, y1, sizeof y0) == 0, "the split's bits differ");
   /* both devices were measured, so the program's scales are no longer 1 */
   cr_assert_not_null(ctx->memo);
@@ -427,7 +427,7 @@ Test(dispatch_auto, the_plan_picks_the_engine_and_a_split_gives_the_same_bits) {
   cr_assert_eq(fake_gpu_calls, 0);
   dual_context_last_split(ctx, &g, &cp);
   cr_assert(g == 0 && cp == B);
-  cr_assert(strstr(dual_context_last_note(ctx), "on the CPU") != NULL, "note: %s", dual_context_last_note(ctx));
+  cr_assert_str_eq(dual_context_last_note(ctx), "");
   cr_assert(memcmp(d0, d1, sizeof d0) == 0 && memcmp(y0, y1, sizeof y0) == 0);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
@@ -467,4 +467,27 @@ Test(dispatch_auto, last_split_of_a_cpu_context) {
   cr_assert_eq(dual_context_last_split(ctx, NULL, NULL), DUAL_SUCCESS);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
+}
+
+Test(dispatch_auto, calibrate_a_cpu_context) {
+  char dir[] = "/tmp/dualbatch-calapi-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_threads(ctx, 1), DUAL_SUCCESS);
+  char report[2048];
+  cr_assert_eq(dual_context_calibrate(ctx, report, sizeof report), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  dual_calibration c;
+  cr_assert_eq(dual_calibration_parse(report, strlen(report), &c), 0, "%s", report);
+  cr_assert(c.threads == 1 && c.gpu == 0 && c.cpu_arith_s > 0);
+  char tiny[8];
+  cr_assert_eq(dual_context_calibrate(ctx, tiny, sizeof tiny), DUAL_SUCCESS);
+  cr_assert_eq(strlen(tiny), 7, "cut to cap");
+  cr_assert_eq(dual_context_calibrate(ctx, NULL, 0), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_calibrate(NULL, report, sizeof report), DUAL_ERR_ARGUMENT);
+  dual_context_destroy(&ctx);
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
 }

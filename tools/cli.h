@@ -68,6 +68,8 @@ enum {
     "print the build (CUDA, devices, OpenMP threads) and the compiled tier's kernel cache")        \
   X(CACHE, "cache", CLI_OPT_HELP, 1, 1, "show|clear",                                              \
     "the compiled GPU tier's kernel cache: show its directory and size, or remove its entries")    \
+  X(CALIBRATE, "calibrate", CLI_OPT_DEVICE | CLI_OPT_THREADS | CLI_OPT_HELP, 0, 0, "",               \
+    "measure again the figures AUTO's dispatch model uses on this machine, store and print them")  \
   X(HELP, "help", CLI_OPT_HELP, 0, 1, "[VERB]", "print help, or a verb's help")
 
 typedef enum cli_verb {

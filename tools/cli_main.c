@@ -459,6 +459,24 @@ static int verb_cache(const cli_options *o) {
   return rc;
 }
 
+static int verb_calibrate(const cli_options *o) {
+  dual_context *ctx = NULL;
+  int rc = CLI_EXIT_FAIL;
+  char report[2048];
+  if (dual_context_create(&ctx, o->device) != DUAL_SUCCESS)
+    cli_error("%s", ctx ? dual_context_last_error(ctx) : "cannot create a context");
+  else if (o->threads > 0 && dual_context_set_threads(ctx, o->threads) != DUAL_SUCCESS)
+    cli_error("%s", dual_context_last_error(ctx));
+  else if (dual_context_calibrate(ctx, report, sizeof report) != DUAL_SUCCESS)
+    cli_error("calibrate: %s", dual_context_last_error(ctx));
+  else {
+    printf("%s", report);
+    rc = fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+  }
+  dual_context_destroy(&ctx);
+  return rc;
+}
+
 static int verb_info(void) {
   char probe[1];
   int64_t need = dual_build_info(probe, 1);
@@ -557,6 +575,7 @@ static int dispatch(const cli_options *o) {
   case CLI_VERB_HELP: return verb_help(o);
   case CLI_VERB_INFO: return verb_info();
   case CLI_VERB_CACHE: return verb_cache(o);
+  case CLI_VERB_CALIBRATE: return verb_calibrate(o);
   case CLI_VERB_DISASM: return verb_disasm(o);
   case CLI_VERB_COMPILE: return verb_compile(o);
   default: return cli_run_stream(o);

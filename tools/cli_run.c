@@ -409,15 +409,20 @@ static void report_run(cli_stream *s, int st, int verbose) {
     s->noted_fallback = 1; /* once per run */
   }
   if (!verbose) return;
-  char where[64];
-  const int gpu = dual_context_last_device(s->ctx) == DUAL_DEVICE_GPU;
-  snprintf(where, sizeof where, "%s%s", gpu ? "gpu" : "cpu",
+  char where[64], split[48] = "";
+  const int dev = dual_context_last_device(s->ctx), gpu = dev == DUAL_DEVICE_GPU || dev == DUAL_DEVICE_HYBRID;
+  if (dev == DUAL_DEVICE_HYBRID) { /* AUTO split the chunk */
+    int64_t g = 0, c = 0;
+    dual_context_last_split(s->ctx, &g, &c);
+    snprintf(split, sizeof split, " (%lld on the gpu, %lld on the cpu)", (long long)g, (long long)c);
+  }
+  snprintf(where, sizeof where, "%s%s", dev == DUAL_DEVICE_HYBRID ? "gpu and cpu" : gpu ? "gpu" : "cpu",
            !gpu ? "" : dual_context_last_tier(s->ctx) == DUAL_TIER_COMPILE ? ", compiled tier"
                                                                              : ", interpreter");
   if (strcmp(where, s->last_where) != 0 || (tier_note && strcmp(note, s->last_note) != 0)) {
     const size_t len = strlen(note);
-    fprintf(stderr, "dualbatch: records %lld..: ran on %s%s%.*s\n", (long long)s->written + 1,
-            where, tier_note ? ": " : "", tier_note ? (int)(len > 0 && note[len - 1] == '\n' ? len - 1 : len) : 0,
+    fprintf(stderr, "dualbatch: records %lld..: ran on %s%s%s%.*s\n", (long long)s->written + 1,
+            where, split, tier_note ? ": " : "", tier_note ? (int)(len > 0 && note[len - 1] == '\n' ? len - 1 : len) : 0,
             note);
     snprintf(s->last_where, sizeof s->last_where, "%s", where);
     snprintf(s->last_note, sizeof s->last_note, "%s", note);

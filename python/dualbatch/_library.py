@@ -37,6 +37,7 @@ PROTOTYPES = {
     "dual_context_device": (_int, [_vp]),
     "dual_context_last_device": (_int, [_vp]),
     "dual_context_last_split": (_int, [_vp, _pi64, _pi64]),
+    "dual_context_calibrate": (_int, [_vp, _cp, _i64]),
     "dual_context_last_note": (_cp, [_vp]),
     "dual_device_count": (_int, []),
     "dual_context_set_stream": (_int, [_vp, _vp]),

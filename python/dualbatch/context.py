@@ -177,6 +177,17 @@ class Context(OwnsHandle):
         LIB.dual_context_last_split(self._handle, ctypes.byref(g), ctypes.byref(c))
         return g.value, c.value
 
+    def calibrate(self):
+        """Measure again the figures AUTO's adaptive dispatch uses on this machine (stored in the
+        kernel cache's directory) and return them as a dict of name -> value."""
+        buf = ctypes.create_string_buffer(4096)
+        self._call(LIB.dual_context_calibrate, self._handle, buf, len(buf))
+        out = {}
+        for line in buf.value.decode("utf-8", "replace").splitlines()[1:]:
+            name, _, value = line.partition(" ")
+            out[name] = float(value)
+        return out
+
     @property
     def last_ad_mode(self):
         """"forward" or "reverse": the mode the last successful evaluation used."""

@@ -61,6 +61,13 @@ def test_last_device_and_split_on_the_cpu(ctx, first):
     assert ctx.last_split == (0, 37)
 
 
+def test_calibrate_a_cpu_context(ctx, tmp_path):
+    ctx.set_cache_dir(str(tmp_path))
+    figures = ctx.calibrate()
+    assert figures["gpu"] == 0 and figures["threads"] >= 1
+    assert 0 < figures["cpu_arith_s"] <= figures["cpu_special_s"] < 1e-5
+
+
 def test_jacobian(first):
     prog, x, c, (y, J, _) = first
     r = prog.jacobian(x, c)

@@ -131,11 +131,6 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     learn(m, &c, &s, 0, B - p.gpu_points, threads - 1, tc);
     ctx->last_device = gpu_ran ? DUAL_DEVICE_HYBRID : DUAL_DEVICE_CPU;
     ctx->last_split[0] = gpu_ran ? p.gpu_points : 0, ctx->last_split[1] = B - ctx->last_split[0];
-    if (gpu_ran)
-      dual_set_note(ctx, dual_strdup_printf("AUTO split the call: %lld points on the GPU, %lld on the CPU "
-                                            "(modelled: CPU %.3g s, GPU %.3g s, split %.3g s)",
-                                            (long long)p.gpu_points, (long long)(B - p.gpu_points), p.t_cpu,
-                                            p.t_gpu, p.t_split));
     return st;
   }
   const double t0 = seconds();
@@ -147,8 +142,6 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     if (st == DUAL_SUCCESS) {
       learn(m, &c, &s, 0, B, threads, seconds() - t0);
       ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
-      dual_set_note(ctx, dual_strdup_printf("AUTO ran this on the CPU (modelled: CPU %.3g s, GPU %.3g s)",
-                                            p.t_cpu, p.t_gpu));
     }
   }
   if (st == DUAL_SUCCESS) {

@@ -18,8 +18,8 @@ typedef struct dual_dispatch_engines {
 } dual_dispatch_engines;
 
 /* Run `job` (host arrays, a GPU context) where the model says; ctx->last_device is CPU, GPU or
- * HYBRID and ctx's split records the points each took.  Where the calibration cannot be
- * measured, the GPU first (as DUAL_KNOB_DISPATCH 1). */
+ * HYBRID and ctx's split records the points each took (a choice is not a note: notes report
+ * fallbacks).  Where the calibration cannot be measured, the GPU first (as DUAL_KNOB_DISPATCH 1). */
 int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispatch_engines *e);
 
 /* The context's measured scales (heap), freed with the context. */

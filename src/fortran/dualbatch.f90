@@ -218,6 +218,15 @@ module dualbatch
       type(c_ptr) :: dual_context_last_note
     end function dual_context_last_note
 
+    ! measure AUTO's dispatch figures again and store them; report (c_null_ptr, or cap bytes)
+    ! receives them as text
+    function dual_context_calibrate(ctx, report, cap) bind(C, name="dual_context_calibrate")
+      import
+      type(c_ptr), value :: ctx, report
+      integer(c_int64_t), value :: cap
+      integer(c_int) :: dual_context_calibrate
+    end function dual_context_calibrate
+
     ! the points the last call ran on the GPU and on the CPU (both nonzero: AUTO split it)
     function dual_context_last_split(ctx, gpu_points, cpu_points) bind(C, name="dual_context_last_split")
       import
