@@ -50,10 +50,17 @@ static int call(dual_context *ctx, const dual_program *prog, const workload *w, 
   return dual_jacobian(ctx, prog, B, x, w->n, p, w->np, o->y, w->m, o->J, (int64_t)w->m * w->n, NULL);
 }
 
+/* Where the last call ran: "CPU", "GPU compiled", "GPU interpreted", or "GPU+CPU split g/c". */
 static const char *where(const dual_context *ctx) {
+  static char buf[96];
+  int64_t g = 0, c = 0;
   switch (dual_context_last_device(ctx)) {
   case DUAL_DEVICE_CPU: return "CPU";
   case DUAL_DEVICE_GPU: return dual_context_last_tier(ctx) == DUAL_TIER_COMPILE ? "GPU compiled" : "GPU interpreted";
+  case DUAL_DEVICE_HYBRID:
+    dual_context_last_split(ctx, &g, &c);
+    snprintf(buf, sizeof buf, "GPU+CPU split %lld/%lld", (long long)g, (long long)c);
+    return buf;
   default: return "?";
   }
 }

@@ -2,9 +2,9 @@
  * dispatch.c — dual_dispatch_auto (dispatch.h).  A program's measured scales are kept per
  * context for its last DUAL_MEMO_SLOTS (program, product) pairs: the measured over the modelled
  * time of its varying part (the per-point work; the calibration's fixed costs and copies are
- * taken as measured), fitted after every run on each device and averaged in log space with the
- * earlier ones.  A split measures both devices at once, so a program whose two times are close
- * gets both scales from its first calls.
+ * taken as measured), fitted after every run on each device but the first (learn).  A split
+ * measures both devices at once, so a program whose two times are close gets both scales from
+ * its first calls.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -84,14 +84,22 @@ static double gpu_at(const void *arg, double x) {
   return dual_model_gpu(a.c, &a.s, a.B);
 }
 
-/* Fold a run of B points on device d (0 CPU, 1 GPU) that took t seconds into e. */
+/* Fold a run of B points on device d (0 CPU, 1 GPU) that took t seconds into e.  A device's first
+ * run of the pair is not learned from: it may have compiled the GPU's kernel (seconds, under
+ * DUAL_TIER_COMPILE) or faulted in the CPU's workspaces.  After that each run moves the scale
+ * halfway to its own in log space, by at most a factor DUAL_MEMO_STEP, so that one disturbed
+ * call cannot drive a device out of use (a device not chosen is not measured again). */
+enum { DUAL_MEMO_STEP = 4 };
 static void learn(memo_entry *e, const dual_calibration *c, const dual_call_shape *s, int d, int64_t B,
                   int threads, double t) {
   if (e == NULL || B <= 0 || !(t > 0.0)) return;
+  if (e->runs[d]++ == 0) return;
   fit_arg a = {c, *s, B, threads};
   const double x = dual_dispatch_fit_scale(d ? gpu_at : cpu_at, &a, t);
-  e->scale[d] = e->runs[d] == 0 ? x : exp(0.5 * log(e->scale[d]) + 0.5 * log(x));
-  e->runs[d]++;
+  double step = 0.5 * (log(x) - log(e->scale[d]));
+  const double lim = log((double)DUAL_MEMO_STEP);
+  step = step > lim ? lim : step < -lim ? -lim : step;
+  e->scale[d] *= exp(step);
 }
 
 static double seconds(void) {
