@@ -10,18 +10,7 @@
 #include "program.h"
 
 int dual_op_is_special(int op) {
-  switch (op) {
-  case DUAL_OP_DIV: case DUAL_OP_POW: case DUAL_OP_SQRT: case DUAL_OP_CBRT: case DUAL_OP_EXP:
-  case DUAL_OP_EXP2: case DUAL_OP_EXPM1: case DUAL_OP_LOG: case DUAL_OP_LOG2: case DUAL_OP_LOG10:
-  case DUAL_OP_LOG1P: case DUAL_OP_HYPOT: case DUAL_OP_SIN: case DUAL_OP_COS: case DUAL_OP_TAN:
-  case DUAL_OP_ASIN: case DUAL_OP_ACOS: case DUAL_OP_ATAN: case DUAL_OP_ATAN2: case DUAL_OP_SINH:
-  case DUAL_OP_COSH: case DUAL_OP_TANH: case DUAL_OP_ASINH: case DUAL_OP_ACOSH: case DUAL_OP_ATANH:
-  case DUAL_OP_ERF: case DUAL_OP_ERFC: case DUAL_OP_SIGMOID: case DUAL_OP_SOFTPLUS: case DUAL_OP_RNORM:
-  case DUAL_OP_RUNIF:
-    return 1;
-  default:
-    return 0;
-  }
+  return op >= 0 && op < DUAL_OP_COUNT && (dual_op_table[op].flags & F_SPECIAL) != 0;
 }
 
 /* Work of a first-order job over one value sweep, forward at `width` or reverse, on the CPU

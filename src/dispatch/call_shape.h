@@ -9,9 +9,8 @@
 #include "dispatch/dispatch_model.h"
 #include "exec.h"
 
-/* Whether an op counts as a special-function instruction in the model (division, square root,
- * the exponential, logarithmic, power, trigonometric and hyperbolic functions, erf, the random
- * draws); the others are arithmetic. */
+/* Whether an op counts as a special-function instruction in the model (its F_SPECIAL flag in the
+ * op table, dual/ops.def); the others are arithmetic. */
 int dual_op_is_special(int op);
 
 /* The shape of `job` (its GPU form: the width and AD mode run.c chose for a GPU context) with

@@ -37,7 +37,7 @@ enum dual_adj {
 /* ops.def "flags" column.  F_D2AA / F_D2AB / F_D2BB: the second partial d2r/da2 (da db, db2)
  * of this op may be nonzero; where the flag is absent dual_rule2_NAME stores exactly 0.0 there
  * and the second-order engines skip the term structurally.  No op has a second partial in c. */
-enum dual_op_flag { F_COMM = 1, F_CHECK = 2, F_BOOL = 4, F_D2AA = 8, F_D2AB = 16, F_D2BB = 32 };
+enum dual_op_flag { F_COMM = 1, F_CHECK = 2, F_BOOL = 4, F_D2AA = 8, F_D2AB = 16, F_D2BB = 32, F_SPECIAL = 64 };
 
 typedef enum dual_op {
 #define OP(name, spelling, arity, prop, adj, flags, synopsis) DUAL_OP_##name,
