@@ -135,8 +135,9 @@ const char *dual_context_last_note(const dual_context *ctx);
  * DUAL_DEVICE_HYBRID). */
 int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points);
 
-/* Adaptive dispatch.  A context asked for as AUTO that has a GPU runs each call on host arrays
- * where a model of this machine says it is fastest: on the CPU (small batches), on the GPU, or
+/* Adaptive dispatch (opt-in for now: DUAL_KNOB_DISPATCH 0, DUALBATCH_DISPATCH=0).  A context
+ * asked for as AUTO that has a GPU runs each call on host arrays where a model of this machine
+ * says it is fastest: on the CPU (small batches), on the GPU, or
  * split between the two (the first points on the GPU through the staging path while the other
  * CPU threads take the rest, the shares chosen so that both end together).  Results are the
  * same bits wherever the points run: the job (its AD mode) is the GPU's either way, and the
@@ -326,7 +327,9 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             GPU or the points split between them, whichever the calibration
  *                             and the program's measured times say is fastest: "Adaptive
  *                             dispatch" above), 1 = the GPU first (the CPU only where the GPU
- *                             fails), 2 = the model without splits      DUALBATCH_DISPATCH=0|1|2
+ *                             fails; the default while the model is new: it has not yet been
+ *                             measured on a GPU), 2 = the model without splits
+ *                                                               DUALBATCH_DISPATCH=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,

@@ -491,3 +491,12 @@ Test(dispatch_auto, calibrate_a_cpu_context) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   cr_assert_eq(system(cmd), 0);
 }
+
+Test(dispatch_auto, the_model_is_opt_in_for_now) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_knob(ctx, DUAL_KNOB_DISPATCH), 1, "the GPU first until measured on a GPU");
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 3), DUAL_ERR_ARGUMENT);
+  dual_context_destroy(&ctx);
+}
