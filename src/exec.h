@@ -62,6 +62,13 @@ int dual_run_chooses_reverse(const dual_context *ctx, const dual_program *prog, 
  * (its width rule; a colored view counts its directions). */
 int64_t dual_run_jacobian_passes(const dual_context *ctx, const dual_program *prog);
 
+/* The blocks an engine's threads take at a time (OpenMP's dynamic schedule): four while every
+ * thread gets many, else one, so a small batch still spreads over all the threads (100 points of
+ * hess in blocks of 16 at four a time kept two of sixteen threads busy). */
+static inline int dual_blocks_per_take(int64_t nblocks, int threads) {
+  return nblocks >= 16 * (int64_t)threads ? 4 : 1;
+}
+
 /* Whether a mode needs second-order passes. */
 static inline int dual_mode_is_second_order(int mode) {
   return mode == DUAL_MODE_HESSIAN || mode == DUAL_MODE_HVP;

@@ -158,6 +158,8 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   int64_t blk = 0;
   dual_block_fn fn = block_fn(prog, job->width, &blk);
   if (fn == NULL) return dual_fail(ctx, DUAL_ERR_INTERNAL, "no CPU kernel for width %d", job->width);
+  /* a batch too small to give every thread a large block: 16-point blocks throughout */
+  if (blk > 16 && count < (int64_t)job->threads * blk) fn = tail_fn(job->width), blk = 16;
   /* the points after the last whole block go in 16-point blocks where they are at most half a
    * block (a solver's late rounds have a few points each, and the block's loops run over all of
    * its points); every point's arithmetic is the same in either */
@@ -177,6 +179,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
   int failed = 0;
   int threads = job->threads;
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int take = dual_blocks_per_take(nblocks, threads);
 #pragma omp parallel num_threads(threads)
   {
     dual_cpu_ws ws, ws16; /* ws16: the 16-point blocks', allocated at the first */
@@ -190,7 +193,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
       const int kcount = dual_pass_columns(job->mode, n, c0, job->width);
 #pragma omp single
       dual_lanes_compute(prog, job->mode, job->width, c0, reg_mask, lanes);
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, take)
       for (int64_t ib = 0; ib < nblocks; ++ib) {
         if (!ok) continue;
         const int small = ib >= nfull && tfn != NULL;

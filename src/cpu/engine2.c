@@ -64,6 +64,7 @@ int dual_cpu_run2(dual_context *ctx, const dual_job *job) {
   int plan_failed = 0, ws_failed = 0;
   int threads = job->threads;
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int take = dual_blocks_per_take(nblocks, threads);
 #pragma omp parallel num_threads(threads)
   {
     dual_cpu_ws2 ws;
@@ -80,7 +81,7 @@ int dual_cpu_run2(dual_context *ctx, const dual_job *job) {
 #pragma omp atomic write
         ws_failed = 1;
       }
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, take)
       for (int64_t ib = 0; ib < nblocks; ++ib) {
         if (!ok) continue;
         const int64_t p0 = ib * DUAL_BLK2;

@@ -68,6 +68,7 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   const int64_t nblocks = (count + DUAL_BLKR - 1) / DUAL_BLKR;
   int threads = job->threads;
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int take = dual_blocks_per_take(nblocks, threads);
   const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_REV_BUDGET;
   const int64_t budget = limit / threads / DUAL_BLKR / (int64_t)sizeof(double);
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
@@ -95,7 +96,7 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
 #pragma omp atomic write
       failed = 1;
     }
-#pragma omp for schedule(dynamic, 4)
+#pragma omp for schedule(dynamic, take)
     for (int64_t ib = 0; ib < nblocks; ++ib) {
       if (!ok) continue;
       dual_cpu_rev_ctx R;
