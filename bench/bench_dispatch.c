@@ -5,8 +5,10 @@
  * same points for each, every result checked bitwise against the CPU's.  Prints one line per
  * workload, B and context (median seconds per call, points per second, where the call ran) and,
  * with --csv FILE, the same as comma-separated rows for bench/plot_dispatch.py.  The GPU and AUTO
- * contexts compile their kernels (DUAL_TIER_COMPILE) in an untimed warm-up, so the rows are the
- * steady state of a program that has run before.
+ * contexts compile their kernels (DUAL_TIER_COMPILE) in untimed warm-up calls, so the rows are the
+ * steady state of a program that has run before; the timed calls go round the contexts in turn,
+ * so that the machine's drift meets them alike.  The AUTO context takes DUAL_KNOB_DISPATCH from
+ * DUALBATCH_DISPATCH (unset: the library's default).
  *
  *   dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,1e3,...] [--threads T]
  *                            [--contexts cpu,gpu,auto] [--min-time S] [--csv FILE]
@@ -65,6 +67,38 @@ static const char *where(const dual_context *ctx) {
   }
 }
 
+/* One row: the median of a context's times at B, where its last call ran, and (checked) how far
+ * its results are from the CPU context's. */
+static void report(const workload *w, int64_t B, const char *name, const dual_context *ctx, double *times, int reps,
+                   const int ran[3], int checked, const outputs *ref, const outputs *got, FILE *csv, int *rc) {
+  const double med = bench_median(times, reps);
+  /* against the CPU context's: bitwise, else the largest difference relative to the entry's
+   * magnitude (a GPU or AUTO context may pick another AD mode for hess: run.c) */
+  char check[96] = "";
+  if (checked) {
+    const double *rs[3] = {ref->y, ref->J, ref->H}, *gs[3] = {got->y, got->J, got->H};
+    double worst = 0.0;
+    for (int a = 0; a < 3; ++a)
+      for (size_t e = 0; rs[a] && e < (size_t)B * out_doubles(w, a); ++e) {
+        const double r = rs[a][e], g = gs[a][e];
+        if (memcmp(&r, &g, sizeof r) == 0) continue;
+        const double d = fabs(r - g) / (fabs(r) > 1.0 ? fabs(r) : 1.0);
+        worst = d > worst || d != d ? d : worst;
+      }
+    if (worst == 0.0) snprintf(check, sizeof check, ", bitwise the CPU's");
+    else snprintf(check, sizeof check, ", %.1e from the CPU's", worst);
+    if (!(worst < 1e-10)) *rc = 1;
+  }
+  const char *note = dual_context_last_note(ctx);
+  char mix[64] = ""; /* where the timed calls ran, when not all in one place */
+  if ((ran[0] > 0) + (ran[1] > 0) + (ran[2] > 0) > 1)
+    snprintf(mix, sizeof mix, " (calls on CPU/GPU/split: %d/%d/%d)", ran[0], ran[1], ran[2]);
+  printf("%-5s %9lld %-5s %11.4e s %11.4e points/s  %d calls  ran on %s%s%s%s%s\n", w->name, (long long)B, name, med,
+         (double)B / med, reps, where(ctx), mix, check, note && *note ? "; note: " : "", note && *note ? note : "");
+  if (csv) fprintf(csv, "%s,%lld,%s,%.6e,%.6e,%s\n", w->name, (long long)B, name, med, (double)B / med, where(ctx));
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   const char *which = "all", *batches = "1e2,1e3,1e4,1e5,1e6,1e7", *contexts = "cpu,gpu,auto", *csv_path = NULL;
   int threads = omp_get_max_threads();
@@ -120,66 +154,69 @@ int main(int argc, char **argv) {
       *rs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bref * out_doubles(w, a)) : NULL;
       *gs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bmax * out_doubles(w, a)) : NULL;
     }
+    dual_context *ctxs[3] = {NULL, NULL, NULL};
+    dual_program *progs[3] = {NULL, NULL, NULL};
     for (int c = 0; c < 3; ++c) {
       if (!strstr(contexts, names[c])) continue;
-      dual_context *ctx = NULL;
-      dual_program *prog = NULL;
       char path[1024];
       snprintf(path, sizeof path, "%s/bench/programs/%s", DUAL_SOURCE_DIR, w->program);
+      dual_context *ctx = NULL;
       if (dual_context_create(&ctx, devices[c]) != DUAL_SUCCESS ||
           dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
           (devices[c] != DUAL_DEVICE_CPU && dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS) ||
-          dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS) {
+          dual_program_compile_file(ctx, path, &progs[c]) != DUAL_SUCCESS) {
         printf("%-5s %s context: %s (skipped)\n", w->name, names[c], ctx ? dual_context_last_error(ctx) : "no context");
         dual_context_destroy(&ctx);
         continue;
       }
-      for (int ib = 0; ib < nb; ++ib) {
-        const int64_t B = (int64_t)bs[ib];
-        const int checked = B <= Bref && strstr(contexts, "cpu") != NULL;
-        outputs *o = c == 0 && B <= Bref ? &ref : &got;
-        double times[BENCH_MAX_REPS];
-        int reps = 0;
-        double spent = 0.0;
-        /* a warm-up, then calls until min_time has passed (at least 3, at most BENCH_MAX_REPS) */
-        for (int r = -1; r < BENCH_MAX_REPS && (r < 3 || spent < min_time); ++r) {
-          const double t0 = bench_now();
-          if (call(ctx, prog, w, B, x, p, o) != DUAL_SUCCESS) {
-            printf("%-5s %9lld %-5s failed: %s\n", w->name, (long long)B, names[c], dual_context_last_error(ctx));
-            rc = 1;
-            break;
-          }
-          const double t = bench_now() - t0;
-          if (r >= 0) times[reps++] = t, spent += t;
-        }
-        if (reps == 0) continue;
-        const double med = bench_median(times, reps);
-        /* against the CPU context's: bitwise, else the largest difference relative to the
-         * entry's magnitude (a GPU or AUTO context may pick another AD mode for hess: run.c) */
-        char check[96] = "";
-        if (c > 0 && checked) {
-          double worst = 0.0;
-          for (int a = 0; a < 3; ++a)
-            for (size_t e = 0; *rs[a] && e < (size_t)B * out_doubles(w, a); ++e) {
-              const double r = (*rs[a])[e], g = (*gs[a])[e];
-              if (memcmp(&r, &g, sizeof r) == 0) continue;
-              const double d = fabs(r - g) / (fabs(r) > 1.0 ? fabs(r) : 1.0);
-              worst = d > worst || d != d ? d : worst;
-            }
-          if (worst == 0.0) snprintf(check, sizeof check, ", bitwise the CPU's");
-          else snprintf(check, sizeof check, ", %.1e from the CPU's", worst);
-          if (!(worst < 1e-10)) rc = 1;
-        }
-        const char *note = dual_context_last_note(ctx);
-        printf("%-5s %9lld %-5s %11.4e s %11.4e points/s  %d calls  ran on %s%s%s%s\n", w->name, (long long)B,
-               names[c], med, (double)B / med, reps, where(ctx), check, note && *note ? "; note: " : "",
-               note && *note ? note : "");
-        if (csv) fprintf(csv, "%s,%lld,%s,%.6e,%.6e,%s\n", w->name, (long long)B, names[c], med, (double)B / med, where(ctx));
-        fflush(stdout);
-      }
-      dual_program_destroy(&prog);
-      dual_context_destroy(&ctx);
+      ctxs[c] = ctx;
     }
+    for (int ib = 0; ib < nb; ++ib) {
+      const int64_t B = (int64_t)bs[ib];
+      /* two untimed calls on each context (the first may compile a kernel; the CPU context's
+       * first gives the reference results); the second's time sets the rounds: enough for each
+       * context's calls to take min_time (3 .. BENCH_MAX_REPS) */
+      int rounds = 3, failed[3] = {0, 0, 0};
+      for (int c = 0; c < 3; ++c) {
+        if (ctxs[c] == NULL) continue;
+        double t = 0.0;
+        for (int r = 0; r < 2 && !failed[c]; ++r) {
+          outputs *o = c == 0 && r == 0 && B <= Bref ? &ref : &got;
+          const double t0 = bench_now();
+          failed[c] = call(ctxs[c], progs[c], w, B, x, p, o) != DUAL_SUCCESS;
+          t = bench_now() - t0;
+        }
+        const int want = t > 0.0 ? (int)ceil(min_time / t) : BENCH_MAX_REPS;
+        if (!failed[c] && want > rounds) rounds = want < BENCH_MAX_REPS ? want : BENCH_MAX_REPS;
+      }
+      /* the rounds: one timed call of each context in turn, all into the same arrays, so that a
+       * drift of the machine (clocks, other tenants) and the arrays' placement meet all of them
+       * alike; each context's results are checked after its last call, against the CPU
+       * context's */
+      double times[3][BENCH_MAX_REPS];
+      int ran[3][3] = {{0}};
+      for (int r = 0; r < rounds; ++r)
+        for (int c = 0; c < 3; ++c) {
+          if (ctxs[c] == NULL || failed[c]) continue;
+          const double t0 = bench_now();
+          if (call(ctxs[c], progs[c], w, B, x, p, &got) != DUAL_SUCCESS) {
+            failed[c] = 1;
+            continue;
+          }
+          times[c][r] = bench_now() - t0;
+          const int d = dual_context_last_device(ctxs[c]);
+          ran[c][d == DUAL_DEVICE_HYBRID ? 2 : d == DUAL_DEVICE_GPU ? 1 : 0]++;
+          if (r == rounds - 1)
+            report(w, B, names[c], ctxs[c], times[c], rounds, ran[c], c > 0 && B <= Bref && ctxs[0] != NULL, &ref, &got,
+                   csv, &rc);
+        }
+      for (int c = 0; c < 3; ++c)
+        if (failed[c]) {
+          printf("%-5s %9lld %-5s failed: %s\n", w->name, (long long)B, names[c], dual_context_last_error(ctxs[c]));
+          rc = 1;
+        }
+    }
+    for (int c = 0; c < 3; ++c) dual_program_destroy(&progs[c]), dual_context_destroy(&ctxs[c]);
     free(x), free(p);
     for (int a = 0; a < 3; ++a) free(*rs[a]), free(*gs[a]);
   }
