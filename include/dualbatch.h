@@ -137,19 +137,23 @@ int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_
 
 /* Adaptive dispatch (opt-in for now: DUAL_KNOB_DISPATCH 0, DUALBATCH_DISPATCH=0).  A context
  * asked for as AUTO that has a GPU runs each call on host arrays where a model of this machine
- * says it is fastest: on the CPU (small batches), on the GPU, or
- * split between the two (the first points on the GPU through the staging path while the other
- * CPU threads take the rest, the shares chosen so that both end together).  Results are the
- * same bits wherever the points run: the job (its AD mode) is the GPU's either way, and the
- * engines agree bitwise.  The model's figures come from a calibration measured at the first such
- * call (the CPU's speed at the thread count, a GPU call's fixed cost, the staged copies' speed
- * each way, the GPU kernels' speed; under a second) and stored in the kernel cache's directory,
- * checked as its entries are (a damaged one is measured again); each program's times on either
- * device then correct the model for it.  Device memory stays on the GPU; DUAL_DEVICE_CPU and
- * DUAL_DEVICE_GPU contexts never move; DUAL_KNOB_DISPATCH turns splits or the model off.
- * dual_context_calibrate measures the figures again (the compiled tier's kernels too, which a
- * first calibration takes to be the interpreter's), stores them, and writes them to `report`
- * (may be NULL; "name value" lines, cut to cap bytes).  A CPU context measures the CPU's only. */
+ * says it is fastest: on the CPU (small batches), on the GPU, or split between the two (the
+ * first points on the GPU through the staging path, with a few of the context's threads for its
+ * copies, while the other threads take the rest on the CPU; the shares chosen so that both end
+ * together).  Results are the same bits wherever the points run: the job (its AD mode) is the
+ * GPU's either way, and the engines agree bitwise.  The model's figures come from a calibration
+ * measured at the first such call (the CPU's speed at the thread count, a GPU call's fixed cost,
+ * the staged copies' speed each way, the GPU kernels' speed; under a second) and stored in the
+ * kernel cache's directory, checked as its entries are (a damaged one is measured again).  Each
+ * program's own calls then correct the model for it: on each device alone (from two batch sizes,
+ * its own fixed cost and per-point rate; a device the model puts within 4x of the chosen one is
+ * tried once before it is trusted), and split (the two sides slow each other, so a split that
+ * measured no faster than one device is not taken again for the program at batches within 4x).
+ * Device memory stays on the GPU; DUAL_DEVICE_CPU and DUAL_DEVICE_GPU contexts never move;
+ * DUAL_KNOB_DISPATCH turns splits or the model off.  dual_context_calibrate measures the figures
+ * again (the compiled tier's kernels too, which a first calibration takes to be the
+ * interpreter's), stores them, and writes them to `report` (may be NULL; "name value" lines, cut
+ * to cap bytes).  A CPU context measures the CPU's only. */
 int dual_context_calibrate(dual_context *ctx, char *report, int64_t cap);
 
 /* Number of CUDA devices the library can use: 0 in a build without CUDA, without a driver, or
@@ -327,8 +331,9 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             GPU or the points split between them, whichever the calibration
  *                             and the program's measured times say is fastest: "Adaptive
  *                             dispatch" above), 1 = the GPU first (the CPU only where the GPU
- *                             fails; the default while the model is new: it has not yet been
- *                             measured on a GPU), 2 = the model without splits
+ *                             fails: the rule before the model, and the default until the
+ *                             model's learning has been measured on a GPU), 2 = the model
+ *                             without splits
  *                                                               DUALBATCH_DISPATCH=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {

@@ -73,6 +73,11 @@ int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, 
  * it would interpret it (or has no GPU state). */
 int dual_gpu_would_compile(dual_context *ctx, const dual_job *job);
 
+/* How many device or pinned buffers the context's GPU state has allocated (grown) so far: a run
+ * that moved it paid for allocations a steady caller does not (AUTO's dispatch does not learn
+ * from it).  0 without GPU state. */
+uint64_t dual_gpu_allocations(const dual_context *ctx);
+
 /* The GPU's figures of AUTO's dispatch model (dispatch/calibration.h), measured on the context's
  * GPU (kernels/gpu_calibrate.c): a host-array call's fixed cost, the staged copies' bytes per
  * second each way, the kernels' time per instruction per point at full occupancy and for one

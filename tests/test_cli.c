@@ -760,7 +760,7 @@ Test(cli, calibrate_measures_and_stores_the_dispatch_figures) {
   setenv("DUALBATCH_CACHE_DIR", dir, 1);
   run_result r = run_cli("calibrate --device cpu --threads 1", NULL);
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_assert(strstr(r.out, "dualbatch calibration 1\nthreads 1\ngpu 0\n") == r.out, "%s", r.out);
+  cr_assert(strstr(r.out, "dualbatch calibration 2\nthreads 1\ngpu 0\n") == r.out, "%s", r.out);
   cr_assert(strstr(r.out, "cpu_arith_s ") != NULL && strstr(r.out, "cpu_special_s ") != NULL, "%s", r.out);
   run_result i = run_cli("cache show", NULL); /* the figures are an entry of the cache */
   cr_assert(strstr(i.out, "1 entry") != NULL, "%s", i.out);

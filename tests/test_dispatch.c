@@ -5,19 +5,21 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "dispatch/dispatch_model.h"
 #include "dualbatch.h"
 
 /* A machine: 10 us a CPU call, 1 ns an arithmetic and 8 ns a special instruction per thread; a
- * GPU call 40 us, 20 GB/s each way, 1e-12 s per instruction per point at full occupancy
- * (compiled; the interpreter 4x that), 1e-9 s for one point alone; 30 us to split. */
+ * GPU call 40 us, 20 GB/s each way staged by 16 threads (one thread: 20 GB/s too), 1e-12 s per
+ * instruction per point at full occupancy (compiled; the interpreter 4x that), 1e-9 s for one
+ * point alone; 30 us to split. */
 static dual_calibration machine(void) {
   dual_calibration c = {0};
   c.threads = 16;
   c.cpu_call_s = 10e-6, c.cpu_arith_s = 1e-9, c.cpu_special_s = 8e-9;
   c.gpu = 1;
-  c.gpu_call_s = 40e-6, c.gpu_in_Bps = 20e9, c.gpu_out_Bps = 20e9;
+  c.gpu_call_s = 40e-6, c.gpu_in_Bps = 20e9, c.gpu_out_Bps = 20e9, c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 20e9;
   c.gpu_arith_s[1] = 1e-12, c.gpu_special_s[1] = 8e-12, c.gpu_arith_s[0] = 4e-12, c.gpu_special_s[0] = 32e-12;
   c.gpu_lat_arith_s[1] = 1e-9, c.gpu_lat_special_s[1] = 8e-9, c.gpu_lat_arith_s[0] = 4e-9, c.gpu_lat_special_s[0] = 32e-9;
   c.split_call_s = 30e-6;
@@ -44,10 +46,13 @@ Test(dispatch, cpu_time_counts_whole_blocks_per_thread) {
   const dual_calibration c = machine();
   const dual_call_shape s = shape(1000000);
   const double per = (100 * 1e-9 + 10 * 8e-9) * 2; /* 360 ns a point on one thread */
-  /* 100 points on 16 threads: two blocks, one thread each: the slower takes 64 points */
-  near(dual_model_cpu(&c, &s, 100, 16), 10e-6 + 64 * per, "B = 100");
-  /* 40 points: one partial block */
-  near(dual_model_cpu(&c, &s, 40, 16), 10e-6 + 40 * per, "B = 40");
+  /* 100 points on 16 threads, short of a 64-point block per thread: 16-point blocks, one per
+   * thread, the slowest 16 points */
+  near(dual_model_cpu(&c, &s, 100, 16), 10e-6 + 16 * per, "B = 100");
+  near(dual_model_cpu(&c, &s, 40, 16), 10e-6 + 16 * per, "B = 40");
+  near(dual_model_cpu(&c, &s, 40, 1), 10e-6 + 40 * per, "B = 40, 1 thread: one partial block");
+  /* 2000 points: 32 blocks of 64, two turns */
+  near(dual_model_cpu(&c, &s, 2000, 16), 10e-6 + 128 * per, "B = 2000");
   /* 1e6 points: 15625 blocks, ceil(15625 / 16) = 977 turns of 64 points */
   near(dual_model_cpu(&c, &s, 1000000, 16), 10e-6 + 977 * 64 * per, "B = 1e6");
   near(dual_model_cpu(&c, &s, 1000000, 1), 10e-6 + 1000000 * per, "B = 1e6, 1 thread");
@@ -55,25 +60,30 @@ Test(dispatch, cpu_time_counts_whole_blocks_per_thread) {
 }
 
 Test(dispatch, gpu_time_is_latency_copies_and_kernel_overlapped) {
-  const dual_calibration c = machine();
+  dual_calibration c = machine();
   dual_call_shape s = shape(1000000);
   /* 1 point: the kernel's latency (100 x 1 ns + 10 x 8 ns) x 2 = 360 ns, copies 384 B / 20 GB/s */
-  near(dual_model_gpu(&c, &s, 1), 40e-6 + 360e-9 + 384 / 20e9, "B = 1");
+  near(dual_model_gpu(&c, &s, 1, 16), 40e-6 + 360e-9 + 384 / 20e9, "B = 1");
   /* 1e6 points: kernel 1e6 x 360e-12 = 360 us, copies 1e6 x 384 / 20e9 = 19.2 ms, 10 chunks */
-  near(dual_model_gpu(&c, &s, 1000000), 40e-6 + 19.2e-3 + 360e-6 / 10, "B = 1e6");
+  near(dual_model_gpu(&c, &s, 1000000, 16), 40e-6 + 19.2e-3 + 360e-6 / 10, "B = 1e6");
+  /* staged by 2 threads of 5 GB/s each way: 10 GB/s, copies 38.4 ms */
+  c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 5e9;
+  near(dual_model_gpu(&c, &s, 1000000, 2), 40e-6 + 38.4e-3 + 360e-6 / 10, "B = 1e6, 2 staging threads");
+  /* 8 threads would give 40 GB/s: all threads' 20 GB/s is the most */
+  near(dual_model_gpu(&c, &s, 1000000, 8), 40e-6 + 19.2e-3 + 360e-6 / 10, "B = 1e6, 8 staging threads");
   s.gpu_tier = 0; /* the interpreter: 4x the kernel */
-  near(dual_model_gpu(&c, &s, 1000000), 40e-6 + 19.2e-3 + 1440e-6 / 10, "B = 1e6, interpreted");
-  s.gpu_scale = 2; /* measured twice the model */
-  near(dual_model_gpu(&c, &s, 1000000), 40e-6 + 19.2e-3 + 2880e-6 / 10, "B = 1e6, scale 2");
+  near(dual_model_gpu(&c, &s, 1000000, 16), 40e-6 + 19.2e-3 + 1440e-6 / 10, "B = 1e6, interpreted");
+  s.gpu_scale = 2; /* measured twice the model: its varying part, copies and kernel */
+  near(dual_model_gpu(&c, &s, 1000000, 16), 40e-6 + 2 * (19.2e-3 + 1440e-6 / 10), "B = 1e6, scale 2");
 }
 
 Test(dispatch, without_the_gpu_figures_the_cpu) {
   dual_calibration c = machine();
   c.gpu = 0;
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &(dual_call_shape){.B = 1}, 16, &p);
+  dual_dispatch_plan_call(&c, &(dual_call_shape){.B = 1}, 16, NULL, &p);
   dual_call_shape s = shape(10000000);
-  dual_dispatch_plan_call(&c, &s, 16, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_CPU);
   cr_assert_eq(p.gpu_points, 0);
 }
@@ -83,10 +93,10 @@ Test(dispatch, small_batches_stay_on_the_cpu_large_ones_go_to_the_gpu) {
   c.gpu_in_Bps = c.gpu_out_Bps = 1e12; /* copies free: the kernel decides */
   dual_dispatch_plan p;
   dual_call_shape s = shape(10);
-  dual_dispatch_plan_call(&c, &s, 16, &p); /* CPU 10 us + 3.6 us against the GPU's 40 us */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU 10 us + 3.6 us against the GPU's 40 us */
   cr_assert_eq(p.device, DUAL_DEVICE_CPU, "B = 10: %g s CPU, %g s GPU", p.t_cpu, p.t_gpu);
   s = shape(10000000);
-  dual_dispatch_plan_call(&c, &s, 16, &p); /* CPU 0.225 s, GPU 3.6 ms */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU 0.225 s, GPU 3.6 ms */
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "B = 1e7: %g s CPU, %g s GPU, split %g", p.t_cpu, p.t_gpu, p.t_split);
 }
 
@@ -97,10 +107,12 @@ Test(dispatch, comparable_devices_split_at_the_balance_point) {
   s.out_bytes = 8448, s.in_bytes = 256; /* 8704 B a point: 435 ns at 20 GB/s */
   s.cpu_factor = 2 * 435.2 / 360 * 16; /* one of 16 threads takes 16 x 435.2 ns a point */
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
   cr_assert(p.gpu_points % 64 == 0 && p.gpu_points > 0 && p.gpu_points < s.B);
-  const double tg = dual_model_gpu(&c, &s, p.gpu_points), tc = dual_model_cpu(&c, &s, s.B - p.gpu_points, 15);
+  /* one thread stages as fast as all: the GPU's side takes one */
+  cr_assert_eq(p.gpu_threads, 1);
+  const double tg = dual_model_gpu(&c, &s, p.gpu_points, 1), tc = dual_model_cpu(&c, &s, s.B - p.gpu_points, 15);
   /* balanced to within a block's time on either side */
   cr_assert(fabs(tg - tc) <= 64 * 16 * 435.2e-9 + 64 * 435.2e-9, "GPU side %g s, CPU side %g s", tg, tc);
   /* 15 CPU threads against a GPU as fast as 16: the GPU takes a little more than half */
@@ -109,9 +121,31 @@ Test(dispatch, comparable_devices_split_at_the_balance_point) {
   /* and no split is better by a block either way */
   for (int d = -1; d <= 1; d += 2) {
     const int64_t g = p.gpu_points + d * 64;
-    const double a = dual_model_gpu(&c, &s, g), b = dual_model_cpu(&c, &s, s.B - g, 15);
+    const double a = dual_model_gpu(&c, &s, g, 1), b = dual_model_cpu(&c, &s, s.B - g, 15);
     cr_assert((a > b ? a : b) + c.split_call_s >= p.t_split - 1e-15, "g %lld beats the plan", (long long)g);
   }
+}
+
+Test(dispatch, a_copy_bound_split_gives_the_gpu_side_the_staging_threads_it_needs) {
+  /* the same shape, one staging thread at 4 GB/s each way: with k threads the GPU side copies at
+   * min(4k, 20) GB/s and the CPU side has 16 - k threads */
+  dual_calibration c = machine();
+  c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 4e9;
+  dual_call_shape s = shape(1000000);
+  s.out_bytes = 8448, s.in_bytes = 256;
+  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  dual_dispatch_plan p;
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
+  /* by hand: a point takes 8704 B / min(4k, 20) GB/s on the GPU side (its kernel hides under
+   * the copies) and 16 x 435.2 ns = 6.9632 us on one CPU thread, so balanced sides go at
+   * (16 - k) / 6.9632 + min(4k, 20) x 1000 / 8704 points per us:
+   *   k = 1: 2.1542 + 0.4596 = 2.6138     k = 4: 1.7233 + 1.8382 = 3.5615 (the best)
+   *   k = 2: 2.0106 + 0.9191 = 2.9297     k = 8: 1.1489 + 2.2978 = 3.4467
+   * 1e6 points: 0.2808 s */
+  cr_assert_eq(p.gpu_threads, 4, "%d staging threads", p.gpu_threads);
+  cr_assert(fabs(p.t_split - 1e6 / 3.5615e6) < 0.005 * p.t_split, "split %g s", p.t_split);
+  cr_assert(fabs(dual_model_gpu(&c, &s, p.gpu_points, 4) - dual_model_cpu(&c, &s, s.B - p.gpu_points, 12)) < 1e-3);
 }
 
 Test(dispatch, no_split_on_one_thread_or_when_the_gain_is_small) {
@@ -120,18 +154,48 @@ Test(dispatch, no_split_on_one_thread_or_when_the_gain_is_small) {
   s.out_bytes = 8448, s.in_bytes = 256;
   s.cpu_factor = 2 * 435.2 / 360 * 16;
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 1, &p); /* one thread: the split would have no CPU thread */
+  dual_dispatch_plan_call(&c, &s, 1, NULL, &p); /* one thread: the split would have no CPU thread */
   cr_assert_neq(p.device, DUAL_DEVICE_HYBRID);
   /* a GPU 20x the CPU: a split would save under 10 % */
   s.cpu_factor *= 20;
-  dual_dispatch_plan_call(&c, &s, 16, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "CPU %g, GPU %g, split %g", p.t_cpu, p.t_gpu, p.t_split);
   cr_assert(p.t_split * 1.1 >= p.t_gpu);
   /* tiny batches: the split's thread costs more than it saves */
   s = shape(128);
   s.out_bytes = 8448;
-  dual_dispatch_plan_call(&c, &s, 16, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_neq(p.device, DUAL_DEVICE_HYBRID, "B = 128: CPU %g, GPU %g, split %g", p.t_cpu, p.t_gpu, p.t_split);
+}
+
+Test(dispatch, a_measured_split_stands_for_the_model) {
+  /* the model splits kin-like calls (comparable_devices_split_at_the_balance_point) */
+  dual_calibration c = machine();
+  dual_call_shape s = shape(1000000);
+  s.out_bytes = 8448, s.in_bytes = 256;
+  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  dual_dispatch_plan p;
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
+  /* a split seen at 2e6 points with 2 staging threads: 1 us a point on the GPU's side and 3 us on
+   * the CPU's (each slowed by the other).  Balanced: 40 us + g x 1 us = 10 us + (1e6 - g) x 3 us,
+   * g = 749992.5 -> 750016 (the nearest whole block of 64), the GPU's side the longer: 0.75 s
+   * with the split's 30 us, slower than the GPU alone (0.435 s), so the GPU */
+  const dual_split_seen seen = {2000000, 2, 1e-6, 3e-6};
+  dual_dispatch_plan_call(&c, &s, 16, &seen, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_GPU, "split %g s, GPU %g s", p.t_split, p.t_gpu);
+  near(p.t_split, 40e-6 + 750016 * 1e-6 + 30e-6, "the seen split's time");
+  /* the same sides ten times faster: that split, its k and share */
+  const dual_split_seen fast = {2000000, 2, 1e-7, 3e-7};
+  dual_dispatch_plan_call(&c, &s, 16, &fast, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
+  cr_assert(p.gpu_threads == 2 && p.gpu_points % 64 == 0 && llabs(p.gpu_points - 750000) < 64, "g %lld k %d",
+            (long long)p.gpu_points, p.gpu_threads);
+  /* seen at a batch over 4x away: the model's split again */
+  const dual_split_seen far = {5000000, 2, 1e-6, 3e-6};
+  dual_dispatch_plan_call(&c, &s, 16, &far, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
+  cr_assert_eq(p.gpu_threads, 1);
 }
 
 Test(dispatch, measured_scales_move_the_choice) {
@@ -139,10 +203,10 @@ Test(dispatch, measured_scales_move_the_choice) {
   c.gpu_in_Bps = c.gpu_out_Bps = 1e12;
   dual_call_shape s = shape(2000);
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, &p); /* CPU: 10 us + 2 x 64 x 360 ns = 56 us; GPU 40.7 us */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU: 10 us + 2 x 64 x 360 ns = 56 us; GPU 40.7 us */
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "CPU %g, GPU %g", p.t_cpu, p.t_gpu);
   s.gpu_scale = 100; /* the GPU measured 100x slower than modelled on this program */
-  dual_dispatch_plan_call(&c, &s, 16, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_CPU, "CPU %g, GPU %g", p.t_cpu, p.t_gpu);
 }
 
@@ -166,7 +230,7 @@ Test(calibration, text_round_trip_and_refusals) {
   cr_assert(memcmp(&c, &r, sizeof c) == 0, "the round trip changed a figure:\n%s", text);
   cr_assert_eq(dual_calibration_format(&c, text, 64), -1, "a short buffer is refused");
   /* refusals: another version, a missing, repeated, malformed, negative or non-finite figure */
-  const char *edits[][2] = {{"calibration 1", "calibration 2"}, {"gpu_in_Bps", "gpu_in_XXX"},
+  const char *edits[][2] = {{"calibration 2", "calibration 1"}, {"gpu_in_Bps", "gpu_in_XXX"},
                             {"cpu_call_s 1", "cpu_call_s -1"}, {"cpu_call_s 1", "cpu_call_s x"},
                             {"split_call_s 3", "split_call_s nan #"}, {"threads 16", "threads 0"}};
   for (size_t k = 0; k < sizeof edits / sizeof *edits; ++k) {
@@ -306,7 +370,7 @@ static void split_equals_whole(const char *source, int mode, int width) {
     job.b = &b1;
     int sa, sr;
     double ta, tr;
-    cr_assert_eq(dual_run_split(ctx, &job, cuts[k], cpu_engine, cpu_engine, 1, &sa, &sr, &ta, &tr), DUAL_SUCCESS);
+    cr_assert_eq(dual_run_split(ctx, &job, cuts[k], cpu_engine, cpu_engine, 1, 1, &sa, &sr, &ta, &tr), DUAL_SUCCESS);
     cr_assert(sa == DUAL_SUCCESS && sr == DUAL_SUCCESS && ta >= 0 && tr >= 0);
     cr_assert(memcmp(y0, y1, sizeof(double) * B * m) == 0, "cut %d: y differs", cuts[k]);
     cr_assert(memcmp(s0, s1, sizeof(int32_t) * B) == 0, "cut %d: statuses differ", cuts[k]);
@@ -433,24 +497,87 @@ Test(dispatch_auto, the_plan_picks_the_engine_and_a_split_gives_the_same_bits) {
   dual_context_destroy(&ctx);
 }
 
-static double line(const void *arg, double x) { return *(const double *)arg + 2.0 * x; }
-
-static double cpu_model_at(const void *arg, double x) {
-  dual_call_shape s = shape(100000);
-  s.cpu_scale = x;
-  return dual_model_cpu((const dual_calibration *)arg, &s, 100000, 2);
+/* A device the model puts within 4x of the chosen one is tried before it is measured; one 10x
+ * away is not. */
+Test(dispatch_auto, an_unmeasured_device_near_the_choice_is_tried) {
+  dual_program *prog = NULL;
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "explore", &prog), DUAL_SUCCESS);
+  enum { B = 4096 };
+  static double x[B * 2], y[B], d[B * 2];
+  for (int i = 0; i < B * 2; ++i) x[i] = 0.1 + 0.001 * i;
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = B, b.x = x, b.x_ps = 2, b.x_es = 1, b.y = y, b.y_ps = 1, b.y_es = 1, b.d = d, b.d_ps = 2, b.d_rs = 2, b.d_cs = 1;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = DUAL_MODE_JACOBIAN, job.width = 2, job.threads = 2;
+  const dual_dispatch_engines e = {fake_gpu, cpu_side, 2, 1};
+  for (int far = 0; far < 2; ++far) {
+    /* copies and fixed costs free; the GPU's kernels 2x (near) or 10x (far) the CPU's time */
+    dual_calibration c = machine();
+    c.threads = 2, c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15;
+    c.cpu_call_s = c.gpu_call_s = 1e-9, c.split_call_s = 1.0; /* (no splits) */
+    const double f = far ? 10.0 : 2.0;
+    for (int t = 0; t < 2; ++t)
+      c.gpu_arith_s[t] = c.cpu_arith_s * f / 2, c.gpu_special_s[t] = c.cpu_special_s * f / 2,
+      c.gpu_lat_arith_s[t] = c.gpu_lat_special_s[t] = 0;
+    dual_context_destroy(&ctx);
+    cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+    ctx->calib = malloc(sizeof c);
+    *ctx->calib = c;
+    fake_gpu_calls = 0;
+    cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    if (far) {
+      cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+      cr_assert_eq(fake_gpu_calls, 0, "a device 10x away was tried");
+    } else {
+      cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU, "the GPU, 2x away and never measured, was not tried");
+    }
+  }
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
 }
 
-Test(dispatch_auto, the_scale_fit_inverts_the_model) {
-  const double one = 1.0;
-  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 11.0) - 5.0) < 1e-9);
-  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 0.5) - 1e-3) < 1e-15, "below the model's least: the floor");
-  cr_assert(fabs(dual_dispatch_fit_scale(line, &one, 1e9) - 1e3) < 1e-9, "above its most: the ceiling");
-  /* a CPU run measured at 5x the modelled per-point part: scale 5 */
-  const dual_calibration c = machine();
-  const double per = (100 * 1e-9 + 10 * 8e-9) * 2; /* 100000 points, 2 threads: 1563 blocks, 782 turns of 64 */
-  const double t = c.cpu_call_s + 5.0 * per * 782 * 64;
-  cr_assert(fabs(dual_dispatch_fit_scale(cpu_model_at, &c, t) - 5.0) < 1e-6);
+/* ---- a program's measured calls --------------------------------------------------------- */
+
+#include "dispatch/history.h"
+
+Test(history, one_call_scales_the_model_and_two_give_a_line) {
+  const double fixed = 1e-5; /* the calibration's fixed cost */
+  dual_device_history h = {{0}, {0}, 0};
+  near(dual_history_predict(&h, fixed, 1e-3), 1e-5 + 1e-3, "nothing kept: the model");
+  /* one call: 2e-3 s where the model's varying part was 1e-3 s: 1.99x over the fixed cost */
+  dual_history_add(&h, fixed, 1e-3, 2e-3);
+  near(dual_history_predict(&h, fixed, 2e-3), 1e-5 + 1.99e-3 * 2, "one call, scaled");
+  /* a second call within 2x in v moves the first halfway in log space: the first scaled to
+   * v = 1.5e-3 is 1e-5 + 2.985e-3, the new call 4.2e-3 s: sqrt(2.995e-3 x 4.2e-3) */
+  dual_history_add(&h, fixed, 1.5e-3, 4.2e-3);
+  cr_assert_eq(h.n, 1);
+  near(h.t[0], sqrt(2.995e-3 * 4.2e-3), "merged");
+  /* by at most 4x: a call 100x slower moves it 4x */
+  dual_device_history g = {{0}, {0}, 0};
+  dual_history_add(&g, fixed, 1e-3, 2e-3);
+  dual_history_add(&g, fixed, 1e-3, 0.2);
+  near(g.t[0], 8e-3, "capped at 4x");
+  /* two calls 10x apart in v: t = F + a v through both; the program's own fixed cost is F */
+  dual_device_history l = {{0}, {0}, 0};
+  dual_history_add(&l, fixed, 1e-4, 2e-4);  /* F = 1e-4, a = 1 */
+  dual_history_add(&l, fixed, 1e-3, 1.1e-3);
+  cr_assert_eq(l.n, 2);
+  near(dual_history_predict(&l, fixed, 1e-2), 1e-4 + 1e-2, "the line at 10x the larger");
+  near(dual_history_predict(&l, fixed, 1e-5), 1e-4 + 1e-5, "and at a tenth of the smaller");
+  /* a line that falls (noise): the kept call nearer in v, scaled */
+  dual_device_history f = {{0}, {0}, 0};
+  dual_history_add(&f, fixed, 1e-4, 2e-3);
+  dual_history_add(&f, fixed, 1e-3, 1e-3);
+  near(dual_history_predict(&f, fixed, 2e-3), 1e-5 + 0.99e-3 * 2, "near the larger");
+  near(dual_history_predict(&f, fixed, 5e-5), 1e-5 + 1.99e-3 * 0.5, "near the smaller");
+  /* nothing kept of a call without time */
+  dual_history_add(&f, fixed, 1e-3, 0.0);
+  dual_history_add(&f, fixed, 0.0, 1.0);
+  near(dual_history_predict(&f, fixed, 2e-3), 1e-5 + 0.99e-3 * 2, "unchanged");
 }
 
 Test(dispatch_auto, last_split_of_a_cpu_context) {
@@ -495,7 +622,7 @@ Test(dispatch_auto, calibrate_a_cpu_context) {
 Test(dispatch_auto, the_model_is_opt_in_for_now) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_knob(ctx, DUAL_KNOB_DISPATCH), 1, "the GPU first until measured on a GPU");
+  cr_assert_eq(dual_context_knob(ctx, DUAL_KNOB_DISPATCH), 1, "the GPU first until the model is measured on a GPU");
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 3), DUAL_ERR_ARGUMENT);
   dual_context_destroy(&ctx);

@@ -44,14 +44,16 @@ Test(gpu_dispatch, the_gpu_figures_are_measured) {
   cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
   dual_calibration c;
   cr_assert_eq(dual_calibration_get(ctx, 4, 1, &c), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
-  cr_log_info("GPU: call %.3g s, in %.3g B/s, out %.3g B/s, arith %.3g / %.3g s, special %.3g / %.3g s, "
-              "alone %.3g / %.3g s, split %.3g s", c.gpu_call_s, c.gpu_in_Bps, c.gpu_out_Bps, c.gpu_arith_s[0],
+  cr_log_info("GPU: call %.3g s, in %.3g B/s (one thread %.3g), out %.3g B/s (%.3g), arith %.3g / %.3g s, "
+              "special %.3g / %.3g s, alone %.3g / %.3g s, split %.3g s", c.gpu_call_s, c.gpu_in_Bps,
+              c.gpu_in_Bps_1, c.gpu_out_Bps, c.gpu_out_Bps_1, c.gpu_arith_s[0],
               c.gpu_arith_s[1], c.gpu_special_s[0], c.gpu_special_s[1], c.gpu_lat_arith_s[0], c.gpu_lat_arith_s[1],
               c.split_call_s);
   cr_assert_eq(c.gpu, 1);
   cr_assert(c.gpu_call_s > 1e-7 && c.gpu_call_s < 0.1, "call %g s", c.gpu_call_s);
   /* PCIe or NVLink-C2C, staged: between 100 MB/s and 1 TB/s */
   cr_assert(c.gpu_in_Bps > 1e8 && c.gpu_in_Bps < 1e12 && c.gpu_out_Bps > 1e8 && c.gpu_out_Bps < 1e12);
+  cr_assert(c.gpu_in_Bps_1 > 1e8 && c.gpu_in_Bps_1 < 1e12 && c.gpu_out_Bps_1 > 1e8 && c.gpu_out_Bps_1 < 1e12);
   for (int t = 0; t < 2; ++t) {
     cr_assert(c.gpu_arith_s[t] > 0 && c.gpu_arith_s[t] < c.cpu_arith_s, "tier %d: a full GPU beats a CPU thread", t);
     cr_assert(c.gpu_special_s[t] >= c.gpu_arith_s[t] && c.gpu_lat_arith_s[t] > c.gpu_arith_s[t]);
@@ -98,7 +100,7 @@ static void auto_matches_gpu(const char *name, int hessian) {
       for (int t = 0; t < 2; ++t)
         c.gpu_arith_s[t] = c.cpu_arith_s / c.threads, c.gpu_special_s[t] = c.cpu_special_s / c.threads,
         c.gpu_lat_arith_s[t] = c.gpu_lat_special_s[t] = 0;
-      c.gpu_in_Bps = c.gpu_out_Bps = 1e15, c.gpu_call_s = c.cpu_call_s, c.split_call_s = 1e-9;
+      c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15, c.gpu_call_s = c.cpu_call_s, c.split_call_s = 1e-9;
       *autoc->calib = c;
       dual_dispatch_memo_free(autoc->memo), autoc->memo = NULL;
     }

@@ -25,12 +25,12 @@
 
 /* ---- the text form ---------------------------------------------------------------------- */
 
-#define CALIB_VERSION "dualbatch calibration 1"
+#define CALIB_VERSION "dualbatch calibration 2"
 
 /* The figures, in their order in the text: name, offset, whether the GPU's. */
 #define CALIB_FIELDS(X)                                                                          \
   X(cpu_call_s, 0) X(cpu_arith_s, 0) X(cpu_special_s, 0) X(gpu_call_s, 1) X(gpu_in_Bps, 1)       \
-  X(gpu_out_Bps, 1) X(gpu_arith_s[0], 1) X(gpu_arith_s[1], 1) X(gpu_special_s[0], 1)           \
+  X(gpu_out_Bps, 1) X(gpu_in_Bps_1, 1) X(gpu_out_Bps_1, 1) X(gpu_arith_s[0], 1) X(gpu_arith_s[1], 1) X(gpu_special_s[0], 1)           \
   X(gpu_special_s[1], 1) X(gpu_lat_arith_s[0], 1) X(gpu_lat_arith_s[1], 1)                     \
   X(gpu_lat_special_s[0], 1) X(gpu_lat_special_s[1], 1) X(split_call_s, 1)
 

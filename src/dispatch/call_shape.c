@@ -54,7 +54,10 @@ void dual_call_shape_of(const dual_job *job, int cpu_width, int gpu_tier, dual_c
   }
   s->cpu_factor = work(job, cpu_width, 0);
   s->gpu_factor = work(job, job->width, 1);
-  s->cpu_block = cpu_width == 0 ? 256 : cpu_width <= 2 ? 128 : 64;
+  /* the forward engine's large blocks (cpu/engine.c; dual_sgrad's forward samples too); the
+   * reverse and second-order engines take 16 points */
+  const int other = job->reverse || dual_mode_is_second_order(job->mode);
+  s->cpu_block = other ? 16 : cpu_width == 0 ? 256 : cpu_width <= 2 ? 128 : 64;
   s->gpu_chunk = (s->B + 3) / 4; /* the staging path's chunks: at least four (gpu_stage.c) */
   const double n = prog->n_in, m = prog->n_out, np = prog->n_par;
   const int64_t cols = dual_program_jacobian_columns(prog);

@@ -1,16 +1,20 @@
 /*
- * dispatch.c — dual_dispatch_auto (dispatch.h).  A program's measured scales are kept per
- * context for its last DUAL_MEMO_SLOTS (program, product) pairs: the measured over the modelled
- * time of its varying part (the per-point work; the calibration's fixed costs and copies are
- * taken as measured), fitted after every run on each device but the first (learn).  A split
- * measures both devices at once, so a program whose two times are close gets both scales from
- * its first calls.
+ * dispatch.c — dual_dispatch_auto (dispatch.h).  What a program's calls measured is kept per
+ * context for its last DUAL_MEMO_SLOTS (program, product) pairs: on each device alone, its calls
+ * against the model (history.h: from two batch sizes, the program's own fixed cost and per-point
+ * rate), a device's first run not counted (it may have compiled the GPU's kernel, or faulted in
+ * the CPU's workspaces), nor a run that allocated the GPU's buffers; and its last split's seconds
+ * per point on each side (learn_split), which stand for the model's split from then on: the two
+ * sides slow each other (host memory, the staging threads the GPU's side takes from the CPU's),
+ * by an amount the calibration does not see.  A device the plan passed over and never measured
+ * is tried where the model puts it near (explore).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "dispatch/dispatch.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +22,8 @@
 #include "context.h"
 #include "dispatch/calibration.h"
 #include "dispatch/call_shape.h"
+#include "dispatch/history.h"
+#include "gpu.h"
 #include "program.h"
 
 enum { DUAL_MEMO_SLOTS = 32 };
@@ -25,8 +31,10 @@ enum { DUAL_MEMO_SLOTS = 32 };
 typedef struct memo_entry {
   uint64_t uid;   /* the program's (0: free) */
   int mode, reverse, sgrad;
-  double scale[2]; /* [0] CPU, [1] GPU; 1 until measured */
-  int runs[2];
+  dual_device_history seen[2]; /* [0] CPU, [1] GPU: calls alone */
+  int runs[2];      /* runs on each device (a split's GPU side counts) */
+  int explored[2];  /* runs on d that the plan did not choose (explore) */
+  dual_split_seen split; /* the last split measured (k 0: none) */
 } memo_entry;
 
 struct dual_dispatch_memo {
@@ -49,63 +57,81 @@ static memo_entry *memo_find(dual_context *ctx, const dual_job *job) {
   m->next = (m->next + 1) % DUAL_MEMO_SLOTS;
   memset(e, 0, sizeof *e);
   e->uid = job->prog->uid, e->mode = job->mode, e->reverse = job->reverse, e->sgrad = sgrad;
-  e->scale[0] = e->scale[1] = 1.0;
   return e;
 }
 
-double dual_dispatch_fit_scale(double (*model)(const void *arg, double x), const void *arg, double t) {
-  double lo = log(1e-3), hi = log(1e3);
-  if (model(arg, exp(lo)) >= t) return exp(lo);
-  if (model(arg, exp(hi)) <= t) return exp(hi);
-  for (int k = 0; k < 40; ++k) {
-    const double mid = 0.5 * (lo + hi);
-    if (model(arg, exp(mid)) < t) lo = mid;
-    else hi = mid;
-  }
-  return exp(0.5 * (lo + hi));
+/* The model's varying part of the shape's B points at unit scale on device d (the CPU with
+ * `threads` threads, the GPU staged by them). */
+static double varying(const dual_calibration *c, const dual_call_shape *s, int d, int64_t B, int threads) {
+  dual_call_shape u = *s;
+  u.cpu_scale = u.gpu_scale = 1.0;
+  return d ? dual_model_gpu(c, &u, B, threads) - c->gpu_call_s : dual_model_cpu(c, &u, B, threads) - c->cpu_call_s;
 }
 
-typedef struct fit_arg {
-  const dual_calibration *c;
-  dual_call_shape s;
-  int64_t B;
-  int threads;
-} fit_arg;
-
-static double cpu_at(const void *arg, double x) {
-  fit_arg a = *(const fit_arg *)arg;
-  a.s.cpu_scale = x;
-  return dual_model_cpu(a.c, &a.s, a.B, a.threads);
-}
-
-static double gpu_at(const void *arg, double x) {
-  fit_arg a = *(const fit_arg *)arg;
-  a.s.gpu_scale = x;
-  return dual_model_gpu(a.c, &a.s, a.B);
-}
-
-/* Fold a run of B points on device d (0 CPU, 1 GPU) that took t seconds into e.  A device's first
- * run of the pair is not learned from: it may have compiled the GPU's kernel (seconds, under
- * DUAL_TIER_COMPILE) or faulted in the CPU's workspaces.  After that each run moves the scale
- * halfway to its own in log space, by at most a factor DUAL_MEMO_STEP, so that one disturbed
- * call cannot drive a device out of use (a device not chosen is not measured again). */
-enum { DUAL_MEMO_STEP = 4 };
+/* Keep a run of B points on device d that took t seconds (not a device's first). */
 static void learn(memo_entry *e, const dual_calibration *c, const dual_call_shape *s, int d, int64_t B,
                   int threads, double t) {
   if (e == NULL || B <= 0 || !(t > 0.0)) return;
   if (e->runs[d]++ == 0) return;
-  fit_arg a = {c, *s, B, threads};
-  const double x = dual_dispatch_fit_scale(d ? gpu_at : cpu_at, &a, t);
-  double step = 0.5 * (log(x) - log(e->scale[d]));
-  const double lim = log((double)DUAL_MEMO_STEP);
-  step = step > lim ? lim : step < -lim ? -lim : step;
-  e->scale[d] *= exp(step);
+  dual_history_add(&e->seen[d], d ? c->gpu_call_s : c->cpu_call_s, varying(c, s, d, B, threads), t);
+}
+
+/* The shape's scales from the program's history: its predicted time at B over the model's. */
+static void scales_from_history(const memo_entry *e, const dual_calibration *c, dual_call_shape *s, int threads) {
+  for (int d = 0; d < 2 && e != NULL; ++d) {
+    if (e->seen[d].n == 0) continue;
+    const double fixed = d ? c->gpu_call_s : c->cpu_call_s, v = varying(c, s, d, s->B, threads);
+    const double x = v > 0.0 ? (dual_history_predict(&e->seen[d], fixed, v) - fixed) / v : 1.0;
+    *(d ? &s->gpu_scale : &s->cpu_scale) = x > 1e-6 ? x : 1e-6;
+  }
+}
+
+/* A device the plan passed over, not yet measured on this program, is tried (at most
+ * DUAL_EXPLORE_RUNS times: its first run is not learned from) where the model, before any
+ * measurement, has it within DUAL_EXPLORE_FACTOR of the chosen one: the model's figures for a
+ * product (its AD mode's work, a kernel's latency) can be off by more than that gap, and a device
+ * never run is never measured. */
+enum { DUAL_EXPLORE_FACTOR = 4, DUAL_EXPLORE_RUNS = 3 };
+static int explore(const memo_entry *e, const dual_calibration *c, const dual_call_shape *s, int threads, int chosen) {
+  const int other = chosen == DUAL_DEVICE_GPU ? 0 : 1;
+  if (e == NULL || e->seen[other].n > 0 || e->explored[other] >= DUAL_EXPLORE_RUNS) return 0;
+  dual_call_shape u = *s;
+  u.cpu_scale = u.gpu_scale = 1.0;
+  const double tc = dual_model_cpu(c, &u, u.B, threads), tg = dual_model_gpu(c, &u, u.B, threads);
+  return other == 1 ? tg < DUAL_EXPLORE_FACTOR * tc : tc < DUAL_EXPLORE_FACTOR * tg;
+}
+
+/* Keep a split's measured sides (after the GPU's first run: it may have compiled), moved halfway
+ * in log space from the last one of the same k. */
+static void learn_split(memo_entry *e, const dual_calibration *c, int64_t B, int64_t g, int k, double tg,
+                        double tc) {
+  if (e == NULL || g <= 0 || g >= B) return;
+  if (e->runs[1]++ == 0) return;
+  const double pg = (tg > 2.0 * c->gpu_call_s ? tg - c->gpu_call_s : 0.5 * tg) / (double)g;
+  const double pc = (tc > 2.0 * c->cpu_call_s ? tc - c->cpu_call_s : 0.5 * tc) / (double)(B - g);
+  if (!(pg > 0.0) || !(pc > 0.0)) return;
+  dual_split_seen *m = &e->split;
+  if (m->k == k) m->gpu_s = sqrt(m->gpu_s * pg), m->cpu_s = sqrt(m->cpu_s * pc);
+  else m->k = k, m->gpu_s = pg, m->cpu_s = pc;
+  m->B = B;
 }
 
 static double seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Built with -DDUAL_DISPATCH_TRACE: each plan and what it measured, on stderr (for tuning the
+ * model on a new machine; never in a release build). */
+static void trace(const dual_dispatch_plan *p, const dual_call_shape *s, int64_t B, double tg, double tc) {
+#ifdef DUAL_DISPATCH_TRACE
+  fprintf(stderr, "dispatch B %lld: model cpu %.3e gpu %.3e split %.3e (g %lld k %d) scales %.3g %.3g -> %s: gpu %.3e s cpu %.3e s\n",
+          (long long)B, p->t_cpu, p->t_gpu, p->t_split, (long long)p->gpu_points, p->gpu_threads, s->cpu_scale,
+          s->gpu_scale, p->device == DUAL_DEVICE_HYBRID ? "split" : p->device == DUAL_DEVICE_GPU ? "gpu" : "cpu", tg, tc);
+#else
+  (void)p, (void)s, (void)B, (void)tg, (void)tc;
+#endif
 }
 
 int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispatch_engines *e) {
@@ -123,35 +149,52 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
   dual_call_shape s;
   dual_call_shape_of(job, e->cpu_width, e->gpu_tier, &s);
   memo_entry *m = memo_find(ctx, job);
-  if (m != NULL) s.cpu_scale = m->scale[0], s.gpu_scale = m->scale[1];
+  scales_from_history(m, &c, &s, threads);
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, threads, &p);
+  dual_dispatch_plan_call(&c, &s, threads, m != NULL ? &m->split : NULL, &p);
   if (p.device == DUAL_DEVICE_HYBRID && ctx->knobs[DUAL_KNOB_DISPATCH] == 2)
     p.device = p.t_gpu < p.t_cpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
+  if (p.device != DUAL_DEVICE_HYBRID && explore(m, &c, &s, threads, p.device)) {
+    p.device = p.device == DUAL_DEVICE_GPU ? DUAL_DEVICE_CPU : DUAL_DEVICE_GPU;
+    m->explored[p.device == DUAL_DEVICE_GPU ? 1 : 0]++;
+  }
   int st;
+  /* a run that allocated the GPU's buffers (a larger batch than before) is not learned from */
+  const uint64_t allocs = dual_gpu_allocations(ctx);
   if (p.device == DUAL_DEVICE_HYBRID) {
     int sg, sc;
     double tg, tc;
-    st = dual_run_split(ctx, job, p.gpu_points, e->gpu, e->cpu, threads - 1, &sg, &sc, &tg, &tc);
-    if (st != DUAL_SUCCESS) return st;
-    const int gpu_ran = ctx->last_device == DUAL_DEVICE_GPU;
-    if (gpu_ran) learn(m, &c, &s, 1, p.gpu_points, threads, tg);
-    learn(m, &c, &s, 0, B - p.gpu_points, threads - 1, tc);
-    ctx->last_device = gpu_ran ? DUAL_DEVICE_HYBRID : DUAL_DEVICE_CPU;
-    ctx->last_split[0] = gpu_ran ? p.gpu_points : 0, ctx->last_split[1] = B - ctx->last_split[0];
-    return st;
+    const int k = p.gpu_threads;
+    st = dual_run_split(ctx, job, p.gpu_points, e->gpu, e->cpu, k, threads - k, &sg, &sc, &tg, &tc);
+    if (st == DUAL_SUCCESS) {
+      const int gpu_ran = ctx->last_device == DUAL_DEVICE_GPU;
+      if (gpu_ran && dual_gpu_allocations(ctx) == allocs) learn_split(m, &c, B, p.gpu_points, k, tg, tc);
+      trace(&p, &s, B, tg, tc);
+      ctx->last_device = gpu_ran ? DUAL_DEVICE_HYBRID : DUAL_DEVICE_CPU;
+      ctx->last_split[0] = gpu_ran ? p.gpu_points : 0, ctx->last_split[1] = B - ctx->last_split[0];
+      return st;
+    }
+    if (tg >= 0.0) return st; /* a side ran and failed */
+    /* no split thread: the faster device alone */
+    dual_clear_error(ctx);
+    p.device = p.t_gpu < p.t_cpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
   }
   const double t0 = seconds();
+  double t = 0.0;
   if (p.device == DUAL_DEVICE_GPU) {
     st = e->gpu(ctx, job);
-    if (st == DUAL_SUCCESS && ctx->last_device == DUAL_DEVICE_GPU) learn(m, &c, &s, 1, B, threads, seconds() - t0);
+    t = seconds() - t0;
+    if (st == DUAL_SUCCESS && ctx->last_device == DUAL_DEVICE_GPU && dual_gpu_allocations(ctx) == allocs)
+      learn(m, &c, &s, 1, B, threads, t);
   } else {
     st = e->cpu(ctx, job);
+    t = seconds() - t0;
     if (st == DUAL_SUCCESS) {
-      learn(m, &c, &s, 0, B, threads, seconds() - t0);
+      learn(m, &c, &s, 0, B, threads, t);
       ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
     }
   }
+  trace(&p, &s, B, p.device == DUAL_DEVICE_GPU ? t : 0.0, p.device == DUAL_DEVICE_CPU ? t : 0.0);
   if (st == DUAL_SUCCESS) {
     ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
     ctx->last_split[1] = B - ctx->last_split[0];

@@ -26,8 +26,4 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
 struct dual_dispatch_memo;
 void dual_dispatch_memo_free(struct dual_dispatch_memo *m);
 
-/* The scale x > 0 at which model(x) = t (model nondecreasing in x), within [1e-3, 1e3]: the
- * bisection dual_dispatch_auto fits a program's measured time with. */
-double dual_dispatch_fit_scale(double (*model)(const void *arg, double x), const void *arg, double t);
-
 #endif /* DUAL_DISPATCH_H */

@@ -20,14 +20,18 @@ typedef struct dual_calibration {
                               (division, square root, exp, log, pow, the trigonometric ones) */
   int gpu;                 /* 1: the GPU's figures below were measured */
   double gpu_call_s;       /* a host-array GPU call's fixed cost (launches, waits, small copies) */
-  double gpu_in_Bps;       /* bytes per second from the caller's arrays to the device (staged) */
+  double gpu_in_Bps;       /* bytes per second from the caller's arrays to the device (staged
+                              by `threads` threads) */
   double gpu_out_Bps;      /* bytes per second from the device to the caller's arrays */
+  double gpu_in_Bps_1;     /* the same with one staging thread (a split's GPU side has a few) */
+  double gpu_out_Bps_1;
   double gpu_arith_s[2];   /* a full GPU: seconds per arithmetic instruction per point,
                               [0] the interpreter, [1] the compiled tier */
   double gpu_special_s[2]; /* the same per special-function instruction */
   double gpu_lat_arith_s[2];   /* one point alone (a kernel's least time): per arithmetic */
   double gpu_lat_special_s[2]; /* and per special-function instruction */
-  double split_call_s;     /* a split call's extra cost: the GPU's host thread started and joined */
+  double split_call_s;     /* a split call's extra cost: the GPU side handed to its host thread
+                              and waited for */
 } dual_calibration;
 
 /* A call as the model sees it. */
@@ -40,28 +44,43 @@ typedef struct dual_call_shape {
   int64_t gpu_chunk;           /* points per chunk of the GPU's staging path (0: one chunk) */
   double in_bytes, out_bytes;  /* per point, copied to and from the device */
   int gpu_tier;                /* 0: the GPU would interpret, 1: run the compiled kernel */
-  double cpu_scale, gpu_scale; /* measured over modelled time of this program and mode on each
-                                  (1 until measured) */
+  double cpu_scale, gpu_scale; /* measured over modelled time of this program and mode on each,
+                                  its varying part (all but the call's fixed cost; 1 until
+                                  measured) */
 } dual_call_shape;
 
 /* Modelled seconds of the shape's first B points (0 <= B <= s->B) on the CPU with `threads`
- * threads, and on the GPU. */
+ * threads, and on the GPU with `staging` host threads gathering and scattering its copies (the
+ * copies' rate each way: the calibration's at all threads, or `staging` times its one-thread rate
+ * where that is less). */
 double dual_model_cpu(const dual_calibration *c, const dual_call_shape *s, int64_t B, int threads);
-double dual_model_gpu(const dual_calibration *c, const dual_call_shape *s, int64_t B);
+double dual_model_gpu(const dual_calibration *c, const dual_call_shape *s, int64_t B, int staging);
+
+/* A split of the same program and product measured before: its batch, the GPU side's staging
+ * threads, and each side's seconds per point (the calibration's fixed costs taken off). */
+typedef struct dual_split_seen {
+  int64_t B;
+  int k;
+  double gpu_s, cpu_s;
+} dual_split_seen;
 
 /* Where AUTO runs the call. */
 enum { DUAL_PLAN_MIN_SPLIT_GAIN_PCT = 10 }; /* a split must be modelled this much faster */
 typedef struct dual_dispatch_plan {
   int device;         /* DUAL_DEVICE_CPU, DUAL_DEVICE_GPU or DUAL_DEVICE_HYBRID */
   int64_t gpu_points; /* HYBRID: points [0, gpu_points) on the GPU, the rest on the CPU */
+  int gpu_threads;    /* HYBRID: the GPU side's host threads (its staging); the CPU side has the
+                         others */
   double t_cpu, t_gpu, t_split; /* modelled seconds (t_split: the best split's, or 0 when none) */
 } dual_dispatch_plan;
 
-/* The plan for the shape's B points with `threads` CPU threads (a split gives one of them to the
- * GPU's host thread): the faster device, or a split where it is modelled at least
- * DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (each side at least one CPU block).
- * Without the GPU's figures (c->gpu 0), the CPU. */
+/* The plan for the shape's B points with `threads` CPU threads (a split gives 1, 2, 4, ... up to
+ * half of them to the GPU's side, whichever is modelled fastest): the faster device, or a split
+ * where it is modelled at least DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (each side
+ * at least one CPU block).  A split seen at a batch within 4x of this one (seen, may be NULL)
+ * stands for the model's: its k, and its sides' seconds per point balanced.  Without the GPU's
+ * figures (c->gpu 0), the CPU. */
 void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
-                             dual_dispatch_plan *p);
+                             const dual_split_seen *seen, dual_dispatch_plan *p);
 
 #endif /* DUAL_DISPATCH_MODEL_H */

@@ -99,6 +99,11 @@ int dual_gpu_state(dual_context *ctx, struct dual_gpu **out) {
   return DUAL_SUCCESS;
 }
 
+/* A buffer of the context's GPU state was allocated. */
+static void g_count(dual_context *ctx) {
+  if (ctx->gpu != NULL) ctx->gpu->allocations++;
+}
+
 int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, const char *what) {
   cudaError_t e = dual_gpu_injected_fault("alloc");
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, what);
@@ -111,6 +116,7 @@ int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, cons
     return dual_gpu_fail(ctx, e, what);
   }
   buf->size = bytes;
+  g_count(ctx);
   return DUAL_SUCCESS;
 }
 
@@ -129,7 +135,12 @@ int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes)
     }
   }
   g->pinned_size = bytes;
+  g->allocations++;
   return DUAL_SUCCESS;
+}
+
+uint64_t dual_gpu_allocations(const dual_context *ctx) {
+  return ctx != NULL && ctx->gpu != NULL ? ctx->gpu->allocations : 0;
 }
 
 void dual_gpu_release(struct dual_gpu *g) {

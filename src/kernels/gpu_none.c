@@ -80,6 +80,11 @@ int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
   return 0;
 }
 
+uint64_t dual_gpu_allocations(const dual_context *ctx) {
+  (void)ctx;
+  return 0;
+}
+
 int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c) {
   (void)compiled, (void)c;
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");

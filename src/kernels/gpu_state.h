@@ -35,6 +35,7 @@ struct dual_gpu {
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
   size_t pinned_size;
+  uint64_t allocations; /* buffers (re)allocated so far (dual_gpu_allocations) */
   /* The cached plan: the program it was built for (a copy of its code and constants, compared
    * exactly), the job shape and the pass range it covers. */
   uint32_t *key_code;

@@ -1,0 +1,42 @@
+/*
+ * history.c — a device's measured calls of a program and its prediction (history.h).
+ */
+#include "dispatch/history.h"
+
+#include <math.h>
+
+/* One kept call's time scaled to v (the part over `fixed` grows with v). */
+static double scaled(double fixed, double vk, double tk, double v) {
+  const double var = tk > fixed ? tk - fixed : 0.5 * tk;
+  return fixed + var * v / vk;
+}
+
+double dual_history_predict(const dual_device_history *h, double fixed, double v) {
+  if (h->n == 0) return fixed + v;
+  if (h->n == 2) {
+    const double a = (h->t[0] - h->t[1]) / (h->v[0] - h->v[1]);
+    if (a > 0.0) {
+      const double F = h->t[0] - a * h->v[0];
+      const double t = (F > 0.0 ? F : 0.0) + a * v;
+      if (t > 0.0) return t;
+    }
+    /* no line (noise made it fall): the kept call nearer in v */
+    const int k = fabs(log(v / h->v[1])) < fabs(log(v / h->v[0])) ? 1 : 0;
+    return scaled(fixed, h->v[k], h->t[k], v);
+  }
+  return scaled(fixed, h->v[0], h->t[0], v);
+}
+
+void dual_history_add(dual_device_history *h, double fixed, double v, double t) {
+  if (!(v > 0.0) || !(t > 0.0)) return;
+  if (h->n > 0 && v < 2.0 * h->v[0] && h->v[0] < 2.0 * v) {
+    const double old = scaled(fixed, h->v[0], h->t[0], v);
+    double r = sqrt(t / old);
+    r = r > 4.0 ? 4.0 : r < 0.25 ? 0.25 : r;
+    h->v[0] = v, h->t[0] = old * r;
+    return;
+  }
+  if (h->n > 0) h->v[1] = h->v[0], h->t[1] = h->t[0], h->n = 2;
+  else h->n = 1;
+  h->v[0] = v, h->t[0] = t;
+}

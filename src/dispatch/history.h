@@ -1,0 +1,30 @@
+/*
+ * history.h — what a program's calls measured on one device, and the time it predicts for the
+ * next call (AUTO's dispatch, dispatch/dispatch.c).  A call is seen as its measured seconds t
+ * against the model's varying part v (dispatch_model.h: its time less the calibration's fixed
+ * cost, at unit scale).  Two calls whose v differ by 2x or more give a line, t = F + a v: the
+ * program's own fixed cost F (per-call work the calibration's trivial program does not have:
+ * lane masks, workspaces, passes) and its per-point rate; one call gives the model scaled through
+ * it.  Pure functions: tests/test_dispatch.c checks them against hand-worked figures.
+ */
+#ifndef DUAL_HISTORY_H
+#define DUAL_HISTORY_H
+
+#include <stdint.h>
+
+typedef struct dual_device_history {
+  double v[2], t[2]; /* [0] the latest batch size's call, [1] one at least 2x away in v */
+  int n;             /* calls kept (0, 1 or 2) */
+} dual_device_history;
+
+/* The predicted seconds of a call with varying part v, fixed the calibration's fixed cost: the
+ * model (fixed + v) with no call kept; through the line of two; else the kept call nearer in v
+ * scaled by v: fixed + (t - fixed) v / v_kept. */
+double dual_history_predict(const dual_device_history *h, double fixed, double v);
+
+/* Keep a call (v > 0, t > 0): one within 2x in v of the latest moves it halfway (in log space)
+ * to the new figures, by at most 4x in its time, so that one disturbed call cannot take a
+ * device out of use; one farther away becomes the latest, the latest the other. */
+void dual_history_add(dual_device_history *h, double fixed, double v, double t);
+
+#endif /* DUAL_HISTORY_H */
