@@ -220,6 +220,7 @@ Test(dispatch, measured_scales_move_the_choice) {
 #include "dispatch/calibration.h"
 #include "jit/jit_cache.h"
 #include "jit/sha256.h"
+#include "temp_dirs.h"
 
 Test(calibration, text_round_trip_and_refusals) {
   dual_calibration c = machine(), r;
@@ -279,8 +280,8 @@ static void entry_path(const dual_context *ctx, const char *dir, int threads, ch
 }
 
 Test(calibration, stored_entry_is_used_and_a_damaged_one_is_measured_again) {
-  char dir[] = "/tmp/dualbatch-calib-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  char dir[256];
+  cr_assert_eq(dual_test_temp_dir(dir, sizeof dir, "calib"), 0);
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
@@ -327,9 +328,7 @@ Test(calibration, stored_entry_is_used_and_a_damaged_one_is_measured_again) {
   cr_assert_eq(dual_calibration_get(ctx, 2, 1, &again), DUAL_SUCCESS);
   cr_assert(again.cpu_call_s < 1.0);
   dual_context_destroy(&ctx);
-  char cmd[4400];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 /* ---- the split call ------------------------------------------------------------------------ */
@@ -597,8 +596,8 @@ Test(dispatch_auto, last_split_of_a_cpu_context) {
 }
 
 Test(dispatch_auto, calibrate_a_cpu_context) {
-  char dir[] = "/tmp/dualbatch-calapi-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  char dir[256];
+  cr_assert_eq(dual_test_temp_dir(dir, sizeof dir, "calapi"), 0);
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
@@ -614,9 +613,7 @@ Test(dispatch_auto, calibrate_a_cpu_context) {
   cr_assert_eq(dual_context_calibrate(ctx, NULL, 0), DUAL_SUCCESS);
   cr_assert_eq(dual_context_calibrate(NULL, report, sizeof report), DUAL_ERR_ARGUMENT);
   dual_context_destroy(&ctx);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 Test(dispatch_auto, the_model_is_opt_in_for_now) {
@@ -626,4 +623,28 @@ Test(dispatch_auto, the_model_is_opt_in_for_now) {
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 3), DUAL_ERR_ARGUMENT);
   dual_context_destroy(&ctx);
+}
+
+/* ---- the split thread ------------------------------------------------------------------- */
+
+#include <sys/wait.h>
+
+Test(split, the_split_thread_is_kept_and_a_forked_child_starts_its_own) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  double secs = 0.0;
+  cr_assert_eq(dual_split_handoff_seconds(ctx, &secs), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert(secs > 0.0 && secs < 0.1, "a hand-over took %g s", secs);
+  const struct dual_split_worker *w = ctx->split_worker;
+  cr_assert_not_null(w);
+  cr_assert_eq(dual_split_handoff_seconds(ctx, &secs), DUAL_SUCCESS);
+  cr_assert_eq((const void *)ctx->split_worker, (const void *)w, "the thread was started again");
+  /* a child of fork() has no such thread: its first split starts one of its own */
+  const pid_t kid = fork();
+  cr_assert(kid >= 0);
+  if (kid == 0) _exit(dual_split_handoff_seconds(ctx, &secs) == DUAL_SUCCESS && ctx->split_worker != NULL ? 0 : 1);
+  int ws = 0;
+  cr_assert_eq(waitpid(kid, &ws, 0), kid);
+  cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child's split failed (0x%x)", ws);
+  dual_context_destroy(&ctx); /* (joins the thread) */
 }

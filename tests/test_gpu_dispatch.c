@@ -12,6 +12,7 @@
 #include "context.h"
 #include "dispatch/calibration.h"
 #include "dispatch/dispatch.h"
+#include "temp_dirs.h"
 #include "test_arrays.h"
 
 static void points(uint64_t seed, int64_t n, double *x) {
@@ -39,8 +40,8 @@ Test(gpu_dispatch, the_gpu_figures_are_measured) {
   need_gpu();
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
-  char dir[] = "/tmp/dualbatch-gpucal-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
+  char dir[256];
+  cr_assert_eq(dual_test_temp_dir(dir, sizeof dir, "gpucal"), 0);
   cr_assert_eq(dual_context_set_cache_dir(ctx, dir), DUAL_SUCCESS);
   dual_calibration c;
   cr_assert_eq(dual_calibration_get(ctx, 4, 1, &c), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
@@ -67,9 +68,7 @@ Test(gpu_dispatch, the_gpu_figures_are_measured) {
   cr_assert_eq(dual_calibration_get(again, 4, 0, &r), DUAL_SUCCESS);
   cr_assert(memcmp(&r, &c, sizeof r) == 0, "the stored calibration differs");
   dual_context_destroy(&again), dual_context_destroy(&ctx);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert_eq(system(cmd), 0);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 /* AUTO (the measured calibration, then one that makes the devices equal so that it splits)

@@ -17,6 +17,7 @@
 #include "jit/jit_cache.h"
 #include "jit/rtc_child.h"
 #include "jit/rtc_compile.h"
+#include "temp_dirs.h"
 
 enum { IMAGE_BYTES = 300000 }; /* more than a pipe holds (64 KiB) */
 
@@ -49,10 +50,9 @@ static int slow(const char *src, int cc, void **image, size_t *size, char **log)
 }
 
 static void temp_dir(char *dir, size_t cap, const char *name) {
-  snprintf(dir, cap, "%s/rtc-child-%s-%d", DUAL_BINARY_DIR, name, (int)getpid());
-  char cmd[1200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  cr_assert(system(cmd) == 0);
+  char tag[64];
+  snprintf(tag, sizeof tag, "rtc-child-%s", name);
+  cr_assert_eq(dual_test_temp_dir(dir, cap, tag), 0);
 }
 
 static void assert_pattern(const void *image, size_t size, const char *src, int cc) {
@@ -77,6 +77,7 @@ Test(rtc_child, image_and_log_come_back_and_the_cache_gets_the_image) {
   cr_assert_eq(dual_jit_cache_load(dir, key, &image, &size, NULL), 0, "no cache entry");
   assert_pattern(image, size, "source text", 90);
   free(image);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
   /* no cache directory: the image still comes back */
   st = dual_rtc_compile_in_child(succeeds, "other", 80, NULL, key, &image, &size, &log);
   cr_assert_eq(st, DUAL_SUCCESS);
@@ -98,6 +99,7 @@ Test(rtc_child, a_failure_keeps_its_status_and_log_and_stores_nothing) {
   cr_assert_str_eq(log, "kernel.cu(3): error: identifier \"y\" is undefined");
   free(log);
   cr_assert_eq(dual_jit_cache_load(dir, key, &image, &size, NULL), -1);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 Test(rtc_child, a_child_killed_by_a_signal_is_reported) {
@@ -150,6 +152,7 @@ Test(rtc_child, the_compile_outlives_a_process_that_exits) {
   cr_assert_eq(found, 0, "the compile child stored no entry within 10 s");
   assert_pattern(image, size, "late", 90);
   free(image);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 Test(rtc_child, nvrtc_compiles_in_a_child) {
