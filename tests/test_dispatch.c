@@ -38,6 +38,15 @@ static dual_call_shape shape(int64_t B) {
   return s;
 }
 
+/* kin's shape at 1e6 points on the device machine: 8704 B a point (435.2 ns at 20 GB/s), one of
+ * 16 CPU threads 16 x 435.2 ns a point, so a copy-bound GPU as fast as the 16 threads. */
+static dual_call_shape kin_like(void) {
+  dual_call_shape s = shape(1000000);
+  s.out_bytes = 8448, s.in_bytes = 256;
+  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  return s;
+}
+
 static void near(double got, double want, const char *what) {
   cr_assert(fabs(got - want) <= 1e-12 * fabs(want) + 1e-18, "%s: %.17g, by hand %.17g", what, got, want);
 }
@@ -103,9 +112,7 @@ Test(dispatch, small_batches_stay_on_the_cpu_large_ones_go_to_the_gpu) {
 Test(dispatch, comparable_devices_split_at_the_balance_point) {
   /* a copy-bound GPU as fast as 15 CPU threads: kin's shape at 1e6 points on the device machine */
   dual_calibration c = machine();
-  dual_call_shape s = shape(1000000);
-  s.out_bytes = 8448, s.in_bytes = 256; /* 8704 B a point: 435 ns at 20 GB/s */
-  s.cpu_factor = 2 * 435.2 / 360 * 16; /* one of 16 threads takes 16 x 435.2 ns a point */
+  dual_call_shape s = kin_like();
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
@@ -131,9 +138,7 @@ Test(dispatch, a_copy_bound_split_gives_the_gpu_side_the_staging_threads_it_need
    * min(4k, 20) GB/s and the CPU side has 16 - k threads */
   dual_calibration c = machine();
   c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 4e9;
-  dual_call_shape s = shape(1000000);
-  s.out_bytes = 8448, s.in_bytes = 256;
-  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  dual_call_shape s = kin_like();
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
@@ -150,9 +155,7 @@ Test(dispatch, a_copy_bound_split_gives_the_gpu_side_the_staging_threads_it_need
 
 Test(dispatch, no_split_on_one_thread_or_when_the_gain_is_small) {
   dual_calibration c = machine();
-  dual_call_shape s = shape(1000000);
-  s.out_bytes = 8448, s.in_bytes = 256;
-  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  dual_call_shape s = kin_like();
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, 1, NULL, &p); /* one thread: the split would have no CPU thread */
   cr_assert_neq(p.device, DUAL_DEVICE_HYBRID);
@@ -171,9 +174,7 @@ Test(dispatch, no_split_on_one_thread_or_when_the_gain_is_small) {
 Test(dispatch, a_measured_split_stands_for_the_model) {
   /* the model splits kin-like calls (comparable_devices_split_at_the_balance_point) */
   dual_calibration c = machine();
-  dual_call_shape s = shape(1000000);
-  s.out_bytes = 8448, s.in_bytes = 256;
-  s.cpu_factor = 2 * 435.2 / 360 * 16;
+  dual_call_shape s = kin_like();
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
