@@ -258,14 +258,6 @@ static int run_device(dual_context *ctx, struct dual_gpu *g, const dual_job *job
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the interpreter kernel");
 }
 
-void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
-                     double *dst, int threads) {
-  if (src == NULL || len == 0) return;
-#pragma omp parallel for num_threads(threads) schedule(static) if (c * len > 65536)
-  for (int64_t i = 0; i < c; ++i)
-    for (int64_t j = 0; j < len; ++j) dst[i * len + j] = src[(p0 + i) * ps + j * es];
-}
-
 /* Which part of a chunk's results a group of passes produced: the values and the first status
  * with pass 0, derivative columns [c_lo, c_hi) (inputs; for a JVP the one column 0..1). */
 typedef struct result_part {

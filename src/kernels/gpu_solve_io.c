@@ -9,6 +9,7 @@
 
 #include "kernels/gpu_state.h"
 #include "kernels/newton_kernels.h"
+#include "stage_copy.h"
 
 static int cuda(const dual_gpu_solve_io *io, cudaError_t e, const char *what) {
   if (e == cudaSuccess) return DUAL_SUCCESS;
@@ -50,7 +51,7 @@ int dual_gpu_solve_copy_in(const dual_gpu_solve_io *io, const double *src, int64
   if (len == 0) return DUAL_SUCCESS;
   const cudaStream_t stream = (cudaStream_t)io->stream;
   if (!io->device_mem) {
-    dual_gpu_gather(src, ld, 1, 0, c, len, io->staging, io->threads);
+    dual_stage_gather(src, ld, 1, 0, c, len, io->staging, io->threads);
     int st = cuda(io, cudaMemcpyAsync(scratch, io->staging, sizeof(double) * (size_t)(c * len),
                                       cudaMemcpyHostToDevice, stream),
                   "copying points to the device");

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "stage_copy.h"
+
 enum { ALIGN = 256 };
 
 static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
@@ -39,8 +41,8 @@ static void gather(const dual_stage_array *arr, int narr, const layout *l, int64
                    char *pin, int threads) {
   for (int i = 0; i < narr; ++i)
     if (!arr[i].out && arr[i].host != NULL)
-      dual_gpu_gather((const double *)arr[i].host, arr[i].ps, arr[i].cs, p0, c, arr[i].len,
-                      (double *)(pin + l->at[i]), threads);
+      dual_stage_gather((const double *)arr[i].host, arr[i].ps, arr[i].cs, p0, c, arr[i].len,
+                        (double *)(pin + l->at[i]), threads);
 }
 
 static void scatter_one(const dual_stage_array *a, const char *src, int64_t p0, int64_t c,
@@ -54,19 +56,8 @@ static void scatter_one(const dual_stage_array *a, const char *src, int64_t p0, 
     }
     return;
   }
-  const double *s = (const double *)src;
-  double *h = (double *)a->host;
-  const int64_t len = a->len, cols = a->cols > 0 ? a->cols : 1, rows = len / cols;
-  const int64_t nk = a->pick != NULL ? a->npick : cols;
-#pragma omp parallel for num_threads(threads) schedule(static) if (c * rows * nk > 65536)
-  for (int64_t i = 0; i < c; ++i) {
-    const int64_t pt = p0 + i;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < nk; ++j) {
-        const int64_t k = a->pick != NULL ? a->pick[j] : j;
-        h[pt * a->ps + r * a->rs + k * a->cs] = s[i * len + r * cols + k];
-      }
-  }
+  dual_stage_scatter((const double *)src, a->len, a->cols, a->pick, a->npick, (double *)a->host, a->ps, a->rs, a->cs,
+                     p0, c, threads);
 }
 
 int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,

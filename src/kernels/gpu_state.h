@@ -71,11 +71,6 @@ int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, cons
 /* Make both pinned staging buffers hold at least `bytes`. */
 int dual_gpu_reserve_pinned(dual_context *ctx, struct dual_gpu *g, size_t bytes);
 
-/* Points [p0, p0 + c) of a strided host array into a packed [c][len] staging array (OpenMP
- * over points for large copies); nothing when src is NULL or len is 0. */
-void dual_gpu_gather(const double *src, int64_t ps, int64_t es, int64_t p0, int64_t c, int64_t len,
-                     double *dst, int threads);
-
 /* Every array of the batch must live where the batch says (device or host memory). */
 int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dual_batch *b);
 
