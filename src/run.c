@@ -217,10 +217,7 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   } else {
     st = gpu_or_fallback(ctx, job);
   }
-  if (st == DUAL_SUCCESS) {
-    ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
-    ctx->last_split[1] = B - ctx->last_split[0];
-  }
+  if (st == DUAL_SUCCESS) dual_dispatch_record_single(ctx, B);
   return st;
 }
 

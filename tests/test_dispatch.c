@@ -548,6 +548,10 @@ Test(history, one_call_scales_the_model_and_two_give_a_line) {
   const double fixed = 1e-5; /* the calibration's fixed cost */
   dual_device_history h = {{0}, {0}, 0};
   near(dual_history_predict(&h, fixed, 1e-3), 1e-5 + 1e-3, "nothing kept: the model");
+  /* the part over the fixed cost: t - fixed above twice it, half of t below (they meet there) */
+  near(dual_history_over(fixed, 1e-3), 0.99e-3, "above");
+  near(dual_history_over(fixed, 2e-5), 1e-5, "at twice the fixed cost");
+  near(dual_history_over(fixed, 1e-5), 5e-6, "below");
   /* one call: 2e-3 s where the model's varying part was 1e-3 s: 1.99x over the fixed cost */
   dual_history_add(&h, fixed, 1e-3, 2e-3);
   near(dual_history_predict(&h, fixed, 2e-3), 1e-5 + 1.99e-3 * 2, "one call, scaled");

@@ -107,8 +107,8 @@ static void learn_split(memo_entry *e, const dual_calibration *c, int64_t B, int
                         double tc) {
   if (e == NULL || g <= 0 || g >= B) return;
   if (e->runs[1]++ == 0) return;
-  const double pg = (tg > 2.0 * c->gpu_call_s ? tg - c->gpu_call_s : 0.5 * tg) / (double)g;
-  const double pc = (tc > 2.0 * c->cpu_call_s ? tc - c->cpu_call_s : 0.5 * tc) / (double)(B - g);
+  const double pg = dual_history_over(c->gpu_call_s, tg) / (double)g;
+  const double pc = dual_history_over(c->cpu_call_s, tc) / (double)(B - g);
   if (!(pg > 0.0) || !(pc > 0.0)) return;
   dual_split_seen *m = &e->split;
   if (m->k == k) m->gpu_s = sqrt(m->gpu_s * pg), m->cpu_s = sqrt(m->cpu_s * pc);
@@ -134,6 +134,11 @@ static void trace(const dual_dispatch_plan *p, const dual_call_shape *s, int64_t
 #endif
 }
 
+void dual_dispatch_record_single(dual_context *ctx, int64_t B) {
+  ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
+  ctx->last_split[1] = B - ctx->last_split[0];
+}
+
 int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispatch_engines *e) {
   const int64_t B = job->b->count;
   const int threads = job->threads > 0 ? job->threads : 1;
@@ -142,8 +147,7 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     /* no figures: the GPU first, as before the model */
     dual_clear_error(ctx);
     const int st = e->gpu(ctx, job);
-    ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
-    ctx->last_split[1] = B - ctx->last_split[0];
+    dual_dispatch_record_single(ctx, B);
     return st;
   }
   dual_call_shape s;
@@ -195,9 +199,6 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     }
   }
   trace(&p, &s, B, p.device == DUAL_DEVICE_GPU ? t : 0.0, p.device == DUAL_DEVICE_CPU ? t : 0.0);
-  if (st == DUAL_SUCCESS) {
-    ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
-    ctx->last_split[1] = B - ctx->last_split[0];
-  }
+  if (st == DUAL_SUCCESS) dual_dispatch_record_single(ctx, B);
   return st;
 }

@@ -22,6 +22,9 @@ typedef struct dual_dispatch_engines {
  * fallbacks).  Where the calibration cannot be measured, the GPU first (as DUAL_KNOB_DISPATCH 1). */
 int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispatch_engines *e);
 
+/* Record a call of B points that ran on one device (ctx->last_device) as the context's split. */
+void dual_dispatch_record_single(dual_context *ctx, int64_t B);
+
 /* The context's measured scales (heap), freed with the context. */
 struct dual_dispatch_memo;
 void dual_dispatch_memo_free(struct dual_dispatch_memo *m);

@@ -5,10 +5,11 @@
 
 #include <math.h>
 
+double dual_history_over(double fixed, double t) { return t > 2.0 * fixed ? t - fixed : 0.5 * t; }
+
 /* One kept call's time scaled to v (the part over `fixed` grows with v). */
 static double scaled(double fixed, double vk, double tk, double v) {
-  const double var = tk > fixed ? tk - fixed : 0.5 * tk;
-  return fixed + var * v / vk;
+  return fixed + dual_history_over(fixed, tk) * v / vk;
 }
 
 double dual_history_predict(const dual_device_history *h, double fixed, double v) {

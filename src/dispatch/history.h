@@ -17,6 +17,10 @@ typedef struct dual_device_history {
   int n;             /* calls kept (0, 1 or 2) */
 } dual_device_history;
 
+/* The part of a measured t over the fixed cost: t - fixed, or half of t where t is under twice
+ * the fixed cost (a call that fast says its own fixed cost was less; the two meet at 2 fixed). */
+double dual_history_over(double fixed, double t);
+
 /* The predicted seconds of a call with varying part v, fixed the calibration's fixed cost: the
  * model (fixed + v) with no call kept; through the line of two; else the kept call nearer in v
  * scaled by v: fixed + (t - fixed) v / v_kept. */
