@@ -6,12 +6,13 @@
  * workload, B and context (median seconds per call, points per second, where the call ran) and,
  * with --csv FILE, the same as comma-separated rows for bench/plot_dispatch.py.  The GPU and AUTO
  * contexts compile their kernels (DUAL_TIER_COMPILE) in untimed warm-up calls, so the rows are the
- * steady state of a program that has run before; the timed calls go round the contexts in turn,
+ * steady state of a program that has run before (the AUTO context's --auto-warmup calls at each
+ * size, default 8, are its learning there: their time is printed against the better device's); the timed calls go round the contexts in turn,
  * so that the machine's drift meets them alike.  The AUTO context takes DUAL_KNOB_DISPATCH from
  * DUALBATCH_DISPATCH (unset: the library's default).
  *
  *   dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,1e3,...] [--threads T]
- *                            [--contexts cpu,gpu,auto] [--min-time S] [--csv FILE]
+ *                            [--contexts cpu,gpu,auto] [--min-time S] [--auto-warmup N] [--csv FILE]
  */
 #include <math.h>
 #include <omp.h>
@@ -20,37 +21,7 @@
 #include <string.h>
 
 #include "bench_host.h"
-#include "bench_points.h"
-#include "dualbatch.h"
-
-typedef struct workload {
-  const char *name, *program;
-  int n, np, m, hessian;
-} workload;
-
-static const workload workloads[] = {
-    {"ba", "ba.db", 15, 2, 2, 0},
-    {"kin", "kin.db", 32, 0, 32, 0},
-    {"hess", "hess.db", 16, 0, 1, 1},
-};
-
-/* The outputs of one call: y, J and (hess) H, point-major. */
-typedef struct outputs {
-  double *y, *J, *H;
-} outputs;
-
-static size_t out_doubles(const workload *w, int which) {
-  return which == 0 ? (size_t)w->m : which == 1 ? (size_t)w->m * (size_t)w->n
-                                                 : (size_t)w->m * (size_t)w->n * (size_t)w->n;
-}
-
-static int call(dual_context *ctx, const dual_program *prog, const workload *w, int64_t B,
-                const double *x, const double *p, outputs *o) {
-  if (w->hessian)
-    return dual_hessian(ctx, prog, B, x, w->n, p, w->np, o->y, w->m, o->J, (int64_t)w->m * w->n, o->H,
-                        (int64_t)w->m * w->n * w->n, DUAL_HESSIAN_FULL, NULL);
-  return dual_jacobian(ctx, prog, B, x, w->n, p, w->np, o->y, w->m, o->J, (int64_t)w->m * w->n, NULL);
-}
+#include "dispatch_workloads.h"
 
 /* Where the last call ran: "CPU", "GPU compiled", "GPU interpreted", or "GPU+CPU split g/c". */
 static const char *where(const dual_context *ctx) {
@@ -69,8 +40,8 @@ static const char *where(const dual_context *ctx) {
 
 /* One row: the median of a context's times at B, where its last call ran, and (checked) how far
  * its results are from the CPU context's. */
-static void report(const workload *w, int64_t B, const char *name, const dual_context *ctx, double *times, int reps,
-                   const int ran[3], int checked, const outputs *ref, const outputs *got, FILE *csv, int *rc) {
+static void report(const dispatch_workload *w, int64_t B, const char *name, const dual_context *ctx, double *times, int reps,
+                   const int ran[3], int checked, const dispatch_outputs *ref, const dispatch_outputs *got, FILE *csv, int *rc) {
   const double med = bench_median(times, reps);
   /* against the CPU context's: bitwise, else the largest difference relative to the entry's
    * magnitude (a GPU or AUTO context may pick another AD mode for hess: run.c) */
@@ -79,7 +50,7 @@ static void report(const workload *w, int64_t B, const char *name, const dual_co
     const double *rs[3] = {ref->y, ref->J, ref->H}, *gs[3] = {got->y, got->J, got->H};
     double worst = 0.0;
     for (int a = 0; a < 3; ++a)
-      for (size_t e = 0; rs[a] && e < (size_t)B * out_doubles(w, a); ++e) {
+      for (size_t e = 0; rs[a] && e < (size_t)B * dispatch_out_doubles(w, a); ++e) {
         const double r = rs[a][e], g = gs[a][e];
         if (memcmp(&r, &g, sizeof r) == 0) continue;
         const double d = fabs(r - g) / (fabs(r) > 1.0 ? fabs(r) : 1.0);
@@ -103,6 +74,7 @@ int main(int argc, char **argv) {
   const char *which = "all", *batches = "1e2,1e3,1e4,1e5,1e6,1e7", *contexts = "cpu,gpu,auto", *csv_path = NULL;
   int threads = omp_get_max_threads();
   double min_time = 0.3;
+  int auto_warmup = 8;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--workload") && v) which = v, ++i;
@@ -110,18 +82,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--threads") && v) threads = atoi(v), ++i;
     else if (!strcmp(a, "--contexts") && v) contexts = v, ++i;
     else if (!strcmp(a, "--min-time") && v) min_time = atof(v), ++i;
+    else if (!strcmp(a, "--auto-warmup") && v) auto_warmup = atoi(v), ++i;
     else if (!strcmp(a, "--csv") && v) csv_path = v, ++i;
     else {
       fprintf(stderr, "usage: dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,...] "
-                      "[--threads T] [--contexts cpu,gpu,auto] [--min-time S] [--csv FILE]\n");
+                      "[--threads T] [--contexts cpu,gpu,auto] [--min-time S] [--auto-warmup N] [--csv FILE]\n");
       return 2;
     }
   }
   double bs[16];
   int64_t Bmax = 0;
   const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
-  if (nb <= 0 || threads < 1) {
-    fprintf(stderr, "bench_dispatch: bad --batches or --threads\n");
+  if (nb <= 0 || threads < 1 || auto_warmup < 2) {
+    fprintf(stderr, "bench_dispatch: bad --batches, --threads or --auto-warmup (at least 2)\n");
     return 2;
   }
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
@@ -137,34 +110,30 @@ int main(int argc, char **argv) {
   static const char *names[3] = {"cpu", "gpu", "auto"};
   static const int devices[3] = {DUAL_DEVICE_CPU, DUAL_DEVICE_GPU, DUAL_DEVICE_AUTO};
   int rc = 0;
-  for (size_t k = 0; k < sizeof workloads / sizeof *workloads; ++k) {
-    const workload *w = &workloads[k];
+  for (size_t k = 0; k < sizeof dispatch_workloads / sizeof *dispatch_workloads; ++k) {
+    const dispatch_workload *w = &dispatch_workloads[k];
     if (strcmp(which, "all") && strcmp(which, w->name)) continue;
     double *x = bench_xmalloc(sizeof(double) * (size_t)Bmax * (size_t)w->n);
     double *p = w->np ? bench_xmalloc(sizeof(double) * (size_t)Bmax * (size_t)w->np) : NULL;
-    if (!strcmp(w->name, "ba")) bench_points_ba(Bmax, 1, x, p);
-    else if (!strcmp(w->name, "kin")) bench_points_kin(Bmax, 1, x);
-    else bench_points_hess(Bmax, 1, x);
+    dispatch_points(w, Bmax, x, p);
     /* the CPU's results are kept for the check up to B = 1e6 (kin's J at 1e7 is 82 GB) */
     const int64_t Bref = Bmax < 1000000 ? Bmax : 1000000;
-    outputs ref, got;
+    dispatch_outputs ref, got;
     double **rs[3] = {&ref.y, &ref.J, &ref.H}, **gs[3] = {&got.y, &got.J, &got.H};
     for (int a = 0; a < 3; ++a) {
       const int used = a < 2 || w->hessian;
-      *rs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bref * out_doubles(w, a)) : NULL;
-      *gs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bmax * out_doubles(w, a)) : NULL;
+      *rs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bref * dispatch_out_doubles(w, a)) : NULL;
+      *gs[a] = used ? bench_xmalloc(sizeof(double) * (size_t)Bmax * dispatch_out_doubles(w, a)) : NULL;
     }
     dual_context *ctxs[3] = {NULL, NULL, NULL};
     dual_program *progs[3] = {NULL, NULL, NULL};
     for (int c = 0; c < 3; ++c) {
       if (!strstr(contexts, names[c])) continue;
-      char path[1024];
-      snprintf(path, sizeof path, "%s/bench/programs/%s", DUAL_SOURCE_DIR, w->program);
       dual_context *ctx = NULL;
       if (dual_context_create(&ctx, devices[c]) != DUAL_SUCCESS ||
           dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
           (devices[c] != DUAL_DEVICE_CPU && dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS) ||
-          dual_program_compile_file(ctx, path, &progs[c]) != DUAL_SUCCESS) {
+          dispatch_program(ctx, w, &progs[c]) != DUAL_SUCCESS) {
         printf("%-5s %s context: %s (skipped)\n", w->name, names[c], ctx ? dual_context_last_error(ctx) : "no context");
         dual_context_destroy(&ctx);
         continue;
@@ -174,17 +143,21 @@ int main(int argc, char **argv) {
     for (int ib = 0; ib < nb; ++ib) {
       const int64_t B = (int64_t)bs[ib];
       /* two untimed calls on each context (the first may compile a kernel; the CPU context's
-       * first gives the reference results); the second's time sets the rounds: enough for each
-       * context's calls to take min_time (3 .. BENCH_MAX_REPS) */
+       * first gives the reference results), auto_warmup on the AUTO context (its learning at
+       * this size: the tries of the other device and of a split's staging threads); the last
+       * one's time sets the rounds: enough for each context's calls to take min_time
+       * (3 .. BENCH_MAX_REPS) */
       int rounds = 3, failed[3] = {0, 0, 0};
+      double learning = 0.0; /* the AUTO context's untimed calls, all together */
       for (int c = 0; c < 3; ++c) {
         if (ctxs[c] == NULL) continue;
         double t = 0.0;
-        for (int r = 0; r < 2 && !failed[c]; ++r) {
-          outputs *o = c == 0 && r == 0 && B <= Bref ? &ref : &got;
+        for (int r = 0; r < (c == 2 ? auto_warmup : 2) && !failed[c]; ++r) {
+          dispatch_outputs *o = c == 0 && r == 0 && B <= Bref ? &ref : &got;
           const double t0 = bench_now();
-          failed[c] = call(ctxs[c], progs[c], w, B, x, p, o) != DUAL_SUCCESS;
+          failed[c] = dispatch_call(ctxs[c], progs[c], w, 0, B, x, p, o) != DUAL_SUCCESS;
           t = bench_now() - t0;
+          if (c == 2) learning += t;
         }
         const int want = t > 0.0 ? (int)ceil(min_time / t) : BENCH_MAX_REPS;
         if (!failed[c] && want > rounds) rounds = want < BENCH_MAX_REPS ? want : BENCH_MAX_REPS;
@@ -199,7 +172,7 @@ int main(int argc, char **argv) {
         for (int c = 0; c < 3; ++c) {
           if (ctxs[c] == NULL || failed[c]) continue;
           const double t0 = bench_now();
-          if (call(ctxs[c], progs[c], w, B, x, p, &got) != DUAL_SUCCESS) {
+          if (dispatch_call(ctxs[c], progs[c], w, 0, B, x, p, &got) != DUAL_SUCCESS) {
             failed[c] = 1;
             continue;
           }
@@ -210,6 +183,14 @@ int main(int argc, char **argv) {
             report(w, B, names[c], ctxs[c], times[c], rounds, ran[c], c > 0 && B <= Bref && ctxs[0] != NULL, &ref, &got,
                    csv, &rc);
         }
+      if (ctxs[2] != NULL && !failed[2] && (ctxs[0] != NULL || ctxs[1] != NULL)) {
+        double best = 0.0;
+        for (int c = 0; c < 2; ++c)
+          if (ctxs[c] != NULL && !failed[c] && (best == 0.0 || bench_median(times[c], rounds) < best))
+            best = bench_median(times[c], rounds);
+        printf("%-5s %9lld auto's %d untimed calls (its learning at this size): %.4e s, %.2fx the better device's\n",
+               w->name, (long long)B, auto_warmup, learning, learning / (auto_warmup * best));
+      }
       for (int c = 0; c < 3; ++c)
         if (failed[c]) {
           printf("%-5s %9lld %-5s failed: %s\n", w->name, (long long)B, names[c], dual_context_last_error(ctxs[c]));
