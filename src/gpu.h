@@ -73,6 +73,10 @@ int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, 
  * it would interpret it (or has no GPU state). */
 int dual_gpu_would_compile(dual_context *ctx, const dual_job *job);
 
+/* 1 while a compiled kernel is being compiled in the background (in this process): the compile
+ * takes CPU time from the calls meanwhile, so AUTO's dispatch does not learn from their times. */
+int dual_gpu_compiling(void);
+
 /* How many device or pinned buffers the context's GPU state has allocated (grown) so far: a run
  * that moved it paid for allocations a steady caller does not (AUTO's dispatch does not learn
  * from it).  0 without GPU state. */

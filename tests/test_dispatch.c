@@ -90,9 +90,9 @@ Test(dispatch, without_the_gpu_figures_the_cpu) {
   dual_calibration c = machine();
   c.gpu = 0;
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &(dual_call_shape){.B = 1}, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &(dual_call_shape){.B = 1}, 16, NULL, 0, &p);
   dual_call_shape s = shape(10000000);
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_CPU);
   cr_assert_eq(p.gpu_points, 0);
 }
@@ -102,10 +102,10 @@ Test(dispatch, small_batches_stay_on_the_cpu_large_ones_go_to_the_gpu) {
   c.gpu_in_Bps = c.gpu_out_Bps = 1e12; /* copies free: the kernel decides */
   dual_dispatch_plan p;
   dual_call_shape s = shape(10);
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU 10 us + 3.6 us against the GPU's 40 us */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p); /* CPU 10 us + 3.6 us against the GPU's 40 us */
   cr_assert_eq(p.device, DUAL_DEVICE_CPU, "B = 10: %g s CPU, %g s GPU", p.t_cpu, p.t_gpu);
   s = shape(10000000);
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU 0.225 s, GPU 3.6 ms */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p); /* CPU 0.225 s, GPU 3.6 ms */
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "B = 1e7: %g s CPU, %g s GPU, split %g", p.t_cpu, p.t_gpu, p.t_split);
 }
 
@@ -114,7 +114,7 @@ Test(dispatch, comparable_devices_split_at_the_balance_point) {
   dual_calibration c = machine();
   dual_call_shape s = kin_like();
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
   cr_assert(p.gpu_points % 64 == 0 && p.gpu_points > 0 && p.gpu_points < s.B);
   /* one thread stages as fast as all: the GPU's side takes one */
@@ -140,7 +140,7 @@ Test(dispatch, a_copy_bound_split_gives_the_gpu_side_the_staging_threads_it_need
   c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 4e9;
   dual_call_shape s = kin_like();
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "CPU %g s, GPU %g s, split %g s", p.t_cpu, p.t_gpu, p.t_split);
   /* by hand: a point takes 8704 B / min(4k, 20) GB/s on the GPU side (its kernel hides under
    * the copies) and 16 x 435.2 ns = 6.9632 us on one CPU thread, so balanced sides go at
@@ -157,17 +157,17 @@ Test(dispatch, no_split_on_one_thread_or_when_the_gain_is_small) {
   dual_calibration c = machine();
   dual_call_shape s = kin_like();
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 1, NULL, &p); /* one thread: the split would have no CPU thread */
+  dual_dispatch_plan_call(&c, &s, 1, NULL, 0, &p); /* one thread: the split would have no CPU thread */
   cr_assert_neq(p.device, DUAL_DEVICE_HYBRID);
   /* a GPU 20x the CPU: a split would save under 10 % */
   s.cpu_factor *= 20;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "CPU %g, GPU %g, split %g", p.t_cpu, p.t_gpu, p.t_split);
   cr_assert(p.t_split * 1.1 >= p.t_gpu);
   /* tiny batches: the split's thread costs more than it saves */
   s = shape(128);
   s.out_bytes = 8448;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_neq(p.device, DUAL_DEVICE_HYBRID, "B = 128: CPU %g, GPU %g, split %g", p.t_cpu, p.t_gpu, p.t_split);
 }
 
@@ -176,25 +176,25 @@ Test(dispatch, a_measured_split_stands_for_the_model) {
   dual_calibration c = machine();
   dual_call_shape s = kin_like();
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
   /* a split seen at 2e6 points with 2 staging threads: 1 us a point on the GPU's side and 3 us on
    * the CPU's (each slowed by the other).  Balanced: 40 us + g x 1 us = 10 us + (1e6 - g) x 3 us,
    * g = 749992.5 -> 750016 (the nearest whole block of 64), the GPU's side the longer: 0.75 s
    * with the split's 30 us, slower than the GPU alone (0.435 s), so the GPU */
   const dual_split_seen seen = {2000000, 2, 1e-6, 3e-6};
-  dual_dispatch_plan_call(&c, &s, 16, &seen, &p);
+  dual_dispatch_plan_call(&c, &s, 16, &seen, 1, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "split %g s, GPU %g s", p.t_split, p.t_gpu);
   near(p.t_split, 40e-6 + 750016 * 1e-6 + 30e-6, "the seen split's time");
   /* the same sides ten times faster: that split, its k and share */
   const dual_split_seen fast = {2000000, 2, 1e-7, 3e-7};
-  dual_dispatch_plan_call(&c, &s, 16, &fast, &p);
+  dual_dispatch_plan_call(&c, &s, 16, &fast, 1, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
   cr_assert(p.gpu_threads == 2 && p.gpu_points % 64 == 0 && llabs(p.gpu_points - 750000) < 64, "g %lld k %d",
             (long long)p.gpu_points, p.gpu_threads);
   /* seen at a batch over 4x away: the model's split again */
   const dual_split_seen far = {5000000, 2, 1e-6, 3e-6};
-  dual_dispatch_plan_call(&c, &s, 16, &far, &p);
+  dual_dispatch_plan_call(&c, &s, 16, &far, 1, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
   cr_assert_eq(p.gpu_threads, 1);
 }
@@ -204,10 +204,10 @@ Test(dispatch, measured_scales_move_the_choice) {
   c.gpu_in_Bps = c.gpu_out_Bps = 1e12;
   dual_call_shape s = shape(2000);
   dual_dispatch_plan p;
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p); /* CPU: 10 us + 2 x 64 x 360 ns = 56 us; GPU 40.7 us */
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p); /* CPU: 10 us + 2 x 64 x 360 ns = 56 us; GPU 40.7 us */
   cr_assert_eq(p.device, DUAL_DEVICE_GPU, "CPU %g, GPU %g", p.t_cpu, p.t_gpu);
   s.gpu_scale = 100; /* the GPU measured 100x slower than modelled on this program */
-  dual_dispatch_plan_call(&c, &s, 16, NULL, &p);
+  dual_dispatch_plan_call(&c, &s, 16, NULL, 0, &p);
   cr_assert_eq(p.device, DUAL_DEVICE_CPU, "CPU %g, GPU %g", p.t_cpu, p.t_gpu);
 }
 
@@ -540,13 +540,137 @@ Test(dispatch_auto, an_unmeasured_device_near_the_choice_is_tried) {
   dual_context_destroy(&ctx);
 }
 
+/* ---- learning on engines of set speeds (on a virtual clock) -------------------------------- */
+
+#include "dispatch/call_shape.h"
+#include "dispatch/clock.h"
+
+/* Each thread's virtual time: the engines below advance their own thread's, and the dispatch
+ * times each side of a call on the thread that runs it. */
+static _Thread_local double virtual_now;
+static double virtual_clock(void) { return virtual_now; }
+
+/* The engines' speeds: the CPU's whole batch takes slow_cpu_s with all slow_threads threads
+ * (its share with fewer threads proportionally longer); the GPU's takes slow_gpu_s plus
+ * slow_gpu_fixed_s, a split's GPU side with k staging threads min(k, 4) / 4 of its rate (the
+ * copies need four threads). */
+static double slow_cpu_s, slow_gpu_s, slow_gpu_fixed_s;
+static int64_t slow_B;
+static int slow_threads, slow_gpu_k;
+
+static int slow_gpu(dual_context *ctx, const dual_job *job) {
+  const int k = job->threads < slow_threads ? job->threads : 4;
+  slow_gpu_k = job->threads;
+#pragma omp atomic
+  fake_gpu_calls++;
+  virtual_now += slow_gpu_fixed_s + slow_gpu_s * (double)job->b->count / (double)slow_B * 4.0 / (k < 4 ? k : 4);
+  ctx->last_device = DUAL_DEVICE_GPU;
+  return DUAL_SUCCESS;
+}
+
+static int slow_cpu(dual_context *ctx, const dual_job *job) {
+  (void)ctx;
+  virtual_now += slow_cpu_s * (double)job->b->count / (double)slow_B * slow_threads / job->threads;
+  return DUAL_SUCCESS;
+}
+
+/* A job of B points of a small program's Jacobian with T threads (the engines above do not read
+ * its arrays). */
+static void slow_job(dual_job *job, dual_batch *b, const dual_program *prog, int64_t B, int T) {
+  dual_batch_init(b);
+  b->count = B, b->x_ps = 2, b->x_es = 1, b->y_ps = 1, b->y_es = 1, b->d_ps = 2, b->d_rs = 2, b->d_cs = 1;
+  memset(job, 0, sizeof *job);
+  job->prog = prog, job->b = b, job->mode = DUAL_MODE_JACOBIAN, job->width = 2, job->threads = T;
+}
+
+/* A GPU measured slow at small batches (its fixed cost) is measured again at a batch 1000x
+ * larger, where the model puts it near, rather than judged by the small batches' scale. */
+Test(dispatch_auto, a_device_is_measured_again_far_from_its_calls) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "far", &prog), DUAL_SUCCESS);
+  dual_dispatch_set_clock(virtual_clock);
+  /* the model: the GPU and the CPU alike, no fixed costs, copies free */
+  dual_calibration c = machine();
+  c.threads = 2, c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15;
+  c.cpu_call_s = c.gpu_call_s = 1e-9, c.split_call_s = 1.0; /* (no splits) */
+  for (int t = 0; t < 2; ++t)
+    c.gpu_arith_s[t] = c.cpu_arith_s / 2, c.gpu_special_s[t] = c.cpu_special_s / 2, c.gpu_lat_arith_s[t] = c.gpu_lat_special_s[t] = 0;
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
+  dual_job job;
+  dual_batch b;
+  /* 100 points: the CPU 50 us, the GPU 2 ms (its fixed cost) */
+  slow_threads = 2, slow_B = 100, slow_cpu_s = 50e-6, slow_gpu_s = 1e-6, slow_gpu_fixed_s = 2e-3;
+  slow_job(&job, &b, prog, 100, 2);
+  for (int i = 0; i < 8; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_CPU);
+  /* 100000 points: the CPU 50 ms, the GPU 3 ms */
+  slow_B = 100000, slow_cpu_s = 50e-3, slow_gpu_s = 1e-3;
+  slow_job(&job, &b, prog, 100000, 2);
+  fake_gpu_calls = 0;
+  for (int i = 0; i < 4; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU, "the GPU was not measured again at 1e5 points");
+  /* the first a try of the GPU, then one of the CPU (never run at this size either) */
+  cr_assert_eq(fake_gpu_calls, 3, "%d GPU calls of 4", fake_gpu_calls);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* The model splits with one staging thread; measured, that split is 1.45x the GPU alone, and its
+ * neighbours are tried until four threads (the copies' need) make it faster than both. */
+Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "k", &prog), DUAL_SUCCESS);
+  dual_dispatch_set_clock(virtual_clock);
+  enum { T = 8, B = 32768 };
+  dual_job job;
+  dual_batch b;
+  slow_job(&job, &b, prog, B, T);
+  /* the model: copies free (so one staging thread is as good as any), the GPU twice the CPU */
+  dual_calibration c = machine();
+  c.threads = T, c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15;
+  c.cpu_call_s = c.gpu_call_s = c.split_call_s = 1e-9;
+  dual_call_shape s;
+  dual_call_shape_of(&job, 2, 1, &s);
+  for (int t = 0; t < 2; ++t) c.gpu_lat_arith_s[t] = c.gpu_lat_special_s[t] = 0;
+  c.gpu_arith_s[1] = c.gpu_special_s[1] = 1.0;
+  const double x = 0.5 * dual_model_cpu(&c, &s, B, T) / dual_model_gpu(&c, &s, B, T);
+  c.gpu_arith_s[1] = c.gpu_special_s[1] = x;
+  dual_dispatch_plan p;
+  dual_dispatch_plan_call(&c, &s, T, NULL, 0, &p);
+  cr_assert(p.device == DUAL_DEVICE_HYBRID && p.gpu_threads == 1, "the model: device %d, k %d", p.device, p.gpu_threads);
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  /* the engines: the CPU 8 ms, the GPU 4 ms; balanced splits (units of the GPU's time):
+   * k = 1: 1 / (1/4 + 7/16) = 1.45, k = 2: 1 / (1/2 + 6/16) = 1.14, k = 4: 1 / (1 + 4/16) = 0.8 */
+  slow_threads = T, slow_B = B, slow_cpu_s = 8e-3, slow_gpu_s = 4e-3, slow_gpu_fixed_s = 0;
+  const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
+  for (int i = 0; i < 12; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
+  cr_assert_eq(slow_gpu_k, 4, "the split's GPU side has %d staging threads", slow_gpu_k);
+  int64_t g, cp;
+  dual_context_last_split(ctx, &g, &cp);
+  /* balanced at four threads: the GPU side takes 4/5 of the points (to a 128-point block, and
+   * the halfway moves of the measured sides) */
+  cr_assert(g > B * 7 / 10 && g < B * 9 / 10, "GPU share %lld of %d", (long long)g, B);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
 /* ---- a program's measured calls --------------------------------------------------------- */
 
 #include "dispatch/history.h"
 
 Test(history, one_call_scales_the_model_and_two_give_a_line) {
   const double fixed = 1e-5; /* the calibration's fixed cost */
-  dual_device_history h = {{0}, {0}, 0};
+  dual_device_history h = {{0}, {0}, 0, 0};
   near(dual_history_predict(&h, fixed, 1e-3), 1e-5 + 1e-3, "nothing kept: the model");
   /* the part over the fixed cost: t - fixed above twice it, half of t below (they meet there) */
   near(dual_history_over(fixed, 1e-3), 0.99e-3, "above");
@@ -560,20 +684,38 @@ Test(history, one_call_scales_the_model_and_two_give_a_line) {
   dual_history_add(&h, fixed, 1.5e-3, 4.2e-3);
   cr_assert_eq(h.n, 1);
   near(h.t[0], sqrt(2.995e-3 * 4.2e-3), "merged");
-  /* by at most 4x: a call 100x slower moves it 4x */
-  dual_device_history g = {{0}, {0}, 0};
+  /* a call 100x slower is held back; a second one confirms it, and it moves the estimate by at
+   * most 4x */
+  dual_device_history g = {{0}, {0}, 0, 0};
   dual_history_add(&g, fixed, 1e-3, 2e-3);
   dual_history_add(&g, fixed, 1e-3, 0.2);
-  near(g.t[0], 8e-3, "capped at 4x");
+  near(g.t[0], 2e-3, "one slow call: held back");
+  cr_assert_eq(g.held, 1);
+  dual_history_add(&g, fixed, 1e-3, 2.2e-3); /* not slow: the held call is forgotten */
+  cr_assert_eq(g.held, 0);
+  near(g.t[0], sqrt(2e-3 * 2.2e-3), "the next call merged");
+  const double before = g.t[0];
+  dual_history_add(&g, fixed, 1e-3, 0.2);
+  dual_history_add(&g, fixed, 1e-3, 0.2);
+  near(g.t[0], 4.0 * before, "two slow calls in a row: kept, capped at 4x");
+  /* a slow call at a new batch size is held back too (a workspace's first touch): the line is
+   * not made from it */
+  dual_device_history w = {{0}, {0}, 0, 0};
+  dual_history_add(&w, fixed, 1e-4, 2e-4);
+  dual_history_add(&w, fixed, 1e-3, 2.5e-2); /* predicted 1e-5 + 1.9e-3 */
+  cr_assert_eq(w.n, 1);
+  dual_history_add(&w, fixed, 1e-3, 1.1e-3); /* F = 1e-4, a = 1 */
+  cr_assert_eq(w.n, 2);
+  near(dual_history_predict(&w, fixed, 1e-2), 1e-4 + 1e-2, "the line through the undisturbed calls");
   /* two calls 10x apart in v: t = F + a v through both; the program's own fixed cost is F */
-  dual_device_history l = {{0}, {0}, 0};
+  dual_device_history l = {{0}, {0}, 0, 0};
   dual_history_add(&l, fixed, 1e-4, 2e-4);  /* F = 1e-4, a = 1 */
   dual_history_add(&l, fixed, 1e-3, 1.1e-3);
   cr_assert_eq(l.n, 2);
   near(dual_history_predict(&l, fixed, 1e-2), 1e-4 + 1e-2, "the line at 10x the larger");
   near(dual_history_predict(&l, fixed, 1e-5), 1e-4 + 1e-5, "and at a tenth of the smaller");
   /* a line that falls (noise): the kept call nearer in v, scaled */
-  dual_device_history f = {{0}, {0}, 0};
+  dual_device_history f = {{0}, {0}, 0, 0};
   dual_history_add(&f, fixed, 1e-4, 2e-3);
   dual_history_add(&f, fixed, 1e-3, 1e-3);
   near(dual_history_predict(&f, fixed, 2e-3), 1e-5 + 0.99e-3 * 2, "near the larger");
@@ -621,10 +763,10 @@ Test(dispatch_auto, calibrate_a_cpu_context) {
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
-Test(dispatch_auto, the_model_is_opt_in_for_now) {
+Test(dispatch_auto, the_model_is_the_default) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_knob(ctx, DUAL_KNOB_DISPATCH), 1, "the GPU first until the model is measured on a GPU");
+  cr_assert_eq(dual_context_knob(ctx, DUAL_KNOB_DISPATCH), 0);
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 3), DUAL_ERR_ARGUMENT);
   dual_context_destroy(&ctx);

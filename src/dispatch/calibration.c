@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bytecode.h"
 #include "context.h"
+#include "dispatch/clock.h"
 #include "dispatch/call_shape.h"
 #include "gpu.h"
 #include "jit/jit_cache.h"
@@ -91,12 +91,6 @@ int dual_calibration_parse(const char *text, size_t len, dual_calibration *c) {
 
 /* ---- measuring the CPU ------------------------------------------------------------------ */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The calibration programs: a chain of multiply-adds, and one of special functions between a few
  * additions (their instructions are counted from the bytecode, so constant folding and the
  * compiler's other passes do not matter).  Both stay finite and normal for inputs near 0.5. */
@@ -128,10 +122,10 @@ static int time_eval(dual_context *cpu, const dual_program *prog, int64_t B, con
   double t[31];
   if (reps > 31) reps = 31;
   for (int r = -1; r < reps; ++r) {
-    const double t0 = now();
+    const double t0 = dual_monotonic_seconds();
     const int st = dual_eval(cpu, prog, B, x, prog->n_in, NULL, 0, y, 1, NULL);
     if (st != DUAL_SUCCESS) return st;
-    if (r >= 0) t[r] = now() - t0;
+    if (r >= 0) t[r] = dual_monotonic_seconds() - t0;
   }
   qsort(t, (size_t)reps, sizeof *t, cmp_double);
   *secs = t[0];

@@ -12,9 +12,10 @@
  *          smaller part shows)
  *   split  GPU on points [0, g) with k staging threads, CPU on the rest with T - k threads, at
  *          the same time: max(GPU(g), CPU(B - g)) + split_call, g the balance point (both sides
- *          are monotone), k in 1, 2, 4, ... T / 2 the fastest; or, where a split of this call
- *          was measured at a batch within 4x of B, the same k and the balance of the two sides'
- *          measured seconds per point (each side slows the other: memory, the staging threads)
+ *          are monotone), k in 1, 2, 4, ... T / 2 the fastest; or, where splits of this call
+ *          were measured at a batch within 4x of B, the fastest of them: its k and the balance of
+ *          its two sides' measured seconds per point (each side slows the other: memory, the
+ *          staging threads)
  */
 #include "dispatch/dispatch_model.h"
 
@@ -96,13 +97,18 @@ static double seen_split(const dual_calibration *c, const dual_call_shape *s, co
   return (tg > tc ? tg : tc) + c->split_call_s;
 }
 
+int dual_split_seen_near(const dual_split_seen *seen, int64_t B) {
+  return seen->k > 0 && seen->gpu_s > 0.0 && seen->cpu_s > 0.0 && B <= 4 * seen->B && 4 * B >= seen->B;
+}
+
 void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
-                             const dual_split_seen *seen, dual_dispatch_plan *p) {
+                             const dual_split_seen *seen, int nseen, dual_dispatch_plan *p) {
   const int T = threads > 0 ? threads : 1;
   p->t_cpu = dual_model_cpu(c, s, s->B, T);
   p->t_gpu = c->gpu ? dual_model_gpu(c, s, s->B, T) : 0.0;
   p->t_split = 0.0;
   p->gpu_points = 0, p->gpu_threads = 0;
+  p->split_points = 0, p->split_threads = 0, p->split_measured = 0;
   if (!c->gpu) {
     p->device = DUAL_DEVICE_CPU;
     return;
@@ -113,17 +119,21 @@ void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s
   int64_t best = 0;
   int best_k = 0;
   double tb = 0.0;
-  if (seen != NULL && seen->k > 0 && seen->k < T && seen->gpu_s > 0.0 && seen->cpu_s > 0.0 &&
-      s->B <= 4 * seen->B && 4 * s->B >= seen->B) {
-    tb = seen_split(c, s, seen, &best), best_k = seen->k;
-  } else {
+  for (int i = 0; seen != NULL && i < nseen; ++i) {
+    if (seen[i].k >= T || !dual_split_seen_near(&seen[i], s->B)) continue;
+    int64_t g;
+    const double t = seen_split(c, s, &seen[i], &g);
+    if (best_k == 0 || t < tb) tb = t, best = g, best_k = seen[i].k;
+  }
+  p->split_measured = best_k > 0;
+  if (best_k == 0)
     for (int k = 1; k <= (T > 2 ? T / 2 : 1); k *= 2) {
       int64_t g;
       const double t = best_split(c, s, T, k, &g);
       if (best_k == 0 || t < tb) tb = t, best = g, best_k = k;
     }
-  }
   p->t_split = tb;
+  p->split_points = best, p->split_threads = best_k;
   const double single = p->t_gpu < p->t_cpu ? p->t_gpu : p->t_cpu;
   if (tb * (100.0 + DUAL_PLAN_MIN_SPLIT_GAIN_PCT) < single * 100.0) {
     p->device = DUAL_DEVICE_HYBRID;

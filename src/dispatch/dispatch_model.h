@@ -72,15 +72,22 @@ typedef struct dual_dispatch_plan {
   int gpu_threads;    /* HYBRID: the GPU side's host threads (its staging); the CPU side has the
                          others */
   double t_cpu, t_gpu, t_split; /* modelled seconds (t_split: the best split's, or 0 when none) */
+  int64_t split_points; /* the best split's GPU points and staging threads, chosen or not (0: none) */
+  int split_threads;
+  int split_measured;   /* 1: the best split is a measured one's (seen), 0 the model's */
 } dual_dispatch_plan;
 
 /* The plan for the shape's B points with `threads` CPU threads (a split gives 1, 2, 4, ... up to
  * half of them to the GPU's side, whichever is modelled fastest): the faster device, or a split
  * where it is modelled at least DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (each side
- * at least one CPU block).  A split seen at a batch within 4x of this one (seen, may be NULL)
- * stands for the model's: its k, and its sides' seconds per point balanced.  Without the GPU's
- * figures (c->gpu 0), the CPU. */
+ * at least one CPU block).  Splits seen at a batch within 4x of this one (seen[0 .. nseen), one
+ * per k; entries with k 0 are empty; seen may be NULL) stand for the model's: the fastest of
+ * them, its k, and its sides' seconds per point balanced.  Without the GPU's figures (c->gpu 0),
+ * the CPU. */
 void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
-                             const dual_split_seen *seen, dual_dispatch_plan *p);
+                             const dual_split_seen *seen, int nseen, dual_dispatch_plan *p);
+
+/* 1 when `seen` (k > 0) was measured at a batch within 4x of B. */
+int dual_split_seen_near(const dual_split_seen *seen, int64_t B);
 
 #endif /* DUAL_DISPATCH_MODEL_H */

@@ -28,16 +28,26 @@ double dual_history_predict(const dual_device_history *h, double fixed, double v
   return scaled(fixed, h->v[0], h->t[0], v);
 }
 
-void dual_history_add(dual_device_history *h, double fixed, double v, double t) {
-  if (!(v > 0.0) || !(t > 0.0)) return;
+int dual_history_add(dual_device_history *h, double fixed, double v, double t) {
+  if (!(v > 0.0) || !(t > 0.0)) return 0;
+  if (h->n > 0) {
+    const double p = dual_history_predict(h, fixed, v);
+    const int confirmed = h->held && t > DUAL_HISTORY_CONFIRM * p;
+    h->held = 0;
+    if (t > DUAL_HISTORY_SUSPECT * p && !confirmed) {
+      h->held = 1;
+      return 0;
+    }
+  }
   if (h->n > 0 && v < 2.0 * h->v[0] && h->v[0] < 2.0 * v) {
     const double old = scaled(fixed, h->v[0], h->t[0], v);
     double r = sqrt(t / old);
     r = r > 4.0 ? 4.0 : r < 0.25 ? 0.25 : r;
     h->v[0] = v, h->t[0] = old * r;
-    return;
+    return 1;
   }
   if (h->n > 0) h->v[1] = h->v[0], h->t[1] = h->t[0], h->n = 2;
   else h->n = 1;
   h->v[0] = v, h->t[0] = t;
+  return 1;
 }

@@ -15,7 +15,14 @@
 typedef struct dual_device_history {
   double v[2], t[2]; /* [0] the latest batch size's call, [1] one at least 2x away in v */
   int n;             /* calls kept (0, 1 or 2) */
+  int held;          /* 1: the last call was over DUAL_HISTORY_SUSPECT x its prediction, held back */
 } dual_device_history;
+
+/* A call this many times slower than predicted is held back until the next confirms it (over
+ * DUAL_HISTORY_CONFIRM x its prediction): a lone slow call is a disturbance (another tenant, a
+ * workspace's first touch, a compile in the background), and one kept would keep the device out
+ * of use at that size, its estimate never measured again. */
+enum { DUAL_HISTORY_SUSPECT = 3, DUAL_HISTORY_CONFIRM = 2 };
 
 /* The part of a measured t over the fixed cost: t - fixed, or half of t where t is under twice
  * the fixed cost (a call that fast says its own fixed cost was less; the two meet at 2 fixed). */
@@ -27,8 +34,10 @@ double dual_history_over(double fixed, double t);
 double dual_history_predict(const dual_device_history *h, double fixed, double v);
 
 /* Keep a call (v > 0, t > 0): one within 2x in v of the latest moves it halfway (in log space)
- * to the new figures, by at most 4x in its time, so that one disturbed call cannot take a
- * device out of use; one farther away becomes the latest, the latest the other. */
-void dual_history_add(dual_device_history *h, double fixed, double v, double t);
+ * to the new figures, by at most 4x in its time; one farther away becomes the latest, the latest
+ * the other.  A call over DUAL_HISTORY_SUSPECT x the prediction is held back unless the one
+ * before was held too and this one is over DUAL_HISTORY_CONFIRM x (then it is kept). */
+/* Returns 1 when the call was kept, 0 when held back or without time. */
+int dual_history_add(dual_device_history *h, double fixed, double v, double t);
 
 #endif /* DUAL_HISTORY_H */

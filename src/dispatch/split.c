@@ -12,10 +12,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "context.h"
+#include "dispatch/clock.h"
 
 #define SLICE(ptr, stride) ((ptr) != NULL ? (ptr) + first * (stride) : NULL)
 
@@ -28,12 +28,6 @@ void dual_batch_slice(const dual_batch *b, int64_t first, int64_t count, dual_ba
   out->point0 = b->point0 + first;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 typedef struct side {
   dual_context *ctx;
   dual_job job;
@@ -44,9 +38,9 @@ typedef struct side {
 } side;
 
 static void run_side(side *s) {
-  const double t0 = now();
+  const double t0 = dual_dispatch_now();
   s->st = s->fn != NULL ? s->fn(s->ctx, &s->job) : DUAL_SUCCESS;
-  s->secs = now() - t0;
+  s->secs = dual_dispatch_now() - t0;
 }
 
 /* ---- the split thread ------------------------------------------------------------------- */
@@ -136,10 +130,10 @@ int dual_split_handoff_seconds(dual_context *ctx, double *secs) {
   for (int k = 0; k < 9; ++k) {
     side a, r;
     memset(&a, 0, sizeof a), memset(&r, 0, sizeof r);
-    const double t0 = now();
+    const double t0 = dual_dispatch_now();
     if (run_both(ctx, &a, &r) != 0)
       return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the thread of split calls");
-    const double t = now() - t0;
+    const double t = dual_dispatch_now() - t0;
     if (k == 0 || t < best) best = t;
   }
   *secs = best;

@@ -504,6 +504,13 @@ int dual_gpu_jit_launch(const struct dual_gpu *g, const dual_jit_module *m, cons
   return (int)e;
 }
 
+int dual_gpu_compiling(void) {
+  pthread_mutex_lock(&lock);
+  const int busy = worker_running;
+  pthread_mutex_unlock(&lock);
+  return busy;
+}
+
 int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
   struct dual_gpu *g = NULL;
   const dual_jit_module *m = NULL;

@@ -80,6 +80,8 @@ int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
   return 0;
 }
 
+int dual_gpu_compiling(void) { return 0; }
+
 uint64_t dual_gpu_allocations(const dual_context *ctx) {
   (void)ctx;
   return 0;
