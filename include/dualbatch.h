@@ -135,8 +135,8 @@ const char *dual_context_last_note(const dual_context *ctx);
  * DUAL_DEVICE_HYBRID). */
 int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_t *cpu_points);
 
-/* Adaptive dispatch (opt-in for now: DUAL_KNOB_DISPATCH 0, DUALBATCH_DISPATCH=0).  A context
- * asked for as AUTO that has a GPU runs each call on host arrays where a model of this machine
+/* Adaptive dispatch (the default; DUAL_KNOB_DISPATCH 1 keeps the GPU first).  A context asked
+ * for as AUTO that has a GPU runs each call on host arrays where a model of this machine
  * says it is fastest: on the CPU (small batches), on the GPU, or split between the two (the
  * first points on the GPU through the staging path, with a few of the context's threads for its
  * copies, while the other threads take the rest on the CPU; the shares chosen so that both end
@@ -146,9 +146,12 @@ int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_
  * the staged copies' speed each way, the GPU kernels' speed; under a second) and stored in the
  * kernel cache's directory, checked as its entries are (a damaged one is measured again).  Each
  * program's own calls then correct the model for it: on each device alone (from two batch sizes,
- * its own fixed cost and per-point rate; a device the model puts within 4x of the chosen one is
- * tried once before it is trusted), and split (the two sides slow each other, so a split that
+ * its own fixed cost and per-point rate; a lone call 3x slower than expected is held back until
+ * another confirms it; a device the model puts within 4x of the chosen one is tried where it was
+ * never measured at a batch within 8x), and split (the two sides slow each other: a split is
+ * measured per count of staging threads, the counts beside the best one tried, and one that
  * measured no faster than one device is not taken again for the program at batches within 4x).
+ * A few of a program's first calls at a new batch size are such tries.
  * Device memory stays on the GPU; DUAL_DEVICE_CPU and DUAL_DEVICE_GPU contexts never move;
  * DUAL_KNOB_DISPATCH turns splits or the model off.  dual_context_calibrate measures the figures
  * again (the compiled tier's kernels too, which a first calibration takes to be the
@@ -330,9 +333,8 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_DISPATCH        an AUTO context with a GPU, host arrays: 0 = the model (the CPU, the
  *                             GPU or the points split between them, whichever the calibration
  *                             and the program's measured times say is fastest: "Adaptive
- *                             dispatch" above), 1 = the GPU first (the CPU only where the GPU
- *                             fails: the rule before the model, and the default until the
- *                             model's learning has been measured on a GPU), 2 = the model
+ *                             dispatch" above; the default), 1 = the GPU first (the CPU only
+ *                             where the GPU fails: the rule before the model), 2 = the model
  *                             without splits
  *                                                               DUALBATCH_DISPATCH=0|1|2
  * A value out of range is DUAL_ERR_ARGUMENT. */

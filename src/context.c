@@ -125,7 +125,7 @@ static const struct knob_def {
     [DUAL_KNOB_JIT_LOADS_AHEAD] = {0, 8, 1, "DUALBATCH_JIT_LOADS_AHEAD", NULL},
     [DUAL_KNOB_SOLVE_LU] = {0, 3, 0, "DUALBATCH_SOLVE_LU", NULL},
     [DUAL_KNOB_SOLVE_QR] = {0, 2, 0, "DUALBATCH_SOLVE_QR", NULL},
-    [DUAL_KNOB_DISPATCH] = {0, 2, 1, "DUALBATCH_DISPATCH", NULL}, /* the model: opt-in until its learning is measured on a GPU */
+    [DUAL_KNOB_DISPATCH] = {0, 2, 0, "DUALBATCH_DISPATCH", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

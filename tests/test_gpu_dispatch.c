@@ -77,7 +77,7 @@ static void auto_matches_gpu(const char *name, int hessian) {
   dual_context *gpu = NULL, *autoc = NULL;
   cr_assert_eq(dual_context_create(&gpu, DUAL_DEVICE_GPU), DUAL_SUCCESS);
   cr_assert_eq(dual_context_create(&autoc, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_knob(autoc, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS); /* the model (opt-in) */
+  cr_assert_eq(dual_context_set_knob(autoc, DUAL_KNOB_DISPATCH, 0), DUAL_SUCCESS); /* the model (the default) */
   const int64_t Bs[] = {1, 100, 5000, 100000};
   dual_program *prog = bench_program(gpu, name);
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog), np = dual_program_num_params(prog);
