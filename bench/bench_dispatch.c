@@ -164,12 +164,17 @@ int main(int argc, char **argv) {
       }
       /* the rounds: one timed call of each context in turn, all into the same arrays, so that a
        * drift of the machine (clocks, other tenants) and the arrays' placement meet all of them
-       * alike; each context's results are checked after its last call, against the CPU
+       * alike; the order turns each round but the last, so that no context always follows the
+       * same one (a call after the GPU context's finds the output's lines in the staging
+       * threads' caches, one after a CPU call in its own threads': the suspected cause of AUTO's
+       * 1.11x at kin B = 1e2 on 2026-11-28, where AUTO ran the CPU engines right after each GPU
+       * call); each context's results are checked after its last call, against the CPU
        * context's */
       double times[3][BENCH_MAX_REPS];
       int ran[3][3] = {{0}};
       for (int r = 0; r < rounds; ++r)
-        for (int c = 0; c < 3; ++c) {
+        for (int i = 0; i < 3; ++i) {
+          const int c = r == rounds - 1 ? i : (r + i) % 3;
           if (ctxs[c] == NULL || failed[c]) continue;
           const double t0 = bench_now();
           if (dispatch_call(ctxs[c], progs[c], w, 0, B, x, p, &got) != DUAL_SUCCESS) {

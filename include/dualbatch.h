@@ -101,7 +101,9 @@ enum dual_point_flag {
 typedef struct dual_context dual_context;
 
 typedef enum dual_device {
-  DUAL_DEVICE_AUTO = 0,  /* GPU when built with CUDA and one is present, else CPU */
+  DUAL_DEVICE_AUTO = 0,  /* the GPU when built with CUDA and one is present, else the CPU; with
+                            a GPU, each host-array call where it is fastest ("Adaptive
+                            dispatch" below) */
   DUAL_DEVICE_CPU = 1,
   DUAL_DEVICE_GPU = 2,
   DUAL_DEVICE_HYBRID = 3 /* reported only (dual_context_last_device): the last call split its

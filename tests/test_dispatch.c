@@ -497,13 +497,19 @@ Test(dispatch_auto, the_plan_picks_the_engine_and_a_split_gives_the_same_bits) {
   dual_context_destroy(&ctx);
 }
 
+/* A CPU context and a small program of two inputs (the engines standing for the devices). */
+static dual_program *two_input_program(dual_context **ctx, const char *name) {
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_context_create(ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(*ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", name, &prog), DUAL_SUCCESS);
+  return prog;
+}
+
 /* A device the model puts within 4x of the chosen one is tried before it is measured; one 10x
  * away is not. */
 Test(dispatch_auto, an_unmeasured_device_near_the_choice_is_tried) {
-  dual_program *prog = NULL;
   dual_context *ctx = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "explore", &prog), DUAL_SUCCESS);
+  dual_program *prog = two_input_program(&ctx, "explore");
   enum { B = 4096 };
   static double x[B * 2], y[B], d[B * 2];
   for (int i = 0; i < B * 2; ++i) x[i] = 0.1 + 0.001 * i;
@@ -587,9 +593,7 @@ static void slow_job(dual_job *job, dual_batch *b, const dual_program *prog, int
  * larger, where the model puts it near, rather than judged by the small batches' scale. */
 Test(dispatch_auto, a_device_is_measured_again_far_from_its_calls) {
   dual_context *ctx = NULL;
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "far", &prog), DUAL_SUCCESS);
+  dual_program *prog = two_input_program(&ctx, "far");
   dual_dispatch_set_clock(virtual_clock);
   /* the model: the GPU and the CPU alike, no fixed costs, copies free */
   dual_calibration c = machine();
@@ -624,9 +628,7 @@ Test(dispatch_auto, a_device_is_measured_again_far_from_its_calls) {
  * neighbours are tried until four threads (the copies' need) make it faster than both. */
 Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   dual_context *ctx = NULL;
-  dual_program *prog = NULL;
-  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput y = x[0] * exp(x[1])\n", "k", &prog), DUAL_SUCCESS);
+  dual_program *prog = two_input_program(&ctx, "k");
   dual_dispatch_set_clock(virtual_clock);
   enum { T = 8, B = 32768 };
   dual_job job;
