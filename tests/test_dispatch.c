@@ -192,6 +192,17 @@ Test(dispatch, a_measured_split_stands_for_the_model) {
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
   cr_assert(p.gpu_threads == 2 && p.gpu_points % 64 == 0 && llabs(p.gpu_points - 750000) < 64, "g %lld k %d",
             (long long)p.gpu_points, p.gpu_threads);
+  /* a measured split needs only DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT (3 %): sides of equal
+   * rate p balance at g = B / 2 - 30 us / (2 p), t = 40 us + g p + 30 us; 5 % faster than the
+   * better device is taken, 1 % is not */
+  const double single = p.t_cpu < p.t_gpu ? p.t_cpu : p.t_gpu;
+  for (int pct = 1; pct <= 5; pct += 4) {
+    const double t = (1.0 - pct / 100.0) * single, rate = 2.0 * (t - 70e-6 + 15e-6) / 1e6;
+    const dual_split_seen close = {1000000, 4, rate, rate};
+    dual_dispatch_plan_call(&c, &s, 16, &close, 1, &p);
+    cr_assert(p.split_measured && fabs(p.t_split - t) < 3e-4 * t, "%d %%: split %g s, by hand %g s", pct, p.t_split, t);
+    cr_assert_eq(p.device == DUAL_DEVICE_HYBRID, pct == 5, "%d %% faster: device %d", pct, p.device);
+  }
   /* seen at a batch over 4x away: the model's split again */
   const dual_split_seen far = {5000000, 2, 1e-6, 3e-6};
   dual_dispatch_plan_call(&c, &s, 16, &far, 1, &p);
@@ -661,6 +672,98 @@ Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   /* balanced at four threads: the GPU side takes 4/5 of the points (to a 128-point block, and
    * the halfway moves of the measured sides) */
   cr_assert(g > B * 7 / 10 && g < B * 9 / 10, "GPU share %lld of %d", (long long)g, B);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* ---- the device machine's measured splits, replayed ------------------------------------------ */
+
+#include "ref/bench_program.h"
+
+/* kin's Jacobian at B = 1e4 on the device machine (16 threads, an H200; 2026-11-28,
+ * bench/results/probe-split-2026-11-28-h200.txt): each side's seconds in a hand-made split whose
+ * GPU side had k = 1, 2, 4, 8 staging threads ([log2 k]) and 1/10 ... 9/10 of the points; alone,
+ * the CPU took 2.8536 ms and the GPU 3.0996 ms.  The best split there: k = 4, 3/10 on the GPU,
+ * 1.97 ms (0.69x the CPU). */
+static const double replay_gpu_side[4][9] = {
+    {1.2938e-03, 2.2299e-03, 3.2960e-03, 4.4265e-03, 5.4274e-03, 7.8137e-03, 1.0160e-02, 1.2070e-02, 1.4194e-02},
+    {1.0315e-03, 1.6550e-03, 2.0212e-03, 2.6572e-03, 3.6375e-03, 3.6326e-03, 4.4189e-03, 5.7128e-03, 6.7206e-03},
+    {8.5290e-04, 1.2559e-03, 1.4182e-03, 1.8948e-03, 2.2904e-03, 2.6057e-03, 3.0689e-03, 3.5459e-03, 4.0871e-03},
+    {7.8504e-04, 1.2562e-03, 1.5227e-03, 1.6187e-03, 1.8880e-03, 2.2236e-03, 2.4899e-03, 2.8417e-03, 3.1127e-03}};
+static const double replay_cpu_side[4][9] = {
+    {2.4959e-03, 2.0777e-03, 2.0928e-03, 1.5166e-03, 1.3553e-03, 1.3152e-03, 1.3213e-03, 9.9824e-04, 6.1089e-04},
+    {3.1982e-03, 2.4267e-03, 1.9076e-03, 1.6107e-03, 1.4162e-03, 1.0866e-03, 8.4467e-04, 6.8902e-04, 5.7985e-04},
+    {3.0153e-03, 2.2380e-03, 1.9524e-03, 1.5620e-03, 1.3485e-03, 1.1223e-03, 9.6364e-04, 7.7944e-04, 4.7494e-04},
+    {4.6836e-03, 3.7751e-03, 3.3887e-03, 2.5986e-03, 1.9321e-03, 1.5501e-03, 1.2456e-03, 9.1872e-04, 5.8728e-04}};
+enum { REPLAY_B = 10000, REPLAY_T = 16 };
+static const double replay_cpu_alone = 2.8536e-3, replay_gpu_alone = 3.0996e-3;
+
+/* A side's seconds at GPU share `share` with k staging threads: the table's, linear between
+ * tenths, proportional below 1/10 and above 9/10. */
+static double replay_side(const double tab[4][9], int k, double share) {
+  const int j = k >= 8 ? 3 : k >= 4 ? 2 : k >= 2 ? 1 : 0;
+  if (share <= 0.1) return tab[j][0] * share / 0.1;
+  if (share >= 0.9) return tab[j][8] * share / 0.9;
+  const int i = (int)(share * 10.0);
+  const double f = share * 10.0 - i;
+  return tab[j][i - 1] * (1.0 - f) + tab[j][i] * f;
+}
+
+static int replay_k;
+
+static int replay_gpu(dual_context *ctx, const dual_job *job) {
+  const double share = (double)job->b->count / REPLAY_B;
+  if (job->threads >= REPLAY_T) virtual_now += replay_gpu_alone * share;
+  else replay_k = job->threads, virtual_now += replay_side(replay_gpu_side, job->threads, share);
+  ctx->last_device = DUAL_DEVICE_GPU;
+  return DUAL_SUCCESS;
+}
+
+static int replay_cpu(dual_context *ctx, const dual_job *job) {
+  (void)ctx;
+  const double share = (double)job->b->count / REPLAY_B; /* the CPU's */
+  if (job->threads >= REPLAY_T) virtual_now += replay_cpu_alone * share;
+  else virtual_now += replay_side(replay_cpu_side, REPLAY_T - job->threads, 1.0 - share);
+  return DUAL_SUCCESS;
+}
+
+/* AUTO on engines that take the device machine's measured times settles on a split at four
+ * staging threads whose share is within 5 % of the best one measured: the sides' measured rates
+ * move the balance from the model's share (over half on the GPU) to the measured one (about a
+ * third), though each side's time is far from proportional to its points there. */
+Test(dispatch_auto, the_splits_measured_on_the_device_machine_are_found) {
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  dual_program *prog = bench_program(ctx, "kin");
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = REPLAY_B, b.x_ps = 32, b.x_es = 1, b.y_ps = 32, b.y_es = 1, b.d_ps = 1024, b.d_rs = 32, b.d_cs = 1;
+  b.y = b.d = (double *)&b; /* (present, never read: the engines above take the table's times) */
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = DUAL_MODE_JACOBIAN, job.width = 16, job.threads = REPLAY_T;
+  /* a calibration like the device machine's: staged copies 30/28 GB/s in/out with all threads,
+   * 8 GB/s with one; the CPU's figures scaled to its measured time alone */
+  dual_calibration c = machine();
+  c.cpu_call_s = 5e-6, c.gpu_call_s = 30e-6, c.split_call_s = 20e-6;
+  c.gpu_in_Bps = 30e9, c.gpu_out_Bps = 28e9, c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 8e9;
+  dual_call_shape s;
+  dual_call_shape_of(&job, 16, 1, &s);
+  const double x = (replay_cpu_alone - c.cpu_call_s) / (dual_model_cpu(&c, &s, REPLAY_B, REPLAY_T) - c.cpu_call_s);
+  c.cpu_arith_s *= x, c.cpu_special_s *= x;
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  dual_dispatch_set_clock(virtual_clock);
+  const dual_dispatch_engines e = {replay_gpu, replay_cpu, 16, 1};
+  for (int i = 0; i < 30; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
+  cr_assert_eq(replay_k, 4);
+  int64_t g, cp;
+  dual_context_last_split(ctx, &g, &cp);
+  const double share = (double)g / REPLAY_B, tg = replay_side(replay_gpu_side, 4, share),
+               tc = replay_side(replay_cpu_side, 4, share), t = tg > tc ? tg : tc;
+  cr_assert(t < 1.05 * 1.9744e-3, "the split found: GPU share %.3f, %.4e s", share, t);
   dual_dispatch_set_clock(NULL);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);

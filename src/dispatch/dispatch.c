@@ -128,7 +128,7 @@ static int explore(const memo_entry *e, const dual_calibration *c, const dual_ca
  * The model's k is a guess (the staging threads' rate, the two sides slowing each other): on the
  * device machine (16 threads, an H200) hand-made splits were fastest with k = 4 for ba, kin and
  * hess, where k = 1 was up to 1.5x the better device alone (bench/probe_split.c). */
-enum { DUAL_SPLIT_EXPLORE_PCT = 60, DUAL_SPLIT_TRIES = 2 };
+enum { DUAL_SPLIT_EXPLORE_PCT = 60, DUAL_SPLIT_TRIES = 1 };
 static int explore_k(memo_entry *e, const dual_dispatch_plan *p, int64_t B, int T) {
   if (e == NULL || !p->split_measured) return 0;
   const double single = p->t_gpu < p->t_cpu ? p->t_gpu : p->t_cpu;

@@ -135,7 +135,8 @@ void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s
   p->t_split = tb;
   p->split_points = best, p->split_threads = best_k;
   const double single = p->t_gpu < p->t_cpu ? p->t_gpu : p->t_cpu;
-  if (tb * (100.0 + DUAL_PLAN_MIN_SPLIT_GAIN_PCT) < single * 100.0) {
+  const double gain = p->split_measured ? DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT : DUAL_PLAN_MIN_SPLIT_GAIN_PCT;
+  if (tb * (100.0 + gain) < single * 100.0) {
     p->device = DUAL_DEVICE_HYBRID;
     p->gpu_points = best, p->gpu_threads = best_k;
   }

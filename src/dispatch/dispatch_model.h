@@ -65,7 +65,12 @@ typedef struct dual_split_seen {
 } dual_split_seen;
 
 /* Where AUTO runs the call. */
-enum { DUAL_PLAN_MIN_SPLIT_GAIN_PCT = 10 }; /* a split must be modelled this much faster */
+/* A split must be modelled this much faster than the better device: 10 % where the model's
+ * (each side's rate from the calibration: it does not see how the sides slow each other), 3 %
+ * where a measured split's (its sides' measured rates, balanced; the margin is the timer's and
+ * the machine's noise: on the H200 the best measured splits gained 3-9 % at ba 1e5, kin 1e5 and
+ * 1e6 and hess 1e4, bench/results/probe-split-2026-11-28-h200.txt). */
+enum { DUAL_PLAN_MIN_SPLIT_GAIN_PCT = 10, DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT = 3 };
 typedef struct dual_dispatch_plan {
   int device;         /* DUAL_DEVICE_CPU, DUAL_DEVICE_GPU or DUAL_DEVICE_HYBRID */
   int64_t gpu_points; /* HYBRID: points [0, gpu_points) on the GPU, the rest on the CPU */
@@ -79,8 +84,8 @@ typedef struct dual_dispatch_plan {
 
 /* The plan for the shape's B points with `threads` CPU threads (a split gives 1, 2, 4, ... up to
  * half of them to the GPU's side, whichever is modelled fastest): the faster device, or a split
- * where it is modelled at least DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (each side
- * at least one CPU block).  Splits seen at a batch within 4x of this one (seen[0 .. nseen), one
+ * where it is modelled at least DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (a
+ * measured one DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT; each side at least one CPU block).  Splits seen at a batch within 4x of this one (seen[0 .. nseen), one
  * per k; entries with k 0 are empty; seen may be NULL) stand for the model's: the fastest of
  * them, its k, and its sides' seconds per point balanced.  Without the GPU's figures (c->gpu 0),
  * the CPU. */
