@@ -1,0 +1,177 @@
+/*
+ * replay_split.c — AUTO's dispatch replayed on a machine's measured splits (issue 20): reads the
+ * output of dualbatch_probe_split, then calls dual_dispatch_auto on a virtual clock with engines
+ * that take the measured times (each side's at the probe's count of staging threads and GPU
+ * share, linear between the tenths; each device alone, proportional to its points), each time
+ * times exp(N(0, noise)); prints where each call ran and what the table says it took (a split:
+ * its longer side's time, which between the tenths is an interpolation of medians, not a
+ * measured wall time — ba at 1e4 replays at 0.87x where no tenth measured under 1.01x), and the
+ * mean over the calls after the first 8 against the better device alone.  The calibration is a
+ * stand-in like the device machine's (staged copies 30/28 GB/s in/out, 8 GB/s with one thread),
+ * its CPU figures scaled to the measured CPU time: a replay checks the learning rules against
+ * real interference between the sides, not the model's first guess.  Links the library's
+ * internals (dispatch/dispatch.h).
+ *
+ *   dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--calls N]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "dispatch/call_shape.h"
+#include "dispatch/clock.h"
+#include "dispatch/dispatch.h"
+
+enum { T = 16, MAXK = 9 };
+
+static _Thread_local double virtual_now;
+static double virtual_clock(void) { return virtual_now; }
+
+static double cpu_alone, gpu_alone, gpu_side[MAXK][10], cpu_side[MAXK][10]; /* [k][tenths on the GPU] */
+static int64_t batch;
+static int last_k;
+static double noise_sd;
+static uint64_t rng = 88172645463325252ull;
+
+static double uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return ((double)(rng >> 11) + 1.0) / 9007199254740993.0;
+}
+
+static double noise(void) {
+  const double u1 = uniform(), u2 = uniform();
+  return exp(noise_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static double side(const double tab[10], double share) {
+  if (share <= 0.1) return tab[1] * share / 0.1;
+  if (share >= 0.9) return tab[9] * share / 0.9;
+  const int i = (int)(share * 10.0);
+  const double f = share * 10.0 - i;
+  return tab[i] * (1.0 - f) + tab[i + 1] * f;
+}
+
+static int replay_gpu(dual_context *ctx, const dual_job *job) {
+  const double share = (double)job->b->count / (double)batch;
+  if (job->threads >= T) virtual_now += gpu_alone * share * noise();
+  else last_k = job->threads, virtual_now += side(gpu_side[job->threads], share) * noise();
+  ctx->last_device = DUAL_DEVICE_GPU;
+  return DUAL_SUCCESS;
+}
+
+static int replay_cpu(dual_context *ctx, const dual_job *job) {
+  (void)ctx;
+  const double share = (double)job->b->count / (double)batch;
+  if (job->threads >= T) virtual_now += cpu_alone * share * noise();
+  else virtual_now += side(cpu_side[T - job->threads], 1.0 - share) * noise();
+  return DUAL_SUCCESS;
+}
+
+/* The probe's rows of workload w at batch B; 0 when the file has the both devices' row. */
+static int read_probe(const char *path, const char *w, int64_t B) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -1;
+  char line[512];
+  int have = 0;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char name[16];
+    long long b;
+    if (sscanf(line, "%15s %lld", name, &b) != 2 || strcmp(name, w) || b != B) continue;
+    double c, g, share, t, tg, tc;
+    int k;
+    if (sscanf(line, "%*s %*d CPU %lf s GPU %lf", &c, &g) == 2) cpu_alone = c, gpu_alone = g, have = 1;
+    else if (sscanf(line, "%*s %*d k %d GPU share %lf: %lf s (GPU side %lf s, CPU side %lf", &k, &share, &t, &tg, &tc) == 5 &&
+             k > 0 && k < MAXK) {
+      const int i = (int)(share * 10.0 + 0.5);
+      gpu_side[k][i] = tg, cpu_side[k][i] = tc;
+    }
+  }
+  fclose(f);
+  return have ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--calls N]\n");
+    return 2;
+  }
+  const char *w = argv[2];
+  batch = (int64_t)atof(argv[3]);
+  int calls = 40;
+  for (int i = 4; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--noise")) noise_sd = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+  }
+  const int hess = !strcmp(w, "hess");
+  if (batch <= 0 || calls <= 8 || (strcmp(w, "ba") && strcmp(w, "kin") && !hess) || read_probe(argv[1], w, batch) != 0) {
+    fprintf(stderr, "replay_split: bad arguments, or no rows of %s at B = %s in %s\n", w, argv[3], argv[1]);
+    return 2;
+  }
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, w);
+  if (dual_context_create(&ctx, DUAL_DEVICE_CPU) != DUAL_SUCCESS || dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS) {
+    fprintf(stderr, "replay_split: %s\n", ctx ? dual_context_last_error(ctx) : "no context");
+    dual_context_destroy(&ctx);
+    return 1;
+  }
+  /* the job dual_jacobian (dual_hessian for hess: forward-over-reverse, the GPU's choice) would make */
+  const int64_t n = prog->n_in, m = prog->n_out;
+  static double present;
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = batch, b.x_ps = n, b.x_es = 1, b.y = &present, b.y_ps = m, b.y_es = 1;
+  b.d = &present, b.d_ps = m * n, b.d_rs = n, b.d_cs = 1;
+  if (hess) b.h = &present, b.h_ps = m * n * n;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = hess ? DUAL_MODE_HESSIAN : DUAL_MODE_JACOBIAN, job.width = 16;
+  job.threads = T, job.reverse = hess;
+  dual_calibration c;
+  memset(&c, 0, sizeof c);
+  c.threads = T, c.gpu = 1;
+  c.cpu_call_s = 5e-6, c.cpu_arith_s = 1e-9, c.cpu_special_s = 8e-9;
+  c.gpu_call_s = 30e-6, c.split_call_s = 20e-6;
+  c.gpu_in_Bps = 30e9, c.gpu_out_Bps = 28e9, c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 8e9;
+  for (int t = 0; t < 2; ++t)
+    c.gpu_arith_s[t] = 1e-12, c.gpu_special_s[t] = 8e-12, c.gpu_lat_arith_s[t] = 1e-9, c.gpu_lat_special_s[t] = 8e-9;
+  dual_call_shape s;
+  dual_call_shape_of(&job, 16, 1, &s);
+  const double x = (cpu_alone - c.cpu_call_s) / (dual_model_cpu(&c, &s, batch, T) - c.cpu_call_s);
+  c.cpu_arith_s *= x, c.cpu_special_s *= x;
+  ctx->calib = malloc(sizeof c);
+  if (ctx->calib == NULL) return 1;
+  *ctx->calib = c;
+  dual_dispatch_set_clock(virtual_clock);
+  const dual_dispatch_engines e = {replay_gpu, replay_cpu, 16, 1};
+  const double best = cpu_alone < gpu_alone ? cpu_alone : gpu_alone;
+  printf("# %s B = %lld: CPU alone %.4e s, GPU alone %.4e s; noise %.2f\n", w, (long long)batch, cpu_alone, gpu_alone,
+         noise_sd);
+  double total = 0.0;
+  for (int i = 0; i < calls; ++i) {
+    if (dual_dispatch_auto(ctx, &job, &e) != DUAL_SUCCESS) {
+      fprintf(stderr, "replay_split: %s\n", dual_context_last_error(ctx));
+      return 1;
+    }
+    int64_t g = 0, cp = 0;
+    dual_context_last_split(ctx, &g, &cp);
+    const int d = dual_context_last_device(ctx);
+    const double share = (double)g / (double)batch;
+    const double t = d == DUAL_DEVICE_HYBRID ? fmax(side(gpu_side[last_k], share), side(cpu_side[last_k], share))
+                     : d == DUAL_DEVICE_GPU  ? gpu_alone
+                                             : cpu_alone;
+    printf("%3d %-5s GPU points %8lld  k %d  %.4e s  %.2fx the better device\n", i,
+           d == DUAL_DEVICE_HYBRID ? "split" : d == DUAL_DEVICE_GPU ? "GPU" : "CPU", (long long)g,
+           d == DUAL_DEVICE_HYBRID ? last_k : 0, t, t / best);
+    if (i >= 8) total += t;
+  }
+  printf("%s B = %lld: mean of calls 8 .. %d: %.4e s = %.2fx the better device\n", w, (long long)batch, calls - 1,
+         total / (calls - 8), total / (calls - 8) / best);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return 0;
+}
