@@ -3,7 +3,8 @@
  * output of dualbatch_probe_split, then calls dual_dispatch_auto on a virtual clock with engines
  * that take the measured times (each side's at the probe's count of staging threads and GPU
  * share, linear between the tenths; each device alone, proportional to its points), each time
- * times exp(N(0, noise)); prints where each call ran and what the table says it took (a split:
+ * times exp(N(0, noise)) and, with probability `spikes`, times a factor drawn evenly from 2 to 8
+ * (the device machine's disturbed calls: a side at 2-9x its usual time now and then); prints where each call ran and what the table says it took (a split:
  * its longer side's time, which between the tenths is an interpolation of medians, not a
  * measured wall time — ba at 1e4 replays at 0.87x where no tenth measured under 1.01x), and the
  * mean over the calls after the first 8 against the better device alone.  The calibration is a
@@ -12,7 +13,7 @@
  * real interference between the sides, not the model's first guess.  Links the library's
  * internals (dispatch/dispatch.h).
  *
- *   dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--calls N]
+ *   dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--spikes P] [--seed S] [--calls N]
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ static double virtual_clock(void) { return virtual_now; }
 static double cpu_alone, gpu_alone, gpu_side[MAXK][10], cpu_side[MAXK][10]; /* [k][tenths on the GPU] */
 static int64_t batch;
 static int last_k;
-static double noise_sd;
+static double noise_sd, spikes;
 static uint64_t rng = 88172645463325252ull;
 
 static double uniform(void) {
@@ -42,7 +43,8 @@ static double uniform(void) {
 
 static double noise(void) {
   const double u1 = uniform(), u2 = uniform();
-  return exp(noise_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+  const double spike = spikes > 0.0 && uniform() < spikes ? 2.0 + 6.0 * uniform() : 1.0;
+  return spike * exp(noise_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
 static double side(const double tab[10], double share) {
@@ -94,7 +96,7 @@ static int read_probe(const char *path, const char *w, int64_t B) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--calls N]\n");
+    fprintf(stderr, "usage: dualbatch_replay_split FILE ba|kin|hess B [--noise SD] [--spikes P] [--seed S] [--calls N]\n");
     return 2;
   }
   const char *w = argv[2];
@@ -102,6 +104,8 @@ int main(int argc, char **argv) {
   int calls = 40;
   for (int i = 4; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--noise")) noise_sd = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--spikes")) spikes = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--seed")) rng += 0x9E3779B97F4A7C15ull * (uint64_t)atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
   }
   const int hess = !strcmp(w, "hess");
@@ -148,8 +152,8 @@ int main(int argc, char **argv) {
   dual_dispatch_set_clock(virtual_clock);
   const dual_dispatch_engines e = {replay_gpu, replay_cpu, 16, 1};
   const double best = cpu_alone < gpu_alone ? cpu_alone : gpu_alone;
-  printf("# %s B = %lld: CPU alone %.4e s, GPU alone %.4e s; noise %.2f\n", w, (long long)batch, cpu_alone, gpu_alone,
-         noise_sd);
+  printf("# %s B = %lld: CPU alone %.4e s, GPU alone %.4e s; noise %.2f, spikes %.2f\n", w, (long long)batch, cpu_alone,
+         gpu_alone, noise_sd, spikes);
   double total = 0.0;
   for (int i = 0; i < calls; ++i) {
     if (dual_dispatch_auto(ctx, &job, &e) != DUAL_SUCCESS) {

@@ -4,12 +4,13 @@
  * against the model (history.h: from two batch sizes, the program's own fixed cost and per-point
  * rate; a lone slow call held back), a device's first run not counted (it may have compiled the
  * GPU's kernel, or faulted in the CPU's workspaces), nor a run that allocated the GPU's buffers
- * or ran while a kernel compiled in the background; and per count of staging threads its last
- * split's seconds per point on each side (learn_split), which stand for the model's split from
+ * or ran while a kernel compiled in the background; and per count of staging threads its splits'
+ * sides, each a history in its points (learn_split), which stand for the model's split from
  * then on: the two sides slow each other (host memory, the staging threads the GPU's side takes
  * from the CPU's), by an amount the calibration does not see.  A device the plan passed over and
- * never measured near this batch size is tried where the model puts it near (explore), and a
- * measured split near the best its neighbouring counts of staging threads (explore_k).
+ * never measured near this batch size is tried where the model puts it near (explore), a
+ * measured split near the best its neighbouring counts of staging threads (explore_k), and what
+ * the plan passes over but not by far, measured before, is run again now and then (retry).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -40,6 +41,10 @@ typedef struct memo_entry {
   dual_split_seen split[DUAL_SPLIT_KS]; /* [log2 k]: the last split measured with k staging threads */
   int64_t split_tries_B[DUAL_SPLIT_KS]; /* [log2 k]: the batch of the last tried k (explore_k) */
   int split_tries[DUAL_SPLIT_KS];       /* and the tries near that batch */
+  int64_t calls;                          /* AUTO's calls of the pair */
+  int64_t stamp[2 + DUAL_SPLIT_KS];       /* the call that last ran each choice (choice_of) */
+  int last_choice;                        /* the plan's choice at the last call */
+  int retry_every, retry_wait;            /* retry's spacing and the calls left until the next */
 } memo_entry;
 
 struct dual_dispatch_memo {
@@ -128,7 +133,7 @@ static int explore(const memo_entry *e, const dual_calibration *c, const dual_ca
  * The model's k is a guess (the staging threads' rate, the two sides slowing each other): on the
  * device machine (16 threads, an H200) hand-made splits were fastest with k = 4 for ba, kin and
  * hess, where k = 1 was up to 1.5x the better device alone (bench/probe_split.c). */
-enum { DUAL_SPLIT_EXPLORE_PCT = 60, DUAL_SPLIT_TRIES = 1 };
+enum { DUAL_SPLIT_EXPLORE_PCT = 60, DUAL_SPLIT_TRIES = 2 /* a k's first split is not kept */ };
 static int explore_k(memo_entry *e, const dual_dispatch_plan *p, int64_t B, int T) {
   if (e == NULL || !p->split_measured) return 0;
   const double single = p->t_gpu < p->t_cpu ? p->t_gpu : p->t_cpu;
@@ -146,20 +151,66 @@ static int explore_k(memo_entry *e, const dual_dispatch_plan *p, int64_t B, int 
   return 0;
 }
 
-/* Keep a split's measured sides (after the GPU's first run: it may have compiled; not while a
- * kernel compiles in the background), moved halfway in log space from the last one of the same
- * k. */
+/* A choice of where to run: 0 the CPU alone, 1 the GPU alone, 2 + log2 k a split with k staging
+ * threads. */
+static int choice_of(int device, int k) {
+  return device == DUAL_DEVICE_HYBRID ? 2 + log2_k(k) : device == DUAL_DEVICE_GPU ? 1 : 0;
+}
+
+/* What the plan passed over, run again now and then: one call measures noisily on a busy machine
+ * (on the H200 a split's side took 2-9x its usual time now and then: the staging threads' team
+ * starting, host memory shared with other work; a device alone less often), and a choice never
+ * made is never measured again, so one disturbed measurement could keep a device or a split out
+ * of use for good.  Among the choices measured near this batch (a device alone, a split per k)
+ * and predicted within DUAL_RETRY_PCT percent of the plan's, the one run longest ago runs after
+ * DUAL_RETRY_FIRST calls, then after twice as many each time up to DUAL_RETRY_MAX (a choice that
+ * stays slower costs at most half a call in that many); the spacing starts afresh when the plan's
+ * choice changes.  Returns the choice (choice_of), or -1; a split's GPU points in *g. */
+enum { DUAL_RETRY_PCT = 50, DUAL_RETRY_FIRST = 4, DUAL_RETRY_MAX = 64 };
+static int retry(memo_entry *e, const dual_calibration *c, const dual_call_shape *s, const dual_dispatch_plan *p,
+                 int T, int splits, int64_t *g) {
+  if (e == NULL) return -1;
+  const int chosen = choice_of(p->device, p->gpu_threads);
+  if (chosen != e->last_choice) e->last_choice = chosen, e->retry_every = 0;
+  if (p->device == DUAL_DEVICE_HYBRID && !p->split_measured) return -1; /* the model's: measured now */
+  const double t_chosen = p->device == DUAL_DEVICE_HYBRID ? p->t_split : p->device == DUAL_DEVICE_GPU ? p->t_gpu : p->t_cpu;
+  const double reach = t_chosen * (100.0 + DUAL_RETRY_PCT) / 100.0;
+  int best = -1;
+  for (int d = 0; d < 2; ++d) /* a device alone: measured near this batch (else explore's) */
+    if (d != chosen && e->seen[d].n > 0 && (d ? p->t_gpu : p->t_cpu) <= reach && (best < 0 || e->stamp[d] < e->stamp[best]))
+      best = d;
+  for (int j = 0; splits && j < DUAL_SPLIT_KS; ++j) {
+    const dual_split_seen *m = &e->split[j];
+    int64_t gj;
+    if (2 + j == chosen || m->k >= T || !dual_split_seen_near(m, s->B)) continue;
+    if (dual_split_seen_time(c, s, m, &gj) <= reach && (best < 0 || e->stamp[2 + j] < e->stamp[best]))
+      best = 2 + j, *g = gj;
+  }
+  if (best < 0) return -1;
+  if (e->retry_every == 0) e->retry_every = e->retry_wait = DUAL_RETRY_FIRST;
+  if (--e->retry_wait > 0) return -1;
+  e->retry_every = 2 * e->retry_every < DUAL_RETRY_MAX ? 2 * e->retry_every : DUAL_RETRY_MAX;
+  e->retry_wait = e->retry_every;
+  return best;
+}
+
+/* Keep a split's measured sides, each in its side's history (not while a kernel compiles in the
+ * background; not a k's first split: its staging threads' team starts, and the GPU's first run
+ * may have compiled). */
 static void learn_split(memo_entry *e, const dual_calibration *c, int64_t B, int64_t g, int k, double tg,
                         double tc) {
   if (e == NULL || g <= 0 || g >= B) return;
-  if (e->runs[1]++ == 0 || dual_gpu_compiling()) return;
-  const double pg = dual_history_over(c->gpu_call_s, tg) / (double)g;
-  const double pc = dual_history_over(c->cpu_call_s, tc) / (double)(B - g);
-  if (!(pg > 0.0) || !(pc > 0.0)) return;
+  e->runs[1]++;
   dual_split_seen *m = &e->split[log2_k(k)];
-  if (m->k == k) m->gpu_s = sqrt(m->gpu_s * pg), m->cpu_s = sqrt(m->cpu_s * pc);
-  else m->k = k, m->gpu_s = pg, m->cpu_s = pc;
-  m->B = B;
+  if (dual_gpu_compiling()) return;
+  if (m->k != k) {
+    memset(m, 0, sizeof *m);
+    m->k = k;
+    return;
+  }
+  const int kept_g = dual_history_add(&m->gpu, c->gpu_call_s, (double)g, tg);
+  const int kept_c = dual_history_add(&m->cpu, c->cpu_call_s, (double)(B - g), tc);
+  if (kept_g || kept_c) m->B = B;
 }
 
 /* Built with -DDUAL_DISPATCH_TRACE: each plan and what it measured, on stderr (for tuning the
@@ -193,6 +244,7 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
   dual_call_shape s;
   dual_call_shape_of(job, e->cpu_width, e->gpu_tier, &s);
   memo_entry *m = memo_find(ctx, job);
+  if (m != NULL) m->calls++;
   scales_from_history(m, &c, &s, threads);
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, threads, m != NULL ? m->split : NULL, m != NULL ? DUAL_SPLIT_KS : 0, &p);
@@ -203,10 +255,19 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     p.gpu_points = p.split_points, p.gpu_threads = k_next;
   }
   if (p.device == DUAL_DEVICE_HYBRID && !splits) p.device = p.t_gpu < p.t_cpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
+  int64_t g_retry = 0;
+  const int again = k_next > 0 ? -1 : retry(m, &c, &s, &p, threads, splits, &g_retry);
+  if (again >= 2) {
+    p.device = DUAL_DEVICE_HYBRID;
+    p.gpu_points = g_retry, p.gpu_threads = m->split[again - 2].k;
+  } else if (again >= 0) {
+    p.device = again ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
+  }
   if (p.device != DUAL_DEVICE_HYBRID && explore(m, &c, &s, threads, p.device)) {
     p.device = p.device == DUAL_DEVICE_GPU ? DUAL_DEVICE_CPU : DUAL_DEVICE_GPU;
     m->tries[p.device == DUAL_DEVICE_GPU ? 1 : 0]++;
   }
+  if (m != NULL) m->stamp[choice_of(p.device, p.gpu_threads)] = m->calls;
   int st;
   /* a run that allocated the GPU's buffers (a larger batch than before) is not learned from */
   const uint64_t allocs = dual_gpu_allocations(ctx);

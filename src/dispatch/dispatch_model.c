@@ -14,8 +14,8 @@
  *          the same time: max(GPU(g), CPU(B - g)) + split_call, g the balance point (both sides
  *          are monotone), k in 1, 2, 4, ... T / 2 the fastest; or, where splits of this call
  *          were measured at a batch within 4x of B, the fastest of them: its k and the balance of
- *          its two sides' measured seconds per point (each side slows the other: memory, the
- *          staging threads)
+ *          its two sides' measured times, each a line in its points (history.h; each side slows
+ *          the other: memory, the staging threads)
  */
 #include "dispatch/dispatch_model.h"
 
@@ -58,47 +58,61 @@ double dual_model_gpu(const dual_calibration *c, const dual_call_shape *s, int64
   return c->gpu_call_s + (hi + lo / chunks) * s->gpu_scale;
 }
 
-static double split_time(const dual_calibration *c, const dual_call_shape *s, int64_t g, int T, int k) {
-  const double tg = dual_model_gpu(c, s, g, k), tc = dual_model_cpu(c, s, s->B - g, T - k);
-  return (tg > tc ? tg : tc) + c->split_call_s;
+/* A split's two sides: the model's with k staging threads (seen NULL), or a measured one's. */
+typedef struct split_sides {
+  const dual_calibration *c;
+  const dual_call_shape *s;
+  const dual_split_seen *seen;
+  int T, k;
+} split_sides;
+
+static void side_times(const split_sides *x, int64_t g, double *tg, double *tc) {
+  const dual_calibration *c = x->c;
+  if (x->seen != NULL) {
+    *tg = dual_history_predict(&x->seen->gpu, c->gpu_call_s, (double)g);
+    *tc = dual_history_predict(&x->seen->cpu, c->cpu_call_s, (double)(x->s->B - g));
+  } else {
+    *tg = dual_model_gpu(c, x->s, g, x->k);
+    *tc = dual_model_cpu(c, x->s, x->s->B - g, x->T - x->k);
+  }
 }
 
-/* The best split with k of the T threads on the GPU's side: its GPU points in *g, its time. */
-static double best_split(const dual_calibration *c, const dual_call_shape *s, int T, int k, int64_t *g) {
-  const int64_t q = s->cpu_block > 0 ? s->cpu_block : 1;
-  /* the smallest g (whole blocks, each side at least one) where the GPU's side takes at least as
-   * long as the CPU's; the best split is there or one block before */
-  int64_t lo = 1, hi = (s->B - q) / q; /* g = j * q, j in [lo, hi] */
+static double split_time(const split_sides *x, int64_t g) {
+  double tg, tc;
+  side_times(x, g, &tg, &tc);
+  return (tg > tc ? tg : tc) + x->c->split_call_s;
+}
+
+/* The balanced split: its GPU points in *g, its time.  The GPU's side grows with g and the CPU's
+ * falls, so the best g (whole blocks, each side at least one) is the smallest where the GPU's
+ * side takes at least as long as the CPU's, or one block before. */
+static double balanced(const split_sides *x, int64_t *g) {
+  const int64_t q = x->s->cpu_block > 0 ? x->s->cpu_block : 1;
+  int64_t lo = 1, hi = (x->s->B - q) / q; /* g = j * q, j in [lo, hi] */
   while (lo < hi) {
     const int64_t j = lo + (hi - lo) / 2;
-    if (dual_model_gpu(c, s, j * q, k) >= dual_model_cpu(c, s, s->B - j * q, T - k)) hi = j;
+    double tg, tc;
+    side_times(x, j * q, &tg, &tc);
+    if (tg >= tc) hi = j;
     else lo = j + 1;
   }
   *g = lo * q;
-  double t = split_time(c, s, *g, T, k);
+  double t = split_time(x, *g);
   if (lo > 1) {
-    const double t2 = split_time(c, s, (lo - 1) * q, T, k);
+    const double t2 = split_time(x, (lo - 1) * q);
     if (t2 < t) t = t2, *g = (lo - 1) * q;
   }
   return t;
 }
 
-/* The split of a measured one's sides: g where gpu_call + g pg = cpu_call + (B - g) pc, in whole
- * blocks, each side at least one. */
-static double seen_split(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *m, int64_t *g) {
-  const int64_t q = s->cpu_block > 0 ? s->cpu_block : 1, B = s->B;
-  const double pg = m->gpu_s, pc = m->cpu_s;
-  double x = (c->cpu_call_s - c->gpu_call_s + (double)B * pc) / (pg + pc);
-  int64_t j = (int64_t)(x / (double)q + 0.5);
-  const int64_t jmax = (B - q) / q;
-  j = j < 1 ? 1 : j > jmax ? jmax : j;
-  *g = j * q;
-  const double tg = c->gpu_call_s + (double)*g * pg, tc = c->cpu_call_s + (double)(B - *g) * pc;
-  return (tg > tc ? tg : tc) + c->split_call_s;
+double dual_split_seen_time(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *seen,
+                            int64_t *g) {
+  const split_sides x = {c, s, seen, 0, seen->k};
+  return balanced(&x, g);
 }
 
 int dual_split_seen_near(const dual_split_seen *seen, int64_t B) {
-  return seen->k > 0 && seen->gpu_s > 0.0 && seen->cpu_s > 0.0 && B <= 4 * seen->B && 4 * B >= seen->B;
+  return seen->k > 0 && seen->gpu.n > 0 && seen->cpu.n > 0 && B <= 4 * seen->B && 4 * B >= seen->B;
 }
 
 void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
@@ -122,14 +136,15 @@ void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s
   for (int i = 0; seen != NULL && i < nseen; ++i) {
     if (seen[i].k >= T || !dual_split_seen_near(&seen[i], s->B)) continue;
     int64_t g;
-    const double t = seen_split(c, s, &seen[i], &g);
+    const double t = dual_split_seen_time(c, s, &seen[i], &g);
     if (best_k == 0 || t < tb) tb = t, best = g, best_k = seen[i].k;
   }
   p->split_measured = best_k > 0;
   if (best_k == 0)
     for (int k = 1; k <= (T > 2 ? T / 2 : 1); k *= 2) {
       int64_t g;
-      const double t = best_split(c, s, T, k, &g);
+      const split_sides x = {c, s, NULL, T, k};
+      const double t = balanced(&x, &g);
       if (best_k == 0 || t < tb) tb = t, best = g, best_k = k;
     }
   p->t_split = tb;

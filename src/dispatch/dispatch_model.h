@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "dispatch/history.h"
+
 /* What the calibration measured on this machine.  Seconds per instruction are those of one value
  * sweep (an eval) per point; a mode's work is a multiple of it (dual_call_shape's factors). */
 typedef struct dual_calibration {
@@ -56,12 +58,15 @@ typedef struct dual_call_shape {
 double dual_model_cpu(const dual_calibration *c, const dual_call_shape *s, int64_t B, int threads);
 double dual_model_gpu(const dual_calibration *c, const dual_call_shape *s, int64_t B, int staging);
 
-/* A split of the same program and product measured before: its batch, the GPU side's staging
- * threads, and each side's seconds per point (the calibration's fixed costs taken off). */
+/* The splits of the same program and product measured before with k staging threads on the GPU's
+ * side: each side's calls as a history (history.h) whose v is the side's points and whose fixed
+ * cost is the calibration's for its device, so a side's time is a line in its points (its own
+ * fixed part: a kernel's latency, the staging threads' hand-over) once two splits 2x apart in a
+ * side's points were kept, else one kept split's scaled through the calibration's fixed cost. */
 typedef struct dual_split_seen {
-  int64_t B;
-  int k;
-  double gpu_s, cpu_s;
+  int64_t B; /* the batch of the latest split kept (0: none) */
+  int k;     /* the GPU side's staging threads (0: an empty entry) */
+  dual_device_history gpu, cpu;
 } dual_split_seen;
 
 /* Where AUTO runs the call. */
@@ -85,14 +90,19 @@ typedef struct dual_dispatch_plan {
 /* The plan for the shape's B points with `threads` CPU threads (a split gives 1, 2, 4, ... up to
  * half of them to the GPU's side, whichever is modelled fastest): the faster device, or a split
  * where it is modelled at least DUAL_PLAN_MIN_SPLIT_GAIN_PCT percent faster than both (a
- * measured one DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT; each side at least one CPU block).  Splits seen at a batch within 4x of this one (seen[0 .. nseen), one
- * per k; entries with k 0 are empty; seen may be NULL) stand for the model's: the fastest of
- * them, its k, and its sides' seconds per point balanced.  Without the GPU's figures (c->gpu 0),
- * the CPU. */
+ * measured one DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT; each side at least one CPU block).
+ * Splits seen at a batch within 4x of this one (seen[0 .. nseen), one per k; entries with k 0 or
+ * without both sides kept are passed over; seen may be NULL) stand for the model's: the fastest
+ * of them at its sides' balance.  Without the GPU's figures (c->gpu 0), the CPU. */
 void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s, int threads,
                              const dual_split_seen *seen, int nseen, dual_dispatch_plan *p);
 
-/* 1 when `seen` (k > 0) was measured at a batch within 4x of B. */
+/* 1 when `seen` (k > 0, both sides kept) was measured at a batch within 4x of B. */
 int dual_split_seen_near(const dual_split_seen *seen, int64_t B);
+
+/* The seconds of the shape's B points split as `seen`'s sides predict at their balance (each side
+ * at least one CPU block), the split's extra cost included; its GPU points in *g. */
+double dual_split_seen_time(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *seen,
+                            int64_t *g);
 
 #endif /* DUAL_DISPATCH_MODEL_H */

@@ -41,7 +41,8 @@ int dual_history_add(dual_device_history *h, double fixed, double v, double t) {
   }
   if (h->n > 0 && v < 2.0 * h->v[0] && h->v[0] < 2.0 * v) {
     const double old = scaled(fixed, h->v[0], h->t[0], v);
-    double r = sqrt(t / old);
+    /* a disturbance only slows a call: up a quarter of the way, down half */
+    double r = t < old ? sqrt(t / old) : sqrt(sqrt(t / old));
     r = r > 4.0 ? 4.0 : r < 0.25 ? 0.25 : r;
     h->v[0] = v, h->t[0] = old * r;
     return 1;

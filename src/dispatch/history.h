@@ -33,8 +33,9 @@ double dual_history_over(double fixed, double t);
  * scaled by v: fixed + (t - fixed) v / v_kept. */
 double dual_history_predict(const dual_device_history *h, double fixed, double v);
 
-/* Keep a call (v > 0, t > 0): one within 2x in v of the latest moves it halfway (in log space)
- * to the new figures, by at most 4x in its time; one farther away becomes the latest, the latest
+/* Keep a call (v > 0, t > 0): one within 2x in v of the latest moves it (in log space) halfway
+ * down to a faster call, a quarter of the way up to a slower one (a disturbance only slows a
+ * call), by at most 4x in its time; one farther away becomes the latest, the latest
  * the other.  A call over DUAL_HISTORY_SUSPECT x the prediction is held back unless the one
  * before was held too and this one is over DUAL_HISTORY_CONFIRM x (then it is kept). */
 /* Returns 1 when the call was kept, 0 when held back or without time. */
