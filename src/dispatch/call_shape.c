@@ -42,16 +42,27 @@ static double work(const dual_job *job, int width, int gpu) {
   return job->samples > 0 ? w * (double)job->samples : w;
 }
 
+void dual_call_shape_count(const dual_program *prog, double *arith, double *special) {
+  *arith = *special = 0.0;
+  for (int64_t i = 0; i < prog->n_instr; ++i) {
+    const int op = DUAL_INSTR_OP(prog->code + i * DUAL_INSTR_WORDS);
+    if (dual_op_is_special(op)) *special += 1.0;
+    else *arith += 1.0;
+  }
+}
+
 void dual_call_shape_of(const dual_job *job, int cpu_width, int gpu_tier, dual_call_shape *s) {
+  double arith, special;
+  dual_call_shape_count(job->prog, &arith, &special);
+  dual_call_shape_from(job, cpu_width, gpu_tier, arith, special, s);
+}
+
+void dual_call_shape_from(const dual_job *job, int cpu_width, int gpu_tier, double arith, double special,
+                          dual_call_shape *s) {
   const dual_program *prog = job->prog;
   const dual_batch *b = job->b;
   s->B = b->count;
-  s->arith = s->special = 0.0;
-  for (int64_t i = 0; i < prog->n_instr; ++i) {
-    const int op = DUAL_INSTR_OP(prog->code + i * DUAL_INSTR_WORDS);
-    if (dual_op_is_special(op)) s->special += 1.0;
-    else s->arith += 1.0;
-  }
+  s->arith = arith, s->special = special;
   s->cpu_factor = work(job, cpu_width, 0);
   s->gpu_factor = work(job, job->width, 1);
   /* the forward engine's large blocks (cpu/engine.c; dual_sgrad's forward samples too); the

@@ -18,4 +18,10 @@ int dual_op_is_special(int op);
  * would run it compiled; the measured scales are 1. */
 void dual_call_shape_of(const dual_job *job, int cpu_width, int gpu_tier, dual_call_shape *s);
 
+/* The program's instructions by kind (a pass over its code: AUTO keeps them per program, the
+ * pass took 2 us a call for kin's 621 instructions), and the shape from them. */
+void dual_call_shape_count(const dual_program *prog, double *arith, double *special);
+void dual_call_shape_from(const dual_job *job, int cpu_width, int gpu_tier, double arith, double special,
+                          dual_call_shape *s);
+
 #endif /* DUAL_CALL_SHAPE_H */

@@ -34,6 +34,7 @@ enum { DUAL_MEMO_SLOTS = 32, DUAL_SPLIT_KS = 8 /* k = 1, 2, 4, ... 128 */ };
 typedef struct memo_entry {
   uint64_t uid;   /* the program's (0: free) */
   int mode, reverse, sgrad;
+  double arith, special; /* the program's instructions by kind (dual_call_shape_count) */
   dual_device_history seen[2]; /* [0] CPU, [1] GPU: calls alone */
   double vlo[2], vhi[2]; /* the least and most varying part of the calls kept on each */
   int runs[2];      /* runs on each device (a split's GPU side counts) */
@@ -67,6 +68,7 @@ static memo_entry *memo_find(dual_context *ctx, const dual_job *job) {
   m->next = (m->next + 1) % DUAL_MEMO_SLOTS;
   memset(e, 0, sizeof *e);
   e->uid = job->prog->uid, e->mode = job->mode, e->reverse = job->reverse, e->sgrad = sgrad;
+  dual_call_shape_count(job->prog, &e->arith, &e->special);
   return e;
 }
 
@@ -161,12 +163,13 @@ static int choice_of(int device, int k) {
  * (on the H200 a split's side took 2-9x its usual time now and then: the staging threads' team
  * starting, host memory shared with other work; a device alone less often), and a choice never
  * made is never measured again, so one disturbed measurement could keep a device or a split out
- * of use for good.  Among the choices measured near this batch (a device alone, a split per k)
- * and predicted within DUAL_RETRY_PCT percent of the plan's, the one run longest ago runs after
- * DUAL_RETRY_FIRST calls, then after twice as many each time up to DUAL_RETRY_MAX (a choice that
- * stays slower costs at most half a call in that many); the spacing starts afresh when the plan's
- * choice changes.  Returns the choice (choice_of), or -1; a split's GPU points in *g. */
-enum { DUAL_RETRY_PCT = 50, DUAL_RETRY_FIRST = 4, DUAL_RETRY_MAX = 64 };
+ * of use for good (on the device machine one CPU call of kin at 1e4 took 9.2 ms where its
+ * median was 5.2 ms, and kept the CPU out).  Among the choices measured before (a device alone,
+ * a split per k near this batch) and predicted within DUAL_RETRY_PCT percent over the plan's
+ * (2x, where a split can pay), the one run longest ago runs after DUAL_RETRY_FIRST calls,
+ * then after twice as many each time up to DUAL_RETRY_MAX (a choice that stays slower costs at
+ * most one call's time in that many); the spacing starts afresh when the plan's choice changes.  Returns the choice (choice_of), or -1; a split's GPU points in *g. */
+enum { DUAL_RETRY_PCT = 100, DUAL_RETRY_FIRST = 4, DUAL_RETRY_MAX = 64 };
 static int retry(memo_entry *e, const dual_calibration *c, const dual_call_shape *s, const dual_dispatch_plan *p,
                  int T, int splits, int64_t *g) {
   if (e == NULL) return -1;
@@ -241,9 +244,10 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     dual_dispatch_record_single(ctx, B);
     return st;
   }
-  dual_call_shape s;
-  dual_call_shape_of(job, e->cpu_width, e->gpu_tier, &s);
   memo_entry *m = memo_find(ctx, job);
+  dual_call_shape s;
+  if (m != NULL) dual_call_shape_from(job, e->cpu_width, e->gpu_tier, m->arith, m->special, &s);
+  else dual_call_shape_of(job, e->cpu_width, e->gpu_tier, &s);
   if (m != NULL) m->calls++;
   scales_from_history(m, &c, &s, threads);
   dual_dispatch_plan p;
