@@ -12,7 +12,9 @@
  * DUALBATCH_DISPATCH (unset: the library's default).
  *
  *   dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,1e3,...] [--threads T]
- *                            [--contexts cpu,gpu,auto] [--min-time S] [--auto-warmup N] [--csv FILE]
+ *                            [--contexts cpu,gpu,auto] [--min-time S] [--min-calls N] [--auto-warmup N]
+ *                            [--csv FILE]
+ * (timed calls: enough for --min-time seconds on each context, at least --min-calls, default 5)
  */
 #include <math.h>
 #include <omp.h>
@@ -75,6 +77,7 @@ int main(int argc, char **argv) {
   int threads = omp_get_max_threads();
   double min_time = 0.3;
   int auto_warmup = 8;
+  int min_calls = 5; /* timed calls of each context at least (1e7's cells on 3 calls moved 10-20 % run to run) */
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--workload") && v) which = v, ++i;
@@ -83,18 +86,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--contexts") && v) contexts = v, ++i;
     else if (!strcmp(a, "--min-time") && v) min_time = atof(v), ++i;
     else if (!strcmp(a, "--auto-warmup") && v) auto_warmup = atoi(v), ++i;
+    else if (!strcmp(a, "--min-calls") && v) min_calls = atoi(v), ++i;
     else if (!strcmp(a, "--csv") && v) csv_path = v, ++i;
     else {
       fprintf(stderr, "usage: dualbatch_bench_dispatch [--workload ba|kin|hess|all] [--batches 1e2,...] "
-                      "[--threads T] [--contexts cpu,gpu,auto] [--min-time S] [--auto-warmup N] [--csv FILE]\n");
+                      "[--threads T] [--contexts cpu,gpu,auto] [--min-time S] [--min-calls N] [--auto-warmup N] [--csv FILE]\n");
       return 2;
     }
   }
   double bs[16];
   int64_t Bmax = 0;
   const int nb = bench_parse_batches(batches, bs, 16, &Bmax);
-  if (nb <= 0 || threads < 1 || auto_warmup < 2) {
-    fprintf(stderr, "bench_dispatch: bad --batches, --threads or --auto-warmup (at least 2)\n");
+  if (nb <= 0 || threads < 1 || auto_warmup < 2 || min_calls < 1 || min_calls > BENCH_MAX_REPS) {
+    fprintf(stderr, "bench_dispatch: bad --batches, --threads, --min-calls or --auto-warmup (at least 2)\n");
     return 2;
   }
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
@@ -146,8 +150,8 @@ int main(int argc, char **argv) {
        * first gives the reference results), auto_warmup on the AUTO context (its learning at
        * this size: the tries of the other device and of a split's staging threads); the last
        * one's time sets the rounds: enough for each context's calls to take min_time
-       * (3 .. BENCH_MAX_REPS) */
-      int rounds = 3, failed[3] = {0, 0, 0};
+       * (min_calls .. BENCH_MAX_REPS) */
+      int rounds = min_calls, failed[3] = {0, 0, 0};
       double learning = 0.0; /* the AUTO context's untimed calls, all together */
       for (int c = 0; c < 3; ++c) {
         if (ctxs[c] == NULL) continue;

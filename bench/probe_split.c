@@ -6,9 +6,12 @@
  * tenths ... of the batch; against the GPU and the CPU alone with T threads.  Each figure is
  * the median of --reps calls (each call's wall time, both sides and the thread's hand-over);
  * each side's own time shows how much the two slow each other.  The library's split
- * (dispatch/split.c) does the same with a kept thread.
+ * (dispatch/split.c) does the same with a kept thread; with --library, each row also gives the
+ * same split made by the library (an AUTO context with DUAL_KNOB_SPLIT_SHARE and _THREADS, one
+ * context, its split thread kept), so the two ways can be told apart.
  *
  *   dualbatch_probe_split [--workload ba|kin|hess|all] [--batches 1e4,...] [--threads T] [--reps R]
+ *                         [--library]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -55,7 +58,7 @@ static double split_call(side *g, side *c, double *tg, double *tc) {
 static dual_context *context(int device, int threads, const dispatch_workload *w, dual_program **prog) {
   dual_context *ctx = NULL;
   if (dual_context_create(&ctx, device) != DUAL_SUCCESS || dual_context_set_threads(ctx, threads) != DUAL_SUCCESS ||
-      (device == DUAL_DEVICE_GPU && dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS) ||
+      (device != DUAL_DEVICE_CPU && dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS) ||
       dispatch_program(ctx, w, prog) != DUAL_SUCCESS) {
     fprintf(stderr, "probe_split: %s\n", ctx ? dual_context_last_error(ctx) : "no context");
     dual_context_destroy(&ctx);
@@ -66,16 +69,17 @@ static dual_context *context(int device, int threads, const dispatch_workload *w
 
 int main(int argc, char **argv) {
   const char *which = "all", *batches = "1e4,1e5,1e6";
-  int T = omp_get_max_threads(), reps = 7;
+  int T = omp_get_max_threads(), reps = 7, library = 0;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--workload") && v) which = v, ++i;
     else if (!strcmp(a, "--batches") && v) batches = v, ++i;
     else if (!strcmp(a, "--threads") && v) T = atoi(v), ++i;
     else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
+    else if (!strcmp(a, "--library")) library = 1;
     else {
       fprintf(stderr, "usage: dualbatch_probe_split [--workload ba|kin|hess|all] [--batches 1e4,...] "
-                      "[--threads T] [--reps R]\n");
+                      "[--threads T] [--reps R] [--library]\n");
       return 2;
     }
   }
@@ -101,19 +105,24 @@ int main(int argc, char **argv) {
     /* contexts: [0] the CPU with T threads, [1] the GPU with T, then per k the GPU with k and the
      * CPU with T - k */
     enum { MAXK = 8 };
-    dual_context *ctx[2 + 2 * MAXK] = {NULL};
-    dual_program *prog[2 + 2 * MAXK] = {NULL};
+    dual_context *ctx[3 + 2 * MAXK] = {NULL}; /* [2 + 2 MAXK]: the AUTO context (--library) */
+    dual_program *prog[3 + 2 * MAXK] = {NULL};
+    const int lib = 2 + 2 * MAXK;
     int ks[MAXK], nk = 0;
     for (int k = 1; k <= T / 2 && nk < MAXK; k *= 2) ks[nk++] = k;
     int ok = (ctx[0] = context(DUAL_DEVICE_CPU, T, w, &prog[0])) && (ctx[1] = context(DUAL_DEVICE_GPU, T, w, &prog[1]));
     for (int j = 0; j < nk && ok; ++j)
       ok = (ctx[2 + 2 * j] = context(DUAL_DEVICE_GPU, ks[j], w, &prog[2 + 2 * j])) &&
            (ctx[3 + 2 * j] = context(DUAL_DEVICE_CPU, T - ks[j], w, &prog[3 + 2 * j]));
+    if (ok && library) ok = (ctx[lib] = context(DUAL_DEVICE_AUTO, T, w, &prog[lib])) != NULL;
     for (int ib = 0; ib < nb && ok; ++ib) {
       const int64_t B = (int64_t)bs[ib];
       /* warm-ups: every context once over the whole batch (kernels, buffers, workspaces) */
       for (int c = 0; c < 2 + 2 * nk && ok; ++c)
         ok = dispatch_call(ctx[c], prog[c], w, 0, B, x, p, &o) == DUAL_SUCCESS;
+      for (int r = 0; r < 2 && ok && library; ++r) /* AUTO's: its calibration, a split's thread */
+        ok = dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_SHARE, 500) == DUAL_SUCCESS &&
+             dispatch_call(ctx[lib], prog[lib], w, 0, B, x, p, &o) == DUAL_SUCCESS;
       if (!ok) break;
       double t[BENCH_MAX_REPS], single[2];
       for (int c = 0; c < 2; ++c) {
@@ -137,8 +146,22 @@ int main(int argc, char **argv) {
           for (int r = 0; r < reps && ok; ++r) ok = (tw[r] = split_call(&gs, &cs, &tgs[r], &tcs[r])) > 0.0;
           if (!ok) break;
           const double m = bench_median(tw, reps);
-          printf("%-5s %9lld  k %2d  GPU share %.1f: %.4e s (GPU side %.4e s, CPU side %.4e s)  %.2fx the better alone\n",
-                 w->name, (long long)B, ks[j], f / 10.0, m, bench_median(tgs, reps), bench_median(tcs, reps), m / best1);
+          char libs[96] = "";
+          if (library) {
+            ok = dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_SHARE, 100 * f) == DUAL_SUCCESS &&
+                 dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_THREADS, ks[j]) == DUAL_SUCCESS;
+            for (int r = 0; r < reps && ok; ++r) {
+              const double t0 = bench_now();
+              ok = dispatch_call(ctx[lib], prog[lib], w, 0, B, x, p, &o) == DUAL_SUCCESS &&
+                   dual_context_last_device(ctx[lib]) == DUAL_DEVICE_HYBRID;
+              tw[r] = bench_now() - t0;
+            }
+            if (!ok) break;
+            snprintf(libs, sizeof libs, "; the library's %.4e s", bench_median(tw, reps));
+          }
+          printf("%-5s %9lld  k %2d  GPU share %.1f: %.4e s (GPU side %.4e s, CPU side %.4e s)  %.2fx the better alone%s\n",
+                 w->name, (long long)B, ks[j], f / 10.0, m, bench_median(tgs, reps), bench_median(tcs, reps), m / best1,
+                 libs);
           if (best_k == 0 || m < best) best = m, best_k = ks[j], best_f = f;
         }
       if (ok)
@@ -148,11 +171,11 @@ int main(int argc, char **argv) {
     }
     if (!ok) {
       printf("%-5s failed: %s\n", w->name, "a call failed (see stderr)");
-      for (int c = 0; c < 2 + 2 * nk; ++c)
+      for (int c = 0; c <= lib; ++c)
         if (ctx[c]) fprintf(stderr, "  context %d: %s\n", c, dual_context_last_error(ctx[c]));
       rc = 1;
     }
-    for (int c = 0; c < 2 + 2 * MAXK; ++c) dual_program_destroy(&prog[c]), dual_context_destroy(&ctx[c]);
+    for (int c = 0; c <= lib; ++c) dual_program_destroy(&prog[c]), dual_context_destroy(&ctx[c]);
     free(x), free(p), free(o.y), free(o.J), free(o.H);
   }
   return rc;

@@ -151,11 +151,14 @@ int dual_context_last_split(const dual_context *ctx, int64_t *gpu_points, int64_
  * its own fixed cost and per-point rate; a lone call 3x slower than expected is held back until
  * another confirms it; a device the model puts within 4x of the chosen one is tried where it was
  * never measured at a batch within 8x), and split (the two sides slow each other: a split is
- * measured per count of staging threads, the counts beside the best one tried, and one that
- * measured no faster than one device is not taken again for the program at batches within 4x).
- * A few of a program's first calls at a new batch size are such tries.
+ * measured per count of staging threads, each side's time as a line in its points, the counts
+ * beside the best one tried).  A measurement moves the estimate half way down to a faster call
+ * and a quarter of the way up to a slower one (a disturbance only slows a call), and what the
+ * model passes over but puts within 2x of its choice runs again after 4, 8, ... up to every 64
+ * calls, so one disturbed call does not keep a device or a split out of use.  A few of a
+ * program's first calls at a new batch size are such tries.
  * Device memory stays on the GPU; DUAL_DEVICE_CPU and DUAL_DEVICE_GPU contexts never move;
- * DUAL_KNOB_DISPATCH turns splits or the model off.  dual_context_calibrate measures the figures
+ * DUAL_KNOB_DISPATCH turns splits or the model off, DUAL_KNOB_SPLIT_SHARE fixes a split.  dual_context_calibrate measures the figures
  * again (the compiled tier's kernels too, which a first calibration takes to be the
  * interpreter's), stores them, and writes them to `report` (may be NULL; "name value" lines, cut
  * to cap bytes).  A CPU context measures the CPU's only. */
@@ -339,6 +342,15 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *                             where the GPU fails: the rule before the model), 2 = the model
  *                             without splits
  *                                                               DUALBATCH_DISPATCH=0|1|2
+ *   DUAL_KNOB_SPLIT_SHARE     with DUAL_KNOB_DISPATCH 0: a fixed split instead of the model's
+ *                             choice, S = 1 .. 999 thousandths of each call's points on the GPU
+ *                             (to whole blocks of the CPU engine, each side at least one; a call
+ *                             too small for that runs as without it), 0 = the model (default):
+ *                             for a workload whose balance the caller knows, and for measuring
+ *                             the split path itself                 DUALBATCH_SPLIT_SHARE=S
+ *   DUAL_KNOB_SPLIT_THREADS   the fixed split's CPU threads staging the GPU's side (the others
+ *                             run the CPU's side; at most the call's threads less one), 0 = the
+ *                             model's count (default)               DUALBATCH_SPLIT_THREADS=k
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -356,7 +368,9 @@ typedef enum dual_knob {
   DUAL_KNOB_SOLVE_LU = 12,
   DUAL_KNOB_SOLVE_QR = 13,
   DUAL_KNOB_DISPATCH = 14,
-  DUAL_KNOB_COUNT = 15
+  DUAL_KNOB_SPLIT_SHARE = 15,
+  DUAL_KNOB_SPLIT_THREADS = 16,
+  DUAL_KNOB_COUNT = 17
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -126,6 +126,8 @@ static const struct knob_def {
     [DUAL_KNOB_SOLVE_LU] = {0, 3, 0, "DUALBATCH_SOLVE_LU", NULL},
     [DUAL_KNOB_SOLVE_QR] = {0, 2, 0, "DUALBATCH_SOLVE_QR", NULL},
     [DUAL_KNOB_DISPATCH] = {0, 2, 0, "DUALBATCH_DISPATCH", NULL},
+    [DUAL_KNOB_SPLIT_SHARE] = {0, 999, 0, "DUALBATCH_SPLIT_SHARE", NULL},
+    [DUAL_KNOB_SPLIT_THREADS] = {0, 4096, 0, "DUALBATCH_SPLIT_THREADS", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

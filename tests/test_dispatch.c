@@ -648,16 +648,24 @@ Test(dispatch_auto, a_device_is_measured_again_far_from_its_calls) {
   dual_context_destroy(&ctx);
 }
 
+/* A new context, the two-input program and its job of B points with T threads, on the virtual
+ * clock (the tests below give the context its calibration and the engines their speeds). */
+static dual_program *virtual_split_job(dual_context **ctx, const char *name, dual_job *job, dual_batch *b, int64_t B,
+                                       int T) {
+  dual_program *prog = two_input_program(ctx, name);
+  dual_dispatch_set_clock(virtual_clock);
+  slow_job(job, b, prog, B, T);
+  return prog;
+}
+
 /* The model splits with one staging thread; measured, that split is 1.45x the GPU alone, and its
  * neighbours are tried until four threads (the copies' need) make it faster than both. */
 Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
-  dual_context *ctx = NULL;
-  dual_program *prog = two_input_program(&ctx, "k");
-  dual_dispatch_set_clock(virtual_clock);
   enum { T = 8, B = 32768 };
+  dual_context *ctx = NULL;
   dual_job job;
   dual_batch b;
-  slow_job(&job, &b, prog, B, T);
+  dual_program *prog = virtual_split_job(&ctx, "k", &job, &b, B, T);
   /* the model: copies free (so one staging thread is as good as any), the GPU twice the CPU */
   dual_calibration c = machine();
   c.threads = T, c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15;
@@ -685,6 +693,50 @@ Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   /* balanced at four threads: the GPU side takes 4/5 of the points (to a 128-point block, and
    * the halfway moves of the measured sides) */
   cr_assert(g > B * 7 / 10 && g < B * 9 / 10, "GPU share %lld of %d", (long long)g, B);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* DUAL_KNOB_SPLIT_SHARE and _THREADS: the caller's split in every call, though the GPU alone is
+ * far faster (4 ms against the CPU's 8 s), to whole blocks of the CPU engine (128 points at width
+ * 2), each side at least one; the knobs' ranges; without splits the knobs are passed over. */
+Test(dispatch_auto, a_fixed_split_takes_the_share_and_threads_asked) {
+  enum { T = 8, B = 32768 };
+  dual_context *ctx = NULL;
+  dual_job job;
+  dual_batch b;
+  dual_program *prog = virtual_split_job(&ctx, "fixed", &job, &b, B, T);
+  dual_calibration c = machine();
+  c.threads = T;
+  ctx->calib = malloc(sizeof c);
+  *ctx->calib = c;
+  slow_threads = T, slow_B = B, slow_cpu_s = 8.0, slow_gpu_s = 4e-3, slow_gpu_fixed_s = 0;
+  const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_SHARE, 1000), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_THREADS, -1), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_SHARE, 250), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_THREADS, 3), DUAL_SUCCESS);
+  int64_t g, cp;
+  for (int i = 0; i < 3; ++i) {
+    cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
+    dual_context_last_split(ctx, &g, &cp);
+    cr_assert(g == B / 4 && cp == B - B / 4 && slow_gpu_k == 3, "call %d: GPU %lld, CPU %lld, k %d", i, (long long)g,
+              (long long)cp, slow_gpu_k);
+  }
+  /* 999/1000 of 32768 is 32735: 256 blocks, one too many for the CPU's side */
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_SHARE, 999), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_SPLIT_THREADS, 100), DUAL_SUCCESS);
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  dual_context_last_split(ctx, &g, &cp);
+  cr_assert(g == B - 128 && slow_gpu_k == T - 1, "GPU %lld, k %d", (long long)g, slow_gpu_k);
+  /* without splits (DUAL_KNOB_DISPATCH 2) the knob is passed over */
+  cr_assert_eq(dual_context_set_knob(ctx, DUAL_KNOB_DISPATCH, 2), DUAL_SUCCESS);
+  for (int i = 0; i < 4; ++i) {
+    cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+    cr_assert_neq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
+  }
   dual_dispatch_set_clock(NULL);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);

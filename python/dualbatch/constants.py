@@ -73,7 +73,9 @@ class Knob(enum.IntEnum):
     SOLVE_LU = 12
     SOLVE_QR = 13
     DISPATCH = 14
-    COUNT = 15
+    SPLIT_SHARE = 15
+    SPLIT_THREADS = 16
+    COUNT = 17
 
 
 class HessianLayout(enum.IntEnum):

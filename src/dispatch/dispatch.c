@@ -228,6 +228,20 @@ static void trace(const dual_dispatch_plan *p, const dual_call_shape *s, int64_t
 #endif
 }
 
+/* The caller's fixed split (DUAL_KNOB_SPLIT_SHARE, _THREADS) in the plan: 1 when it applies. */
+static int fixed_split(const dual_context *ctx, const dual_call_shape *s, int T, dual_dispatch_plan *p) {
+  const int64_t share = ctx->knobs[DUAL_KNOB_SPLIT_SHARE], k = ctx->knobs[DUAL_KNOB_SPLIT_THREADS];
+  const int64_t q = s->cpu_block > 0 ? s->cpu_block : 1;
+  if (share <= 0 || T < 2 || s->B < 2 * q) return 0;
+  int64_t j = (s->B * share / 1000 + q / 2) / q;
+  const int64_t jmax = (s->B - q) / q;
+  j = j < 1 ? 1 : j > jmax ? jmax : j;
+  p->device = DUAL_DEVICE_HYBRID;
+  p->gpu_points = j * q;
+  p->gpu_threads = k > 0 ? (int)(k < T - 1 ? k : T - 1) : p->split_threads > 0 ? p->split_threads : 1;
+  return 1;
+}
+
 void dual_dispatch_record_single(dual_context *ctx, int64_t B) {
   ctx->last_split[0] = ctx->last_device == DUAL_DEVICE_GPU ? B : 0;
   ctx->last_split[1] = B - ctx->last_split[0];
@@ -253,21 +267,22 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, threads, m != NULL ? m->split : NULL, m != NULL ? DUAL_SPLIT_KS : 0, &p);
   const int splits = ctx->knobs[DUAL_KNOB_DISPATCH] != 2;
-  const int k_next = splits ? explore_k(m, &p, B, threads) : 0;
+  const int fixed = splits && fixed_split(ctx, &s, threads, &p);
+  const int k_next = splits && !fixed ? explore_k(m, &p, B, threads) : 0;
   if (k_next > 0) {
     p.device = DUAL_DEVICE_HYBRID;
     p.gpu_points = p.split_points, p.gpu_threads = k_next;
   }
   if (p.device == DUAL_DEVICE_HYBRID && !splits) p.device = p.t_gpu < p.t_cpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
   int64_t g_retry = 0;
-  const int again = k_next > 0 ? -1 : retry(m, &c, &s, &p, threads, splits, &g_retry);
+  const int again = k_next > 0 || fixed ? -1 : retry(m, &c, &s, &p, threads, splits, &g_retry);
   if (again >= 2) {
     p.device = DUAL_DEVICE_HYBRID;
     p.gpu_points = g_retry, p.gpu_threads = m->split[again - 2].k;
   } else if (again >= 0) {
     p.device = again ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
   }
-  if (p.device != DUAL_DEVICE_HYBRID && explore(m, &c, &s, threads, p.device)) {
+  if (p.device != DUAL_DEVICE_HYBRID && !fixed && explore(m, &c, &s, threads, p.device)) {
     p.device = p.device == DUAL_DEVICE_GPU ? DUAL_DEVICE_CPU : DUAL_DEVICE_GPU;
     m->tries[p.device == DUAL_DEVICE_GPU ? 1 : 0]++;
   }

@@ -100,7 +100,9 @@ module dualbatch
   integer(c_int), parameter :: DUAL_KNOB_SOLVE_LU = 12
   integer(c_int), parameter :: DUAL_KNOB_SOLVE_QR = 13
   integer(c_int), parameter :: DUAL_KNOB_DISPATCH = 14
-  integer(c_int), parameter :: DUAL_KNOB_COUNT = 15
+  integer(c_int), parameter :: DUAL_KNOB_SPLIT_SHARE = 15
+  integer(c_int), parameter :: DUAL_KNOB_SPLIT_THREADS = 16
+  integer(c_int), parameter :: DUAL_KNOB_COUNT = 17
 
   ! ---- Hessian layouts (dual_hessian_layout) --------------------------------------------------
   integer(c_int), parameter :: DUAL_HESSIAN_FULL = 0
