@@ -7,8 +7,9 @@
  * the median of --reps calls (each call's wall time, both sides and the thread's hand-over);
  * each side's own time shows how much the two slow each other.  The library's split
  * (dispatch/split.c) does the same with a kept thread; with --library, each row also gives the
- * same split made by the library (an AUTO context with DUAL_KNOB_SPLIT_SHARE and _THREADS, one
- * context, its split thread kept), so the two ways can be told apart.
+ * same split on a thread kept across calls (each side's time in brackets) and made by the
+ * library (an AUTO context with DUAL_KNOB_SPLIT_SHARE and _THREADS: one context, its split
+ * thread kept), so that a fresh thread, a kept one and the library's path can be told apart.
  *
  *   dualbatch_probe_split [--workload ba|kin|hess|all] [--batches 1e4,...] [--threads T] [--reps R]
  *                         [--library]
@@ -42,14 +43,54 @@ static void *run_side(void *arg) {
   return NULL;
 }
 
-/* One split call: the GPU side on its own thread, the CPU side on this one.  Wall seconds, each
- * side's in *tg, *tc; negative when a side failed. */
-static double split_call(side *g, side *c, double *tg, double *tc) {
+/* A thread kept across split calls (as the library's split thread is), its OpenMP team with it. */
+static struct kept {
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  side *work;
+  int busy, started;
+} kept = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *kept_main(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&kept.mu);
+  for (;;) {
+    while (kept.work == NULL) pthread_cond_wait(&kept.cv, &kept.mu);
+    side *s = kept.work;
+    kept.work = NULL;
+    pthread_mutex_unlock(&kept.mu);
+    run_side(s);
+    pthread_mutex_lock(&kept.mu);
+    kept.busy = 0;
+    pthread_cond_broadcast(&kept.cv);
+  }
+  return NULL;
+}
+
+/* One split call: the GPU side on its own thread (a new one, or with `keep` the kept one), the
+ * CPU side on this one.  Wall seconds, each side's in *tg, *tc; negative when a side failed. */
+static double split_call(side *g, side *c, int keep, double *tg, double *tc) {
   const double t0 = bench_now();
   pthread_t th;
-  if (pthread_create(&th, NULL, run_side, g) != 0) return -1.0;
+  if (keep) {
+    if (!kept.started && pthread_create(&kept.th, NULL, kept_main, NULL) != 0) return -1.0;
+    kept.started = 1;
+    pthread_mutex_lock(&kept.mu);
+    kept.work = g, kept.busy = 1;
+    pthread_cond_broadcast(&kept.cv);
+    pthread_mutex_unlock(&kept.mu);
+  } else if (pthread_create(&th, NULL, run_side, g) != 0) {
+    return -1.0;
+  }
   run_side(c);
-  pthread_join(th, NULL);
+  if (keep) {
+    pthread_mutex_lock(&kept.mu);
+    while (kept.busy) pthread_cond_wait(&kept.cv, &kept.mu);
+    pthread_mutex_unlock(&kept.mu);
+  } else {
+    pthread_join(th, NULL);
+  }
   const double t = bench_now() - t0;
   *tg = g->secs, *tc = c->secs;
   return g->st == DUAL_SUCCESS && c->st == DUAL_SUCCESS ? t : -1.0;
@@ -143,12 +184,15 @@ int main(int argc, char **argv) {
           side gs = {ctx[2 + 2 * j], prog[2 + 2 * j], w, 0, g, x, p, &o, 0, 0.0};
           side cs = {ctx[3 + 2 * j], prog[3 + 2 * j], w, g, B - g, x, p, &o, 0, 0.0};
           double tw[BENCH_MAX_REPS], tgs[BENCH_MAX_REPS], tcs[BENCH_MAX_REPS];
-          for (int r = 0; r < reps && ok; ++r) ok = (tw[r] = split_call(&gs, &cs, &tgs[r], &tcs[r])) > 0.0;
+          for (int r = 0; r < reps && ok; ++r) ok = (tw[r] = split_call(&gs, &cs, 0, &tgs[r], &tcs[r])) > 0.0;
           if (!ok) break;
           const double m = bench_median(tw, reps);
-          char libs[96] = "";
+          char libs[192] = "";
           if (library) {
-            ok = dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_SHARE, 100 * f) == DUAL_SUCCESS &&
+            /* the same contexts with a kept thread, then the library's path */
+            double kw[BENCH_MAX_REPS], kg[BENCH_MAX_REPS], kc[BENCH_MAX_REPS];
+            for (int r = 0; r < reps && ok; ++r) ok = (kw[r] = split_call(&gs, &cs, 1, &kg[r], &kc[r])) > 0.0;
+            ok = ok && dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_SHARE, 100 * f) == DUAL_SUCCESS &&
                  dual_context_set_knob(ctx[lib], DUAL_KNOB_SPLIT_THREADS, ks[j]) == DUAL_SUCCESS;
             for (int r = 0; r < reps && ok; ++r) {
               const double t0 = bench_now();
@@ -157,7 +201,8 @@ int main(int argc, char **argv) {
               tw[r] = bench_now() - t0;
             }
             if (!ok) break;
-            snprintf(libs, sizeof libs, "; the library's %.4e s", bench_median(tw, reps));
+            snprintf(libs, sizeof libs, "; kept thread %.4e s (%.4e, %.4e); the library's %.4e s", bench_median(kw, reps),
+                     bench_median(kg, reps), bench_median(kc, reps), bench_median(tw, reps));
           }
           printf("%-5s %9lld  k %2d  GPU share %.1f: %.4e s (GPU side %.4e s, CPU side %.4e s)  %.2fx the better alone%s\n",
                  w->name, (long long)B, ks[j], f / 10.0, m, bench_median(tgs, reps), bench_median(tcs, reps), m / best1,
