@@ -4,10 +4,11 @@
  * that take the measured times (each side's at the probe's count of staging threads and GPU
  * share, linear between the tenths; each device alone, proportional to its points), each time
  * times exp(N(0, noise)) and, with probability `spikes`, times a factor drawn evenly from 2 to 8
- * (the device machine's disturbed calls: a side at 2-9x its usual time now and then); prints where each call ran and what the table says it took (a split:
- * its longer side's time, which between the tenths is an interpolation of medians, not a
- * measured wall time — ba at 1e4 replays at 0.87x where no tenth measured under 1.01x), and the
- * mean over the calls after the first 8 against the better device alone.  The calibration is a
+ * (the device machine's disturbed calls: a side at 2-9x its usual time now and then); prints
+ * where each call ran and what the table says it took (a split: its longer side's time, which
+ * between the tenths is an interpolation of medians, not a measured wall time — ba at 1e4
+ * replays at 0.87x where no tenth measured under 1.01x), and the mean over the calls after the
+ * first 8 against the better device alone.  The calibration is a
  * stand-in like the device machine's (staged copies 30/28 GB/s in/out, 8 GB/s with one thread),
  * its CPU figures scaled to the measured CPU time: a replay checks the learning rules against
  * real interference between the sides, not the model's first guess.  Links the library's

@@ -168,7 +168,8 @@ static int choice_of(int device, int k) {
  * a split per k near this batch) and predicted within DUAL_RETRY_PCT percent over the plan's
  * (2x, where a split can pay), the one run longest ago runs after DUAL_RETRY_FIRST calls,
  * then after twice as many each time up to DUAL_RETRY_MAX (a choice that stays slower costs at
- * most one call's time in that many); the spacing starts afresh when the plan's choice changes.  Returns the choice (choice_of), or -1; a split's GPU points in *g. */
+ * most one call's time in that many); the spacing starts afresh when the plan's choice changes.
+ * Returns the choice (choice_of), or -1; a split's GPU points in *g. */
 enum { DUAL_RETRY_PCT = 100, DUAL_RETRY_FIRST = 4, DUAL_RETRY_MAX = 64 };
 static int retry(memo_entry *e, const dual_calibration *c, const dual_call_shape *s, const dual_dispatch_plan *p,
                  int T, int splits, int64_t *g) {
@@ -176,12 +177,15 @@ static int retry(memo_entry *e, const dual_calibration *c, const dual_call_shape
   const int chosen = choice_of(p->device, p->gpu_threads);
   if (chosen != e->last_choice) e->last_choice = chosen, e->retry_every = 0;
   if (p->device == DUAL_DEVICE_HYBRID && !p->split_measured) return -1; /* the model's: measured now */
-  const double t_chosen = p->device == DUAL_DEVICE_HYBRID ? p->t_split : p->device == DUAL_DEVICE_GPU ? p->t_gpu : p->t_cpu;
+  const double t_chosen = p->device == DUAL_DEVICE_HYBRID ? p->t_split
+                          : p->device == DUAL_DEVICE_GPU  ? p->t_gpu
+                                                          : p->t_cpu;
   const double reach = t_chosen * (100.0 + DUAL_RETRY_PCT) / 100.0;
   int best = -1;
-  for (int d = 0; d < 2; ++d) /* a device alone: measured near this batch (else explore's) */
-    if (d != chosen && e->seen[d].n > 0 && (d ? p->t_gpu : p->t_cpu) <= reach && (best < 0 || e->stamp[d] < e->stamp[best]))
-      best = d;
+  for (int d = 0; d < 2; ++d) { /* a device alone, measured before (else explore's) */
+    const double t = d ? p->t_gpu : p->t_cpu;
+    if (d != chosen && e->seen[d].n > 0 && t <= reach && (best < 0 || e->stamp[d] < e->stamp[best])) best = d;
+  }
   for (int j = 0; splits && j < DUAL_SPLIT_KS; ++j) {
     const dual_split_seen *m = &e->split[j];
     int64_t gj;
