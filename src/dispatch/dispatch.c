@@ -16,7 +16,6 @@
 
 #include "dispatch/dispatch.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
