@@ -37,7 +37,7 @@ struct dual_context {
                                      not yet known) */
   struct dual_dispatch_memo *memo; /* AUTO's measured scales of programs (dispatch/dispatch.c) */
   int64_t last_split[2];           /* the last call's points on the GPU and on the CPU */
-  struct dual_split_worker *split_worker; /* the thread of split calls (dispatch/split.c), or NULL */
+  struct dual_split_worker *split_worker; /* the threads of split calls (dispatch/split.c), or NULL */
 };
 
 /* Replace the context's note (takes ownership of a heap string; NULL clears it). */

@@ -975,11 +975,62 @@ Test(dispatch_auto, the_model_is_the_default) {
   dual_context_destroy(&ctx);
 }
 
-/* ---- the split thread ------------------------------------------------------------------- */
+/* ---- the split threads ------------------------------------------------------------------ */
 
+#include <omp.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
-Test(split, the_split_thread_is_kept_and_a_forked_child_starts_its_own) {
+/* Stand-in engines that note the thread they ran on and the OpenMP team a region there gets. */
+static pthread_t side_thread[2];
+static int side_team[2];
+static int note_side(int i, const dual_job *job) {
+  side_thread[i] = pthread_self();
+  int team = 0;
+#pragma omp parallel num_threads(job->threads)
+  {
+#pragma omp single
+    team = omp_get_num_threads();
+  }
+  side_team[i] = team;
+  return DUAL_SUCCESS;
+}
+static int note_first(dual_context *ctx, const dual_job *job) { return (void)ctx, note_side(0, job); }
+static int note_rest(dual_context *ctx, const dual_job *job) { return (void)ctx, note_side(1, job); }
+
+Test(split, each_side_runs_on_a_kept_thread_of_its_own_and_the_caller_only_waits) {
+  /* the caller's OpenMP team (single-device calls) must not shrink for a split: libgomp ends the
+   * threads a smaller team leaves out, and starts them again for the next call on all threads */
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  double x[40], y[40];
+  for (int i = 0; i < 40; ++i) x[i] = i;
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = 40, b.x = x, b.x_ps = 1, b.x_es = 1, b.y = y, b.y_ps = 1, b.y_es = 1;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.b = &b, job.threads = 4;
+  pthread_t seen[2] = {0};
+  for (int call = 0; call < 3; ++call) {
+    int sa = -1, sr = -1;
+    double ta = -1.0, tr = -1.0;
+    cr_assert_eq(dual_run_split(ctx, &job, 16, note_first, note_rest, 1, 3, &sa, &sr, &ta, &tr), DUAL_SUCCESS);
+    cr_assert(sa == DUAL_SUCCESS && sr == DUAL_SUCCESS && ta >= 0.0 && tr >= 0.0);
+    cr_assert(!pthread_equal(side_thread[0], pthread_self()) && !pthread_equal(side_thread[1], pthread_self()),
+              "call %d: a side ran on the caller's thread", call);
+    cr_assert(!pthread_equal(side_thread[0], side_thread[1]), "call %d: both sides on one thread", call);
+    cr_assert_eq(side_team[0], 1, "call %d: the first side's team has %d threads", call, side_team[0]);
+    cr_assert_eq(side_team[1], 3, "call %d: the rest's team has %d threads", call, side_team[1]);
+    if (call > 0)
+      cr_assert(pthread_equal(seen[0], side_thread[0]) && pthread_equal(seen[1], side_thread[1]),
+                "call %d: a side's thread was not kept", call);
+    seen[0] = side_thread[0], seen[1] = side_thread[1];
+  }
+  dual_context_destroy(&ctx);
+}
+
+Test(split, the_split_threads_are_kept_and_a_forked_child_starts_its_own) {
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   double secs = 0.0;
@@ -988,13 +1039,13 @@ Test(split, the_split_thread_is_kept_and_a_forked_child_starts_its_own) {
   const struct dual_split_worker *w = ctx->split_worker;
   cr_assert_not_null(w);
   cr_assert_eq(dual_split_handoff_seconds(ctx, &secs), DUAL_SUCCESS);
-  cr_assert_eq((const void *)ctx->split_worker, (const void *)w, "the thread was started again");
-  /* a child of fork() has no such thread: its first split starts one of its own */
+  cr_assert_eq((const void *)ctx->split_worker, (const void *)w, "the threads were started again");
+  /* a child of fork() has no such threads: its first split starts its own */
   const pid_t kid = fork();
   cr_assert(kid >= 0);
   if (kid == 0) _exit(dual_split_handoff_seconds(ctx, &secs) == DUAL_SUCCESS && ctx->split_worker != NULL ? 0 : 1);
   int ws = 0;
   cr_assert_eq(waitpid(kid, &ws, 0), kid);
   cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child's split failed (0x%x)", ws);
-  dual_context_destroy(&ctx); /* (joins the thread) */
+  dual_context_destroy(&ctx); /* (joins the threads) */
 }

@@ -307,7 +307,7 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
       return st;
     }
     if (tg >= 0.0) return st; /* a side ran and failed */
-    /* no split thread: the faster device alone */
+    /* no split threads: the faster device alone */
     dual_clear_error(ctx);
     p.device = p.t_gpu < p.t_cpu ? DUAL_DEVICE_GPU : DUAL_DEVICE_CPU;
   }

@@ -1,9 +1,13 @@
 /*
- * split.c — dual_batch_slice and dual_run_split (split.h).  The first side (the GPU's: gathers,
- * copies, waits, all host work) runs on the context's split thread, started at the first split
- * and kept, so that a split costs a hand-over rather than a thread's start (and the OpenMP team
- * its staging starts stays with it); the rest runs on the caller's thread and its OpenMP team,
- * on a copy of the context whose error, if any, comes back.
+ * split.c — dual_batch_slice and dual_run_split (split.h).  Each side runs on a thread of its
+ * own, both started at the context's first split and kept, the caller waiting: the first (the
+ * GPU's: gathers, copies, waits, all host work) on one, the rest (on a copy of the context whose
+ * error, if any, comes back) on the other.  So each side's OpenMP team stays the same size from
+ * split to split, and the caller's team, which single-device calls use, never shrinks: libgomp
+ * ends the threads a smaller team leaves out and starts new ones when it grows again (team.c),
+ * and on the device machine (16 threads, an H200) a split between two calls on all threads,
+ * its CPU side on the caller's team of 12, took 8.4 ms where the same split alone took 2.4 ms
+ * (kin at 1e4, GPU share 0.3, 4 staging threads; bench_dispatch with DUALBATCH_SPLIT_SHARE).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -43,19 +47,24 @@ static void run_side(side *s) {
   s->secs = dual_dispatch_now() - t0;
 }
 
-/* ---- the split thread ------------------------------------------------------------------- */
+/* ---- the split threads ------------------------------------------------------------------ */
 
-struct dual_split_worker {
+/* One kept thread: takes a side, runs it, says so. */
+typedef struct worker {
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  pid_t pid;  /* the process that started it (a fork's child has no such thread) */
   side *work; /* handed over, not yet taken */
-  int busy, quit;
+  int busy, quit, started;
+} worker;
+
+struct dual_split_worker {
+  pid_t pid;   /* the process that started them (a fork's child has no such threads) */
+  worker w[2]; /* [0] the GPU's side, [1] the CPU's */
 };
 
 static void *worker_main(void *arg) {
-  struct dual_split_worker *w = arg;
+  worker *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (w->work == NULL && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
@@ -72,56 +81,73 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+static void worker_stop(worker *w) {
+  if (!w->started) return;
+  pthread_mutex_lock(&w->mu);
+  w->quit = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->thread, NULL);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv);
+  w->started = 0;
+}
+
+static int worker_start(worker *w) {
+  if (pthread_mutex_init(&w->mu, NULL) != 0) return -1;
+  if (pthread_cond_init(&w->cv, NULL) != 0) {
+    pthread_mutex_destroy(&w->mu);
+    return -1;
+  }
+  if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+    pthread_cond_destroy(&w->cv), pthread_mutex_destroy(&w->mu);
+    return -1;
+  }
+  w->started = 1;
+  return 0;
+}
+
 void dual_split_worker_free(struct dual_split_worker *w) {
   if (w == NULL) return;
-  if (w->pid == getpid()) {
-    pthread_mutex_lock(&w->mu);
-    w->quit = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-  } /* else a fork's child: the thread is not there, its lock may be held; the memory is freed */
+  if (w->pid == getpid()) worker_stop(&w->w[0]), worker_stop(&w->w[1]);
+  /* else a fork's child: the threads are not there, their locks may be held; the memory is freed */
   free(w);
 }
 
-/* The context's split thread, started if need be; NULL when it cannot be. */
-static struct dual_split_worker *worker_of(dual_context *ctx) {
+/* The context's split threads, started if need be; NULL when they cannot be. */
+static struct dual_split_worker *workers_of(dual_context *ctx) {
   struct dual_split_worker *w = ctx->split_worker;
   if (w != NULL && w->pid == getpid()) return w;
   if (w != NULL) free(w), ctx->split_worker = NULL; /* started before a fork: not in this process */
   if ((w = calloc(1, sizeof *w)) == NULL) return NULL;
   w->pid = getpid();
-  if (pthread_mutex_init(&w->mu, NULL) != 0) {
-    free(w);
-    return NULL;
-  }
-  if (pthread_cond_init(&w->cv, NULL) != 0) {
-    pthread_mutex_destroy(&w->mu);
-    free(w);
-    return NULL;
-  }
-  if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-    pthread_cond_destroy(&w->cv), pthread_mutex_destroy(&w->mu);
-    free(w);
+  if (worker_start(&w->w[0]) != 0 || worker_start(&w->w[1]) != 0) {
+    dual_split_worker_free(w);
     return NULL;
   }
   return ctx->split_worker = w;
 }
 
-/* Side a on the split thread while side r runs here; 0, or -1 (nothing ran) with no thread. */
-static int run_both(dual_context *ctx, side *a, side *r) {
-  struct dual_split_worker *w = worker_of(ctx);
-  if (w == NULL) return -1;
+static void hand_over(worker *w, side *s) {
   pthread_mutex_lock(&w->mu);
-  w->work = a, w->busy = 1;
+  w->work = s, w->busy = 1;
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
-  run_side(r);
+}
+
+static void wait_for(worker *w) {
   pthread_mutex_lock(&w->mu);
   while (w->busy) pthread_cond_wait(&w->cv, &w->mu);
   pthread_mutex_unlock(&w->mu);
+}
+
+/* Side a on the first split thread and side r on the second, the caller waiting for both; 0, or
+ * -1 (nothing ran) without the threads. */
+static int run_both(dual_context *ctx, side *a, side *r) {
+  struct dual_split_worker *w = workers_of(ctx);
+  if (w == NULL) return -1;
+  hand_over(&w->w[0], a), hand_over(&w->w[1], r);
+  wait_for(&w->w[0]), wait_for(&w->w[1]);
   return 0;
 }
 
@@ -132,7 +158,7 @@ int dual_split_handoff_seconds(dual_context *ctx, double *secs) {
     memset(&a, 0, sizeof a), memset(&r, 0, sizeof r);
     const double t0 = dual_dispatch_now();
     if (run_both(ctx, &a, &r) != 0)
-      return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the thread of split calls");
+      return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
     const double t = dual_dispatch_now() - t0;
     if (k == 0 || t < best) best = t;
   }
@@ -163,7 +189,7 @@ int dual_run_split(dual_context *ctx, const dual_job *job, int64_t g, dual_engin
   if (!started) {
     *t_first = *t_rest = -1.0;
     free(rctx.error);
-    return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the thread of split calls");
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
   }
   if (a.st != DUAL_SUCCESS) {
     free(rctx.error);
