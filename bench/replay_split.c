@@ -7,8 +7,9 @@
  * (the device machine's disturbed calls: a side at 2-9x its usual time now and then); prints
  * where each call ran and what the table says it took (a split: its longer side's time, which
  * between the tenths is an interpolation of medians, not a measured wall time — ba at 1e4
- * replays at 0.87x where no tenth measured under 1.01x), and the mean over the calls after the
- * first 8 against the better device alone.  The calibration is a
+ * replays at 0.87x where no tenth measured under 1.01x), and the mean and the median over the
+ * calls after the first 8 against the better device alone (bench_dispatch's cells are medians
+ * after 8 untimed calls).  The calibration is a
  * stand-in like the device machine's (staged copies 30/28 GB/s in/out, 8 GB/s with one thread),
  * its CPU figures scaled to the measured CPU time: a replay checks the learning rules against
  * real interference between the sides, not the model's first guess.  Links the library's
@@ -46,6 +47,11 @@ static double noise(void) {
   const double u1 = uniform(), u2 = uniform();
   const double spike = spikes > 0.0 && uniform() < spikes ? 2.0 + 6.0 * uniform() : 1.0;
   return spike * exp(noise_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static int by_value(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
 }
 
 static double side(const double tab[10], double share) {
@@ -155,7 +161,8 @@ int main(int argc, char **argv) {
   const double best = cpu_alone < gpu_alone ? cpu_alone : gpu_alone;
   printf("# %s B = %lld: CPU alone %.4e s, GPU alone %.4e s; noise %.2f, spikes %.2f\n", w, (long long)batch, cpu_alone,
          gpu_alone, noise_sd, spikes);
-  double total = 0.0;
+  double total = 0.0, *after = calloc((size_t)calls, sizeof *after);
+  if (after == NULL) return 1;
   for (int i = 0; i < calls; ++i) {
     if (dual_dispatch_auto(ctx, &job, &e) != DUAL_SUCCESS) {
       fprintf(stderr, "replay_split: %s\n", dual_context_last_error(ctx));
@@ -171,10 +178,13 @@ int main(int argc, char **argv) {
     printf("%3d %-5s GPU points %8lld  k %d  %.4e s  %.2fx the better device\n", i,
            d == DUAL_DEVICE_HYBRID ? "split" : d == DUAL_DEVICE_GPU ? "GPU" : "CPU", (long long)g,
            d == DUAL_DEVICE_HYBRID ? last_k : 0, t, t / best);
-    if (i >= 8) total += t;
+    if (i >= 8) total += t, after[i - 8] = t;
   }
-  printf("%s B = %lld: mean of calls 8 .. %d: %.4e s = %.2fx the better device\n", w, (long long)batch, calls - 1,
-         total / (calls - 8), total / (calls - 8) / best);
+  qsort(after, (size_t)(calls - 8), sizeof *after, by_value);
+  const double med = (calls - 8) % 2 ? after[(calls - 8) / 2] : 0.5 * (after[(calls - 8) / 2 - 1] + after[(calls - 8) / 2]);
+  free(after);
+  printf("%s B = %lld: calls 8 .. %d: mean %.4e s = %.2fx the better device, median %.2fx\n", w, (long long)batch,
+         calls - 1, total / (calls - 8), total / (calls - 8) / best, med / best);
   dual_dispatch_set_clock(NULL);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
