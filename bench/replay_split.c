@@ -36,16 +36,19 @@ static double cpu_alone, gpu_alone, gpu_side[MAXK][10], cpu_side[MAXK][10]; /* [
 static int64_t batch;
 static int last_k;
 static double noise_sd, spikes;
-static uint64_t rng = 88172645463325252ull;
+/* one generator per engine: a split's two sides run at once on two threads, each drawing from its
+ * own, so that a replay is the same run after run */
+static uint64_t rng[2] = {88172645463325252ull, 88172645463325252ull ^ 0x5DEECE66Dull};
 
-static double uniform(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return ((double)(rng >> 11) + 1.0) / 9007199254740993.0;
+static double uniform(int e) {
+  uint64_t *r = &rng[e];
+  *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+  return ((double)(*r >> 11) + 1.0) / 9007199254740993.0;
 }
 
-static double noise(void) {
-  const double u1 = uniform(), u2 = uniform();
-  const double spike = spikes > 0.0 && uniform() < spikes ? 2.0 + 6.0 * uniform() : 1.0;
+static double noise(int e) {
+  const double u1 = uniform(e), u2 = uniform(e);
+  const double spike = spikes > 0.0 && uniform(e) < spikes ? 2.0 + 6.0 * uniform(e) : 1.0;
   return spike * exp(noise_sd * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
@@ -64,8 +67,8 @@ static double side(const double tab[10], double share) {
 
 static int replay_gpu(dual_context *ctx, const dual_job *job) {
   const double share = (double)job->b->count / (double)batch;
-  if (job->threads >= T) virtual_now += gpu_alone * share * noise();
-  else last_k = job->threads, virtual_now += side(gpu_side[job->threads], share) * noise();
+  if (job->threads >= T) virtual_now += gpu_alone * share * noise(0);
+  else last_k = job->threads, virtual_now += side(gpu_side[job->threads], share) * noise(0);
   ctx->last_device = DUAL_DEVICE_GPU;
   return DUAL_SUCCESS;
 }
@@ -73,8 +76,8 @@ static int replay_gpu(dual_context *ctx, const dual_job *job) {
 static int replay_cpu(dual_context *ctx, const dual_job *job) {
   (void)ctx;
   const double share = (double)job->b->count / (double)batch;
-  if (job->threads >= T) virtual_now += cpu_alone * share * noise();
-  else virtual_now += side(cpu_side[T - job->threads], 1.0 - share) * noise();
+  if (job->threads >= T) virtual_now += cpu_alone * share * noise(1);
+  else virtual_now += side(cpu_side[T - job->threads], 1.0 - share) * noise(1);
   return DUAL_SUCCESS;
 }
 
@@ -112,7 +115,7 @@ int main(int argc, char **argv) {
   for (int i = 4; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--noise")) noise_sd = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--spikes")) spikes = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "--seed")) rng += 0x9E3779B97F4A7C15ull * (uint64_t)atoll(argv[i + 1]);
+    else if (!strcmp(argv[i], "--seed")) rng[0] += 0x9E3779B97F4A7C15ull * (uint64_t)atoll(argv[i + 1]), rng[1] += 0x9E3779B97F4A7C15ull * (uint64_t)atoll(argv[i + 1]);
     else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
   }
   const int hess = !strcmp(w, "hess");

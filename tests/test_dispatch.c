@@ -205,6 +205,15 @@ Test(dispatch, a_measured_split_stands_for_the_model) {
   cr_assert_eq(p.device, DUAL_DEVICE_HYBRID);
   cr_assert(p.gpu_threads == 2 && p.gpu_points % 64 == 0 && llabs(p.gpu_points - 750000) < 64, "g %lld k %d",
             (long long)p.gpu_points, p.gpu_threads);
+  near(dual_split_seen_sides(&c, &fast, s.B, p.gpu_points), p.t_split, "the sides' time at the balance");
+  /* its splits took 1.2, 1.5 and 1.3x what their sides predicted: the same balance, 1.3x the time */
+  dual_split_seen slower = fast;
+  dual_ratios_add(&slower.over, 1.2, 1.0), dual_ratios_add(&slower.over, 1.5, 1.0);
+  dual_ratios_add(&slower.over, 1.3, 1.0);
+  dual_dispatch_plan q;
+  dual_dispatch_plan_call(&c, &s, 16, &slower, 1, &q);
+  cr_assert_eq(q.split_points, p.split_points);
+  near(q.t_split, 1.3 * p.t_split, "the split at its measured ratio");
   /* a measured split needs only DUAL_PLAN_MIN_MEASURED_SPLIT_GAIN_PCT (3 %): sides of equal
    * rate p balance at g = B / 2 - 30 us / (2 p), t = 40 us + g p + 30 us; 5 % faster than the
    * better device is taken, 1 % is not */
@@ -582,25 +591,35 @@ static double virtual_clock(void) { return virtual_now; }
 
 /* The engines' speeds: the CPU's whole batch takes slow_cpu_s with all slow_threads threads
  * (its share with fewer threads proportionally longer); the GPU's takes slow_gpu_s plus
- * slow_gpu_fixed_s, a split's GPU side with k staging threads min(k, 4) / 4 of its rate (the
- * copies need four threads). */
+ * slow_gpu_fixed_s, a split's GPU side with k staging threads min(k, n) / n of its rate (the
+ * copies need n = slow_gpu_k_need threads, four unless a test says otherwise). */
 static double slow_cpu_s, slow_gpu_s, slow_gpu_fixed_s;
 static int64_t slow_B;
 static int slow_threads, slow_gpu_k;
 
+static int slow_split_calls[2];  /* the GPU and the CPU sides of splits run so far */
+static double slow_split_jitter; /* > 0: a split's GPU side in the second of every three splits,
+                                    and its CPU side in the third, take 1 + this times as long */
+static double split_jitter(int side, const dual_job *job) {
+  if (job->threads >= slow_threads || !(slow_split_jitter > 0.0)) return 1.0;
+  return slow_split_calls[side]++ % 3 == 1 + side ? 1.0 + slow_split_jitter : 1.0;
+}
+
+static int slow_gpu_k_need = 4; /* the staging threads a split's GPU side needs for its full rate */
 static int slow_gpu(dual_context *ctx, const dual_job *job) {
-  const int k = job->threads < slow_threads ? job->threads : 4;
+  const int need = slow_gpu_k_need, k = job->threads < slow_threads ? job->threads : need;
   slow_gpu_k = job->threads;
 #pragma omp atomic
   fake_gpu_calls++;
-  virtual_now += slow_gpu_fixed_s + slow_gpu_s * (double)job->b->count / (double)slow_B * 4.0 / (k < 4 ? k : 4);
+  virtual_now += split_jitter(0, job) * (slow_gpu_fixed_s + slow_gpu_s * (double)job->b->count / (double)slow_B *
+                                                                need / (k < need ? k : need));
   ctx->last_device = DUAL_DEVICE_GPU;
   return DUAL_SUCCESS;
 }
 
 static int slow_cpu(dual_context *ctx, const dual_job *job) {
   (void)ctx;
-  virtual_now += slow_cpu_s * (double)job->b->count / (double)slow_B * slow_threads / job->threads;
+  virtual_now += split_jitter(1, job) * slow_cpu_s * (double)job->b->count / (double)slow_B * slow_threads / job->threads;
   return DUAL_SUCCESS;
 }
 
@@ -658,20 +677,16 @@ static dual_program *virtual_split_job(dual_context **ctx, const char *name, dua
   return prog;
 }
 
-/* The model splits with one staging thread; measured, that split is 1.45x the GPU alone, and its
- * neighbours are tried until four threads (the copies' need) make it faster than both. */
-Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
-  enum { T = 8, B = 32768 };
-  dual_context *ctx = NULL;
-  dual_job job;
-  dual_batch b;
-  dual_program *prog = virtual_split_job(&ctx, "k", &job, &b, B, T);
-  /* the model: copies free (so one staging thread is as good as any), the GPU twice the CPU */
+/* The context's calibration for the job: copies free (so one staging thread is as good as any),
+ * the GPU twice the CPU, so that the model splits with one staging thread; the engines: the CPU
+ * 8 ms, the GPU 4 ms, whose balanced splits take (in units of the GPU's time)
+ * k = 1: 1 / (1/4 + 7/16) = 1.45, k = 2: 1 / (1/2 + 6/16) = 1.14, k = 4: 1 / (1 + 4/16) = 0.8. */
+static void split_machine(dual_context *ctx, const dual_job *job, int64_t B, int T) {
   dual_calibration c = machine();
   c.threads = T, c.gpu_in_Bps = c.gpu_out_Bps = c.gpu_in_Bps_1 = c.gpu_out_Bps_1 = 1e15;
   c.cpu_call_s = c.gpu_call_s = c.split_call_s = 1e-9;
   dual_call_shape s;
-  dual_call_shape_of(&job, 2, 1, &s);
+  dual_call_shape_of(job, 2, 1, &s);
   for (int t = 0; t < 2; ++t) c.gpu_lat_arith_s[t] = c.gpu_lat_special_s[t] = 0;
   c.gpu_arith_s[1] = c.gpu_special_s[1] = 1.0;
   const double x = 0.5 * dual_model_cpu(&c, &s, B, T) / dual_model_gpu(&c, &s, B, T);
@@ -681,9 +696,19 @@ Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   cr_assert(p.device == DUAL_DEVICE_HYBRID && p.gpu_threads == 1, "the model: device %d, k %d", p.device, p.gpu_threads);
   ctx->calib = malloc(sizeof c);
   *ctx->calib = c;
-  /* the engines: the CPU 8 ms, the GPU 4 ms; balanced splits (units of the GPU's time):
-   * k = 1: 1 / (1/4 + 7/16) = 1.45, k = 2: 1 / (1/2 + 6/16) = 1.14, k = 4: 1 / (1 + 4/16) = 0.8 */
   slow_threads = T, slow_B = B, slow_cpu_s = 8e-3, slow_gpu_s = 4e-3, slow_gpu_fixed_s = 0;
+  slow_split_jitter = 0.0, slow_split_calls[0] = slow_split_calls[1] = 0, slow_gpu_k_need = 4;
+}
+
+/* The model splits with one staging thread; measured, that split is 1.45x the GPU alone, and its
+ * neighbours are tried until four threads (the copies' need) make it faster than both. */
+Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
+  enum { T = 8, B = 32768 };
+  dual_context *ctx = NULL;
+  dual_job job;
+  dual_batch b;
+  dual_program *prog = virtual_split_job(&ctx, "k", &job, &b, B, T);
+  split_machine(ctx, &job, B, T);
   const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
   for (int i = 0; i < 12; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
   cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
@@ -693,6 +718,34 @@ Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   /* balanced at four threads: the GPU side takes 4/5 of the points (to a 128-point block, and
    * the halfway moves of the measured sides) */
   cr_assert(g > B * 7 / 10 && g < B * 9 / 10, "GPU share %lld of %d", (long long)g, B);
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
+/* The same machine, a split's GPU side at its full rate with one staging thread (there, balanced,
+ * 0.70 of the GPU alone), but its GPU side in one of every three splits and its CPU side in
+ * another taking 1.6x as long (a side's time varies more than a device's alone: on the H200 a
+ * split's sides now and then took 2-9x their usual time): two of three splits take 1.6x, their
+ * median 1.11 of the GPU alone.  Each side's history settles near its faster calls and predicts
+ * the split at about 0.75 of the GPU; the split's own measured-over-predicted ratios correct that,
+ * and AUTO runs the GPU alone in most of the later calls (without them: the split in all but the
+ * retries of the GPU). */
+Test(dispatch_auto, a_split_slower_than_its_sides_predict_gives_way_to_the_device) {
+  enum { T = 8, B = 32768, CALLS = 80 };
+  dual_context *ctx = NULL;
+  dual_job job;
+  dual_batch b;
+  dual_program *prog = virtual_split_job(&ctx, "jitter", &job, &b, B, T);
+  split_machine(ctx, &job, B, T);
+  slow_split_jitter = 0.6, slow_gpu_k_need = 1;
+  const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
+  int on_gpu = 0;
+  for (int i = 0; i < CALLS; ++i) {
+    cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+    on_gpu += i >= CALLS / 2 && dual_context_last_device(ctx) == DUAL_DEVICE_GPU;
+  }
+  cr_assert(on_gpu >= CALLS / 2 * 3 / 4, "the GPU alone in %d of the last %d calls", on_gpu, CALLS / 2);
   dual_dispatch_set_clock(NULL);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
@@ -864,6 +917,27 @@ Test(dispatch_auto, splits_measured_slow_by_a_disturbance_are_run_again) {
 /* ---- a program's measured calls --------------------------------------------------------- */
 
 #include "dispatch/history.h"
+
+Test(history, ratios_give_the_median_of_the_last_five_each_within_a_factor_two) {
+  dual_ratios q = {.n = 0};
+  near(dual_ratios_median(&q), 1.0, "none: 1");
+  dual_ratios_add(&q, 3.0, 2.0);
+  dual_ratios_add(&q, 5.0, 1.0); /* 5, kept as 2 */
+  near(dual_ratios_median(&q), 1.0, "two: not yet");
+  dual_ratios_add(&q, 1.2, 1.0);
+  near(dual_ratios_median(&q), 1.5, "1.2, 1.5, 2");
+  dual_ratios_add(&q, 0.1, 1.0); /* kept as 0.5 */
+  near(dual_ratios_median(&q), 1.35, "0.5, 1.2, 1.5, 2: the middle two's mean");
+  dual_ratios_add(&q, 1.1, 1.0);
+  near(dual_ratios_median(&q), 1.2, "0.5, 1.1, 1.2, 1.5, 2");
+  dual_ratios_add(&q, 0.9, 1.0); /* the first (1.5) goes */
+  dual_ratios_add(&q, 0.8, 1.0); /* the second (2) goes */
+  near(dual_ratios_median(&q), 0.9, "1.2, 0.5, 1.1, 0.9, 0.8");
+  cr_assert_eq(q.n, DUAL_RATIOS_KEPT);
+  dual_ratios_add(&q, -1.0, 1.0);
+  dual_ratios_add(&q, 1.0, 0.0);
+  near(dual_ratios_median(&q), 0.9, "no time, no prediction: nothing kept");
+}
 
 Test(history, one_call_scales_the_model_and_two_give_a_line) {
   const double fixed = 1e-5; /* the calibration's fixed cost */

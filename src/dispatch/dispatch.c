@@ -5,8 +5,8 @@
  * rate; a lone slow call held back), a device's first run not counted (it may have compiled the
  * GPU's kernel, or faulted in the CPU's workspaces), nor a run that allocated the GPU's buffers
  * or ran while a kernel compiled in the background; and per count of staging threads its splits'
- * sides, each a history in its points (learn_split), which stand for the model's split from
- * then on: the two sides slow each other (host memory, the staging threads the GPU's side takes
+ * sides, each a history in its points, with the splits' times over what the sides predicted
+ * (learn_split), which stand for the model's split from then on: the two sides slow each other (host memory, the staging threads the GPU's side takes
  * from the CPU's), by an amount the calibration does not see.  A device the plan passed over and
  * never measured near this batch size is tried where the model puts it near (explore), a
  * measured split near the best its neighbouring counts of staging threads (explore_k), and what
@@ -200,9 +200,9 @@ static int retry(memo_entry *e, const dual_calibration *c, const dual_call_shape
   return best;
 }
 
-/* Keep a split's measured sides, each in its side's history (not while a kernel compiles in the
- * background; not a k's first split: its staging threads' team starts, and the GPU's first run
- * may have compiled). */
+/* Keep a split's measured sides, each in its side's history, and the split's time over what the
+ * sides predicted for it (not while a kernel compiles in the background; not a k's first split:
+ * its staging threads' team starts, and the GPU's first run may have compiled). */
 static void learn_split(memo_entry *e, const dual_calibration *c, int64_t B, int64_t g, int k, double tg,
                         double tc) {
   if (e == NULL || g <= 0 || g >= B) return;
@@ -213,6 +213,10 @@ static void learn_split(memo_entry *e, const dual_calibration *c, int64_t B, int
     memset(m, 0, sizeof *m);
     m->k = k;
     return;
+  }
+  if (m->gpu.n > 0 && m->cpu.n > 0) { /* the split's time over what its sides predicted */
+    if (!(B < 2 * m->B && m->B < 2 * B)) m->over.n = m->over.next = 0;
+    dual_ratios_add(&m->over, (tg > tc ? tg : tc) + c->split_call_s, dual_split_seen_sides(c, m, B, g));
   }
   const int kept_g = dual_history_add(&m->gpu, c->gpu_call_s, (double)g, tg);
   const int kept_c = dual_history_add(&m->cpu, c->cpu_call_s, (double)(B - g), tc);

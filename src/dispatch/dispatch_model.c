@@ -15,7 +15,8 @@
  *          are monotone), k in 1, 2, 4, ... T / 2 the fastest; or, where splits of this call
  *          were measured at a batch within 4x of B, the fastest of them: its k and the balance of
  *          its two sides' measured times, each a line in its points (history.h; each side slows
- *          the other: memory, the staging threads)
+ *          the other: memory, the staging threads), times the median of what such splits took
+ *          over what their sides predicted (a split waits for the longer of two varying sides)
  */
 #include "dispatch/dispatch_model.h"
 
@@ -105,10 +106,16 @@ static double balanced(const split_sides *x, int64_t *g) {
   return t;
 }
 
+double dual_split_seen_sides(const dual_calibration *c, const dual_split_seen *seen, int64_t B, int64_t g) {
+  const double tg = dual_history_predict(&seen->gpu, c->gpu_call_s, (double)g);
+  const double tc = dual_history_predict(&seen->cpu, c->cpu_call_s, (double)(B - g));
+  return (tg > tc ? tg : tc) + c->split_call_s;
+}
+
 double dual_split_seen_time(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *seen,
                             int64_t *g) {
   const split_sides x = {c, s, seen, 0, seen->k};
-  return balanced(&x, g);
+  return balanced(&x, g) * dual_ratios_median(&seen->over);
 }
 
 int dual_split_seen_near(const dual_split_seen *seen, int64_t B) {

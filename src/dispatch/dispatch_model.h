@@ -67,6 +67,8 @@ typedef struct dual_split_seen {
   int64_t B; /* the batch of the latest split kept (0: none) */
   int k;     /* the GPU side's staging threads (0: an empty entry) */
   dual_device_history gpu, cpu;
+  dual_ratios over; /* splits at batches within 2x of B: the longer side's time (and the split's
+                       extra cost) over dual_split_seen_sides's, before each was kept */
 } dual_split_seen;
 
 /* Where AUTO runs the call. */
@@ -100,8 +102,13 @@ void dual_dispatch_plan_call(const dual_calibration *c, const dual_call_shape *s
 /* 1 when `seen` (k > 0, both sides kept) was measured at a batch within 4x of B. */
 int dual_split_seen_near(const dual_split_seen *seen, int64_t B);
 
+/* The seconds of B points split at g as `seen`'s two sides predict them: the longer side's and
+ * the split's extra cost. */
+double dual_split_seen_sides(const dual_calibration *c, const dual_split_seen *seen, int64_t B, int64_t g);
+
 /* The seconds of the shape's B points split as `seen`'s sides predict at their balance (each side
- * at least one CPU block), the split's extra cost included; its GPU points in *g. */
+ * at least one CPU block), the split's extra cost included, times the median of seen->over (a
+ * median split's time); its GPU points in *g. */
 double dual_split_seen_time(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *seen,
                             int64_t *g);
 

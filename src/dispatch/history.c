@@ -5,6 +5,26 @@
 
 #include <math.h>
 
+void dual_ratios_add(dual_ratios *q, double measured, double predicted) {
+  if (!(measured > 0.0) || !(predicted > 0.0)) return;
+  double r = measured / predicted;
+  r = r > 2.0 ? 2.0 : r < 0.5 ? 0.5 : r;
+  q->r[q->next] = r;
+  q->next = (q->next + 1) % DUAL_RATIOS_KEPT;
+  if (q->n < DUAL_RATIOS_KEPT) q->n++;
+}
+
+double dual_ratios_median(const dual_ratios *q) {
+  if (q->n < DUAL_RATIOS_MIN) return 1.0;
+  double a[DUAL_RATIOS_KEPT];
+  for (int i = 0; i < q->n; ++i) { /* insertion sort of at most five */
+    int j = i;
+    for (; j > 0 && a[j - 1] > q->r[i]; --j) a[j] = a[j - 1];
+    a[j] = q->r[i];
+  }
+  return q->n % 2 ? a[q->n / 2] : 0.5 * (a[q->n / 2 - 1] + a[q->n / 2]);
+}
+
 double dual_history_over(double fixed, double t) { return t > 2.0 * fixed ? t - fixed : 0.5 * t; }
 
 /* One kept call's time scaled to v (the part over `fixed` grows with v). */

@@ -12,6 +12,27 @@
 
 #include <stdint.h>
 
+/* The last DUAL_RATIOS_KEPT ratios of a measured time over its prediction, each clamped to
+ * [1/2, 2], and their median: how far a way of predicting falls short or over.  A split's sides
+ * are histories (below), which settle near the faster calls, and a split takes the longer of its
+ * two varying sides: its sides predict it below its median time, by more the more they vary (on
+ * the H200 AUTO kept splitting ba at 1e6, each split 1.16x the GPU's median time alone, its sides
+ * predicting less).  The median of a few ratios takes that back (dispatch_model.h) and is not
+ * moved by one or two disturbed calls. */
+enum { DUAL_RATIOS_KEPT = 5, DUAL_RATIOS_MIN = 3 };
+typedef struct dual_ratios {
+  double r[DUAL_RATIOS_KEPT];
+  int n, next; /* ratios kept; the slot of the next */
+} dual_ratios;
+
+/* Keep measured / predicted (both > 0; else nothing). */
+void dual_ratios_add(dual_ratios *q, double measured, double predicted);
+
+/* The median of the kept ratios (of four, the mean of the middle two); 1 with fewer than
+ * DUAL_RATIOS_MIN (a choice run once or twice at a size keeps its optimistic estimate, so that it
+ * is run again rather than left out on one or two disturbed calls). */
+double dual_ratios_median(const dual_ratios *q);
+
 typedef struct dual_device_history {
   double v[2], t[2]; /* [0] the latest batch size's call, [1] one at least 2x away in v */
   int n;             /* calls kept (0, 1 or 2) */
