@@ -6,10 +6,11 @@
  * tenths ... of the batch; against the GPU and the CPU alone with T threads.  Each figure is
  * the median of --reps calls (each call's wall time, both sides and the thread's hand-over);
  * each side's own time shows how much the two slow each other.  The library's split
- * (dispatch/split.c) does the same with a kept thread; with --library, each row also gives the
- * same split on a thread kept across calls (each side's time in brackets) and made by the
- * library (an AUTO context with DUAL_KNOB_SPLIT_SHARE and _THREADS: one context, its split
- * thread kept), so that a fresh thread, a kept one and the library's path can be told apart.
+ * (dispatch/split.c) runs each side on a thread of its own, both kept; with --library, each row
+ * also gives the same split with its GPU side on a thread kept across calls (each side's time in
+ * brackets) and made by the library (an AUTO context with DUAL_KNOB_SPLIT_SHARE and _THREADS: one
+ * context, its split threads kept), so that a fresh thread, a kept one and the library's path can
+ * be told apart.
  *
  *   dualbatch_probe_split [--workload ba|kin|hess|all] [--batches 1e4,...] [--threads T] [--reps R]
  *                         [--library]
@@ -43,7 +44,7 @@ static void *run_side(void *arg) {
   return NULL;
 }
 
-/* A thread kept across split calls (as the library's split thread is), its OpenMP team with it. */
+/* A thread kept across split calls (as the library's split threads are), its OpenMP team with it. */
 static struct kept {
   pthread_t th;
   pthread_mutex_t mu;
