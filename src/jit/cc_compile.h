@@ -1,0 +1,48 @@
+/*
+ * cc_compile.h — the CPU compiled tier's compiler and loader (issue 21): C source to a shared
+ * object with the system's C compiler, and a shared object's bytes to loaded code.
+ *
+ * The compiler is $DUALBATCH_CC (a path, or a name looked up on PATH) or else `cc` on PATH; its
+ * identity (what `--version` and `-dumpmachine` print) goes into the cache key with the flags,
+ * so a cached object is never used with another compiler's or machine's.  A compile runs in a
+ * private temporary directory (0700, under $TMPDIR or /tmp) that holds the source and the
+ * headers it includes (jit/rtc_files.h's texts, the same the GPU tier's kernels include), is
+ * stopped past DUAL_CC_LIMIT_S, and leaves nothing behind.  The flags keep the interpreter's
+ * rounding: no contraction into fused multiply-adds, no fast-math (so the C library's vector
+ * math, which rounds differently, is never substituted); each op's rule is the same inline
+ * function from src/dual either way.
+ *
+ * Loading never reads a file the library did not just check: the caller verifies the bytes
+ * (the disk cache's SHA-256, jit_cache.h), and dual_cc_load hands those bytes to the dynamic
+ * loader through an anonymous memory file (memfd_create), or, where there is none, a private
+ * temporary file removed once loaded.
+ */
+#ifndef DUAL_CC_COMPILE_H
+#define DUAL_CC_COMPILE_H
+
+#include <stddef.h>
+
+/* The compiler's flags (part of the cache key).  -march=native: the vector instructions of the
+ * machine that compiles, which is the machine that runs (the key names its CPU). */
+#define DUAL_CC_FLAGS "-std=c11 -O2 -march=native -ffp-contract=off -fno-math-errno -fno-strict-aliasing -fPIC -shared"
+
+/* A compile past this many seconds is stopped and reported failed. */
+#define DUAL_CC_LIMIT_S 300
+
+typedef struct dual_cc {
+  char path[4096];     /* the compiler's file */
+  char identity[1024]; /* its --version's first line and -dumpmachine's, with the flags */
+} dual_cc;
+
+/* Find the compiler and its identity: 0, or -1 with *why (heap) saying what is missing. */
+int dual_cc_find(dual_cc *cc, char **why);
+
+/* Compile `src` (a C translation unit that may include the embedded headers by their names) to a
+ * shared object: 0 with *image and *size (heap), or -1; *log (heap, or NULL) gets the compiler's
+ * messages either way, or what stopped it. */
+int dual_cc_compile(const dual_cc *cc, const char *src, void **image, size_t *size, char **log);
+
+/* Load a shared object's bytes: 0 with *handle (for dlsym and dlclose), or -1 with *why (heap). */
+int dual_cc_load(const void *image, size_t size, void **handle, char **why);
+
+#endif /* DUAL_CC_COMPILE_H */
