@@ -183,6 +183,12 @@ static int locate(const char *name, char *out, size_t cap) {
   return -1;
 }
 
+/* gcc by its --version banner ("gcc (Debian 12.2.0-14) 12.2.0", "cc (GCC) ..."); clang's says
+ * "clang version" and takes no -mtune-ctrl. */
+static int is_gcc(const char *version) {
+  return strstr(version, "clang") == NULL && (strstr(version, "GCC") != NULL || strstr(version, "gcc") != NULL);
+}
+
 int dual_cc_find(dual_cc *cc, char **why) {
   *why = NULL;
   const char *env = getenv("DUALBATCH_CC");
@@ -208,7 +214,11 @@ int dual_cc_find(dual_cc *cc, char **why) {
   if (version == NULL || machine == NULL || version[0] == '\0' || machine[0] == '\0') {
     *why = dual_strdup_printf("the C compiler %s did not say its --version and -dumpmachine", cc->path);
     st = -1;
-  } else if (snprintf(cc->identity, sizeof cc->identity, "%s | %s | %s", version, machine, DUAL_CC_FLAGS) >=
+  } else if (snprintf(cc->flags, sizeof cc->flags, "%s%s", DUAL_CC_FLAGS,
+                      is_gcc(version) ? " " DUAL_CC_FLAGS_GCC : "") >= (int)sizeof cc->flags) {
+    *why = dual_strdup("the compiler's flags are too long"); /* (a fixed text: never) */
+    st = -1;
+  } else if (snprintf(cc->identity, sizeof cc->identity, "%s | %s | %s", version, machine, cc->flags) >=
              (int)sizeof cc->identity) {
     cc->identity[sizeof cc->identity - 1] = '\0'; /* a long banner: its start names it */
   }
@@ -232,7 +242,8 @@ int dual_cc_compile(const dual_cc *cc, const char *src, void **image, size_t *si
     return -1;
   }
   /* the flags as separate arguments */
-  char flags[] = DUAL_CC_FLAGS;
+  char flags[sizeof cc->flags];
+  memcpy(flags, cc->flags, sizeof flags);
   char include[PATH_CAP], out[PATH_CAP];
   snprintf(include, sizeof include, "-I%s", dir);
   snprintf(out, sizeof out, "%s/out.so", dir);

@@ -23,14 +23,25 @@
 #include <stddef.h>
 
 /* The compiler's flags (part of the cache key).  -march=native: the vector instructions of the
- * machine that compiles, which is the machine that runs (the key names its CPU). */
-#define DUAL_CC_FLAGS "-std=c11 -O2 -march=native -ffp-contract=off -fno-math-errno -fno-strict-aliasing -fPIC -shared"
+ * machine that compiles, which is the machine that runs (the key names its CPU).
+ * -fno-trapping-math and -fopenmp-simd let point loops over the library's elementary functions
+ * (dual/fn_*.h, inlined) vectorize where their control flow allows: with FP traps assumed, gcc 12
+ * will not if-convert their range checks (dual_exp's loop vectorizes so; dual_sin's, with its
+ * large-argument reduction, not yet); neither flag changes a result.  gcc also gets DUAL_CC_FLAGS_GCC: gcc 12
+ * turns gathers (the functions' table loads) off by tuning on some CPUs (Intel's, after
+ * Downfall), which leaves those loops scalar.  bench/probe_vector_exp.c: dual_exp in such a loop,
+ * bitwise the library's, 2.1-2.8x its out-of-line call. */
+#define DUAL_CC_FLAGS                                                                              \
+  "-std=c11 -O2 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp-simd " \
+  "-fno-strict-aliasing -fPIC -shared"
+#define DUAL_CC_FLAGS_GCC "-mtune-ctrl=use_gather"
 
 /* A compile past this many seconds is stopped and reported failed. */
 #define DUAL_CC_LIMIT_S 300
 
 typedef struct dual_cc {
   char path[4096];     /* the compiler's file */
+  char flags[512];     /* DUAL_CC_FLAGS, and DUAL_CC_FLAGS_GCC for gcc */
   char identity[1024]; /* its --version's first line and -dumpmachine's, with the flags */
 } dual_cc;
 
