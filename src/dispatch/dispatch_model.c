@@ -107,9 +107,10 @@ static double balanced(const split_sides *x, int64_t *g) {
 }
 
 double dual_split_seen_sides(const dual_calibration *c, const dual_split_seen *seen, int64_t B, int64_t g) {
-  const double tg = dual_history_predict(&seen->gpu, c->gpu_call_s, (double)g);
-  const double tc = dual_history_predict(&seen->cpu, c->cpu_call_s, (double)(B - g));
-  return (tg > tc ? tg : tc) + c->split_call_s;
+  dual_call_shape s = {0}; /* side_times reads only its B with `seen` */
+  s.B = B;
+  const split_sides x = {c, &s, seen, 0, seen->k};
+  return split_time(&x, g);
 }
 
 double dual_split_seen_time(const dual_calibration *c, const dual_call_shape *s, const dual_split_seen *seen,

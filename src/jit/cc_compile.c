@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "jit/jit_cache.h" /* dual_write_all */
 #include "jit/rtc_files.h"
 
 extern char **environ;
@@ -33,17 +34,8 @@ enum { DIR_CAP = 4096, PATH_CAP = DIR_CAP + 512 };
 static int write_file(const char *path, const void *data, size_t n) {
   const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
-  const char *p = (const char *)data;
-  while (n > 0) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      return -1;
-    }
-    p += w, n -= (size_t)w;
-  }
-  return close(fd);
+  const int st = dual_write_all(fd, data, n);
+  return close(fd) == 0 ? st : -1;
 }
 
 /* A whole file (heap, NUL-terminated); NULL when it cannot be read or is over `cap` bytes. */
@@ -293,14 +285,7 @@ int dual_cc_load(const void *image, size_t size, void **handle, char **why) {
     snprintf(path, sizeof path, "%s/out.so", dir);
     fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   }
-  int ok = fd >= 0;
-  const char *p = (const char *)image;
-  for (size_t left = size; ok && left > 0;) {
-    const ssize_t w = write(fd, p, left);
-    if (w < 0 && errno == EINTR) continue;
-    ok = w > 0;
-    if (ok) p += w, left -= (size_t)w;
-  }
+  int ok = fd >= 0 && dual_write_all(fd, image, size) == 0;
   if (!ok) *why = dual_strdup_printf("cannot write the compiled code to load it: %s", strerror(errno));
   if (ok && (*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
     const char *e = dlerror();

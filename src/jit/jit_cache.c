@@ -117,7 +117,7 @@ static int make_dirs(const char *dir) {
   return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
-static int write_all(int fd, const void *data, size_t len) {
+int dual_write_all(int fd, const void *data, size_t len) {
   const uint8_t *p = (const uint8_t *)data;
   while (len > 0) {
     ssize_t n = write(fd, p, len);
@@ -150,7 +150,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
   dual_sha256_init(&s);
   dual_sha256_update(&s, image, size);
   dual_sha256_final(&s, head + 48);
-  int ok = write_all(fd, head, HEADER) == 0 && write_all(fd, image, size) == 0;
+  int ok = dual_write_all(fd, head, HEADER) == 0 && dual_write_all(fd, image, size) == 0;
   ok = close(fd) == 0 && ok;
   /* rename is atomic: readers see the old entry, none, or the whole new one */
   if (!ok || rename(tmp, path) != 0) {

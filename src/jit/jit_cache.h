@@ -27,6 +27,9 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
 int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *image, size_t size,
                          const char **why);
 
+/* Write all len bytes to fd (short writes and EINTR retried): 0, or -1. */
+int dual_write_all(int fd, const void *data, size_t len);
+
 /* Entries (files named like entries) and their bytes; 0, or -1 if the directory cannot be read
  * (a missing directory is an empty cache: 0). */
 int dual_jit_cache_usage(const char *dir, int64_t *entries, int64_t *bytes);
