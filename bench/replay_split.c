@@ -69,7 +69,7 @@ static int replay_gpu(dual_context *ctx, const dual_job *job) {
   const double share = (double)job->b->count / (double)batch;
   if (job->threads >= T) virtual_now += gpu_alone * share * noise(0);
   else last_k = job->threads, virtual_now += side(gpu_side[job->threads], share) * noise(0);
-  ctx->last_device = DUAL_DEVICE_GPU;
+  ctx->last_device = DUAL_DEVICE_GPU, ctx->last_tier = DUAL_TIER_COMPILE;
   return DUAL_SUCCESS;
 }
 

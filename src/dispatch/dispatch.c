@@ -3,11 +3,13 @@
  * context for its last DUAL_MEMO_SLOTS (program, product) pairs: on each device alone, its calls
  * against the model (history.h: from two batch sizes, the program's own fixed cost and per-point
  * rate; a lone slow call held back), a device's first run not counted (it may have compiled the
- * GPU's kernel, or faulted in the CPU's workspaces), nor a run that allocated the GPU's buffers
- * or ran while a kernel compiled in the background; and per count of staging threads its splits'
- * sides, each a history in its points, with the splits' times over what the sides predicted
- * (learn_split), which stand for the model's split from then on: the two sides slow each other (host memory, the staging threads the GPU's side takes
- * from the CPU's), by an amount the calibration does not see.  A device the plan passed over and
+ * GPU's kernel, or faulted in the CPU's workspaces), nor a run that allocated the GPU's buffers,
+ * ran while a kernel compiled in the background or ran another GPU tier than the one modelled
+ * (the GPU's figures are of one tier, forgotten when it changes: gpu_tier_is); and per count of
+ * staging threads its splits' sides, each a history in its points, with the splits' times over
+ * what the sides predicted (learn_split), which stand for the model's split from then on: the
+ * two sides slow each other (host memory, the staging threads the GPU's side takes from the
+ * CPU's), by an amount the calibration does not see.  A device the plan passed over and
  * never measured near this batch size is tried where the model puts it near (explore), a
  * measured split near the best its neighbouring counts of staging threads (explore_k), and what
  * the plan passes over but not by far, measured before, is run again now and then (retry).
@@ -44,6 +46,7 @@ typedef struct memo_entry {
   int64_t calls;                          /* AUTO's calls of the pair */
   int64_t stamp[2 + DUAL_SPLIT_KS];       /* the call that last ran each choice (choice_of) */
   int last_choice;                        /* the plan's choice at the last call */
+  int gpu_tier;                           /* the GPU tier its GPU figures are of (-1: none yet) */
   int retry_every, retry_wait;            /* retry's spacing and the calls left until the next */
 } memo_entry;
 
@@ -67,6 +70,7 @@ static memo_entry *memo_find(dual_context *ctx, const dual_job *job) {
   m->next = (m->next + 1) % DUAL_MEMO_SLOTS;
   memset(e, 0, sizeof *e);
   e->uid = job->prog->uid, e->mode = job->mode, e->reverse = job->reverse, e->sgrad = sgrad;
+  e->gpu_tier = -1;
   dual_call_shape_count(job->prog, &e->arith, &e->special);
   return e;
 }
@@ -96,6 +100,27 @@ static void learn(memo_entry *e, const dual_calibration *c, const dual_call_shap
   if (e->vhi[d] == 0.0 || v < e->vlo[d]) e->vlo[d] = v;
   if (v > e->vhi[d]) e->vhi[d] = v;
   e->tries[d] = 0;
+}
+
+/* The GPU's figures of a program are of one tier: when the GPU would run the other (the compiled
+ * kernel came out of the background compile, or the tier was set), those of the tier before are
+ * forgotten (its calls alone and its splits; the new tier's first call is not learned from: it
+ * may load the kernel). */
+static void gpu_tier_is(memo_entry *e, int tier) {
+  if (e == NULL || e->gpu_tier == tier) return;
+  if (e->gpu_tier >= 0) {
+    memset(&e->seen[1], 0, sizeof e->seen[1]);
+    e->vlo[1] = e->vhi[1] = 0.0, e->runs[1] = e->tries[1] = 0;
+    memset(e->split, 0, sizeof e->split);
+    memset(e->split_tries_B, 0, sizeof e->split_tries_B), memset(e->split_tries, 0, sizeof e->split_tries);
+  }
+  e->gpu_tier = tier;
+}
+
+/* 1 when the GPU's run was of the tier its figures are of (a call that began before the
+ * background compile ended runs the interpreter). */
+static int tier_ran(const dual_context *ctx, const dual_call_shape *s) {
+  return ctx->last_tier == (s->gpu_tier ? DUAL_TIER_COMPILE : DUAL_TIER_INTERPRET);
 }
 
 /* The shape's scales from the program's history: its predicted time at B over the model's. */
@@ -270,6 +295,7 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
   if (m != NULL) dual_call_shape_from(job, e->cpu_width, e->gpu_tier, m->arith, m->special, &s);
   else dual_call_shape_of(job, e->cpu_width, e->gpu_tier, &s);
   if (m != NULL) m->calls++;
+  gpu_tier_is(m, s.gpu_tier);
   scales_from_history(m, &c, &s, threads);
   dual_dispatch_plan p;
   dual_dispatch_plan_call(&c, &s, threads, m != NULL ? m->split : NULL, m != NULL ? DUAL_SPLIT_KS : 0, &p);
@@ -304,7 +330,7 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
     st = dual_run_split(ctx, job, p.gpu_points, e->gpu, e->cpu, k, threads - k, &sg, &sc, &tg, &tc);
     if (st == DUAL_SUCCESS) {
       const int gpu_ran = ctx->last_device == DUAL_DEVICE_GPU;
-      if (gpu_ran && dual_gpu_allocations(ctx) == allocs) learn_split(m, &c, B, p.gpu_points, k, tg, tc);
+      if (gpu_ran && dual_gpu_allocations(ctx) == allocs && tier_ran(ctx, &s)) learn_split(m, &c, B, p.gpu_points, k, tg, tc);
       trace(&p, &s, B, tg, tc);
       ctx->last_device = gpu_ran ? DUAL_DEVICE_HYBRID : DUAL_DEVICE_CPU;
       ctx->last_split[0] = gpu_ran ? p.gpu_points : 0, ctx->last_split[1] = B - ctx->last_split[0];
@@ -320,7 +346,8 @@ int dual_dispatch_auto(dual_context *ctx, const dual_job *job, const dual_dispat
   if (p.device == DUAL_DEVICE_GPU) {
     st = e->gpu(ctx, job);
     t = dual_dispatch_now() - t0;
-    if (st == DUAL_SUCCESS && ctx->last_device == DUAL_DEVICE_GPU && dual_gpu_allocations(ctx) == allocs)
+    if (st == DUAL_SUCCESS && ctx->last_device == DUAL_DEVICE_GPU && dual_gpu_allocations(ctx) == allocs &&
+        tier_ran(ctx, &s))
       learn(m, &c, &s, 1, B, threads, t);
   } else {
     st = e->cpu(ctx, job);

@@ -50,7 +50,7 @@ double dual_history_predict(const dual_device_history *h, double fixed, double v
 
 int dual_history_add(dual_device_history *h, double fixed, double v, double t) {
   if (!(v > 0.0) || !(t > 0.0)) return 0;
-  if (h->n > 0) {
+  { /* (with nothing kept, the prediction is the model's) */
     const double p = dual_history_predict(h, fixed, v);
     const int confirmed = h->held && t > DUAL_HISTORY_CONFIRM * p;
     h->held = 0;
