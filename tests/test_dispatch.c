@@ -760,6 +760,43 @@ Test(dispatch_auto, the_gpu_figures_are_of_the_tier_that_ran) {
   dual_context_destroy(&ctx);
 }
 
+/* Measured alone at 1e5 points (the GPU 40 ms, 30 of them its fixed cost; the CPU 50 ms), at 1e6
+ * the model, scaled from those calls, puts the GPU at 400 ms, the CPU at 500 ms and a split well
+ * below both; the GPU alone takes 130 ms there, and is measured before the split is run (the
+ * CPU, modelled past 2x the GPU's measured time, is not). */
+Test(dispatch_auto, a_device_measured_only_at_other_sizes_is_measured_before_a_split) {
+  enum { T = 2 };
+  dual_context *ctx = NULL;
+  dual_job job;
+  dual_batch b;
+  dual_program *prog = virtual_split_job(&ctx, "extrapolated", &job, &b, 100000, T);
+  modelled_machine(ctx, &job, 100000, T, 50e-3, 40e-3, 40e-3); /* (no splits at 1e5) */
+  slow_threads = T, slow_B = 100000, slow_cpu_s = 50e-3, slow_gpu_s = 10e-3, slow_gpu_fixed_s = 30e-3;
+  slow_split_jitter = 0.0, slow_gpu_k_need = 1;
+  const dual_dispatch_engines e = {slow_gpu, slow_cpu, 2, 1};
+  for (int i = 0; i < 8; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+  ctx->calib->split_call_s = 1e-9; /* splits from now on */
+  slow_job(&job, &b, prog, 1000000, T);
+  dual_dispatch_plan p;
+  dual_call_shape s;
+  dual_call_shape_of(&job, 2, 1, &s);
+  dual_dispatch_plan_call(ctx->calib, &s, T, NULL, 0, &p);
+  cr_assert_eq(p.device, DUAL_DEVICE_HYBRID, "the model alone splits at 1e6");
+  const double before = virtual_now;
+  cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU, "the GPU was not measured at 1e6 first");
+  near(virtual_now - before, 130e-3, "the GPU's call");
+  for (int i = 0; i < 4; ++i) {
+    cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
+    cr_assert_neq(dual_context_last_device(ctx), DUAL_DEVICE_CPU, "the CPU, 500 ms, was tried");
+  }
+  slow_gpu_k_need = 4;
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
+
 /* The context's calibration for the job: copies free (so one staging thread is as good as any),
  * the GPU twice the CPU, so that the model splits with one staging thread; the engines: the CPU
  * 8 ms, the GPU 4 ms, whose balanced splits take (in units of the GPU's time)
