@@ -64,7 +64,7 @@ const char *dual_version_string(void);
   X(DUAL_ERR_UNSUPPORTED, 10, "operation not supported by this build or program")                 \
   X(DUAL_ERR_INTERNAL, 11, "internal error (please report)")                                     \
   X(DUAL_ERR_DEVICE, 12, "the GPU reported an error (launch, copy or kernel failure)")            \
-  X(DUAL_ERR_COMPILE, 13, "the compiled GPU tier could not build or load the program's kernel")
+  X(DUAL_ERR_COMPILE, 13, "the compiled tier could not build or load the program's code")
 
 typedef enum dual_status {
 #define DUAL_X_ENUM(name, value, msg) name = value,
@@ -246,8 +246,16 @@ int dual_context_last_ad_mode(const dual_context *ctx);
  * sweep made of the language's loops (written as loops again) or up to 2048 (in segments);
  * reverse-mode dual_sgrad over 1000 instructions or a sample row of 47 doubles.  A program over
  * a rule stays on the interpreter under AUTO (the note names the rule) and fails under COMPILE.
- * DUALBATCH_TIER=auto|interpret|compile, read when the context is created, overrides the
- * default. */
+ * CPU contexts (the CPU's compiled tier, under construction: issue 21): DUAL_TIER_COMPILE runs
+ * eval, JVP, Jacobian and gradient calls in forward mode through C generated from the program
+ * (the same rules, one straight-line loop over a block of points that the compiler vectorizes)
+ * and compiled with the system C compiler ($DUALBATCH_CC, else `cc` on PATH; flags that keep
+ * every rounding), loaded into the process, kept in memory and in the same disk cache (its key
+ * names the compiler, its flags and the CPU); a call waits for its compile (up to seconds for a
+ * large program); no compiler or a failed compile is DUAL_ERR_COMPILE with the reason.  Other
+ * products, and DUAL_TIER_AUTO, interpret for now.  Results are bitwise the interpreter's.
+ * DUALBATCH_TIER=auto|interpret|compile (GPU contexts) and DUALBATCH_CPU_TIER (CPU contexts),
+ * read when the context is created, override the default. */
 typedef enum dual_tier { DUAL_TIER_AUTO = 0, DUAL_TIER_INTERPRET = 1, DUAL_TIER_COMPILE = 2 } dual_tier;
 int dual_context_set_tier(dual_context *ctx, int tier);
 /* The tier of the last successful evaluation: DUAL_TIER_COMPILE or DUAL_TIER_INTERPRET (also for

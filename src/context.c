@@ -172,9 +172,10 @@ int64_t dual_context_knob(const dual_context *ctx, int knob) {
   return ctx->knobs[knob];
 }
 
-/* DUALBATCH_TIER, if set, over the default AUTO; -1 when it names no tier. */
-static int tier_from_env(void) {
-  const char *env = getenv("DUALBATCH_TIER");
+/* DUALBATCH_TIER (GPU contexts) or DUALBATCH_CPU_TIER (CPU contexts: the CPU's compiled tier,
+ * jit/cpu_jit.h), if set, over the default AUTO; -1 when it names no tier. */
+static int tier_from_env(const char *name) {
+  const char *env = getenv(name);
   if (env == NULL || env[0] == '\0' || strcmp(env, "auto") == 0) return DUAL_TIER_AUTO;
   if (strcmp(env, "interpret") == 0) return DUAL_TIER_INTERPRET;
   if (strcmp(env, "compile") == 0) return DUAL_TIER_COMPILE;
@@ -193,13 +194,14 @@ int dual_context_create(dual_context **out, int device) {
   ctx->last_tier = DUAL_TIER_INTERPRET;
   knobs_from_env(ctx);
   *out = ctx;
-  ctx->tier = tier_from_env();
-  if (ctx->tier < 0) {
-    ctx->tier = DUAL_TIER_AUTO;
+  ctx->tier = tier_from_env("DUALBATCH_TIER");
+  ctx->cpu_tier = tier_from_env("DUALBATCH_CPU_TIER");
+  if (ctx->tier < 0 || ctx->cpu_tier < 0) {
+    const char *name = ctx->tier < 0 ? "DUALBATCH_TIER" : "DUALBATCH_CPU_TIER";
+    ctx->tier = ctx->cpu_tier = DUAL_TIER_AUTO;
     ctx->requested = DUAL_DEVICE_CPU;
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
-                     "DUALBATCH_TIER='%s' is not one of auto, interpret, compile (context uses the CPU)",
-                     getenv("DUALBATCH_TIER"));
+                     "%s='%s' is not one of auto, interpret, compile (context uses the CPU)", name, getenv(name));
   }
   int bad_env = 0;
   int want = device_from_env(device, &bad_env);
@@ -337,7 +339,7 @@ int dual_context_set_tier(dual_context *ctx, int tier) {
   if (tier != DUAL_TIER_AUTO && tier != DUAL_TIER_INTERPRET && tier != DUAL_TIER_COMPILE)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
                      "tier %d is not DUAL_TIER_AUTO, DUAL_TIER_INTERPRET or DUAL_TIER_COMPILE", tier);
-  ctx->tier = tier;
+  ctx->tier = ctx->cpu_tier = tier;
   return DUAL_SUCCESS;
 }
 

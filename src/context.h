@@ -27,6 +27,8 @@ struct dual_context {
   int64_t memory_limit; /* GPU pool bytes, 0 = default */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
+  int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
+                           DUALBATCH_CPU_TIER or dual_context_set_tier */
   int last_tier;        /* the tier of the last successful evaluation */
   char *cache_dir;      /* the compiled tier's disk cache (heap; NULL = default) */
   int64_t knobs[DUAL_KNOB_COUNT]; /* dual_knob values (dual_context_set_knob) */

@@ -16,6 +16,7 @@
 #include "engine/pass2.h"
 #include "exec.h"
 #include "gpu.h"
+#include "jit/cpu_jit.h"
 #include "jit/jit_source_rev.h"
 #include "sgrad_score.h"
 
@@ -151,6 +152,9 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 static int cpu_run(dual_context *ctx, const dual_job *job) {
   if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job);
   if (job->reverse) return dual_cpu_run_rev(ctx, job);
+  int ran = 0; /* the compiled CPU tier (jit/cpu_jit.h: a CPU context under DUAL_TIER_COMPILE) */
+  const int st = dual_cpu_jit_try(ctx, job, &ran);
+  if (ran) return st;
   return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
 }
 
@@ -207,8 +211,9 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
   const int64_t B = job->b->count;
   int st;
   if (ctx->device != DUAL_DEVICE_GPU) {
+    ctx->last_tier = DUAL_TIER_INTERPRET; /* (the compiled CPU tier says when it ran) */
     st = cpu_run(ctx, job);
-    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU, ctx->last_tier = DUAL_TIER_INTERPRET;
+    if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
   } else if (ctx->requested == DUAL_DEVICE_AUTO && job->b->memory == DUAL_MEMORY_HOST && B > 0 &&
              ctx->knobs[DUAL_KNOB_DISPATCH] != 1) {
     const dual_dispatch_engines e = {gpu_or_fallback, cpu_at_cpu_width, cpu_width(ctx, job),

@@ -4,12 +4,13 @@
  * instead of the C library's and CUDA's: both engines then run the same arithmetic, built only
  * from operations IEEE 754 rounds exactly (+ - * / sqrt fma), so CPU and GPU results are bitwise
  * identical.  Accuracy against quad precision: tests/test_fn_*.c.  Valid C11 and CUDA: CUDA
- * inlines the definitions; C sees prototypes of the out-of-line definitions in fn.c.
+ * inlines the definitions; C sees prototypes of the out-of-line definitions in fn.c, except the
+ * CPU compiled tier's generated code (DUAL_FN_JIT_CPU), which gets the definitions.
  */
 #ifndef DUAL_FN_H
 #define DUAL_FN_H
 
-#if !defined(__CUDACC__) /* the CPU calls the one definition in fn.c */
+#if !defined(__CUDACC__) && !defined(DUAL_FN_JIT_CPU) /* the CPU calls the one definition in fn.c */
 double dual_exp(double x);
 double dual_exp2(double x);
 double dual_expm1(double x);
@@ -39,7 +40,7 @@ double dual_erfc(double x);
 #endif
 
 
-#if defined(__CUDACC__) || defined(DUAL_FN_EXTERN) /* the definitions (fn_bits.h: DUAL_FN) */
+#if defined(__CUDACC__) || defined(DUAL_FN_EXTERN) || defined(DUAL_FN_JIT_CPU) /* the definitions (fn_bits.h) */
 #include "fn_exp.h"
 #include "fn_log.h"
 #include "fn_pow.h"

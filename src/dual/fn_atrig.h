@@ -116,7 +116,7 @@ DUAL_INLINE double dual_atrig_atan_small(double t, double tl) {
   return s + (e + rest);
 }
 
-DUAL_FN double dual_atan(double x) {
+DUAL_FN_CLONE double dual_atan(double x) {
   const double PIO2_HI = 0x1.921fb54442d18p0, PIO2_LO = 0x1.1a62633145c07p-54;
   const double PIO4_HI = 0x1.921fb54442d18p-1, PIO4_LO = 0x1.1a62633145c07p-55;
   const double ATAN_0P5_HI = 0x1.dac670561bb4fp-2, ATAN_0P5_LO = 0x1.a2b7f222f65e2p-56;
@@ -250,7 +250,7 @@ DUAL_INLINE double dual_atrig_atan2_pos(double ay, double ax, int xneg) {
 }
 
 /* atan2(y, x): the angle of the point (x, y), in [-pi, pi]; C99 F.9.1.4 special cases. */
-DUAL_FN double dual_atan2(double y, double x) {
+DUAL_FN_CLONE double dual_atan2(double y, double x) {
   const double PI_HI = 0x1.921fb54442d18p1, PIO2_HI = 0x1.921fb54442d18p0;
   const double PIO4_HI = 0x1.921fb54442d18p-1, PI3O4_HI = 0x1.2d97c7f3321d2p1;
   const double DMAX = 0x1.fffffffffffffp1023;

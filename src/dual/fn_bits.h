@@ -23,10 +23,28 @@
 #define DUAL_FN DUAL_INLINE
 #elif defined(DUAL_FN_EXTERN)
 #define DUAL_FN
+#elif defined(DUAL_FN_JIT_CPU) && (defined(__GNUC__) || defined(__clang__))
+/* the CPU compiled tier's generated code (jit/cpu_kernel.h): inlined into its point loops, which
+ * then vectorize across points (always: gcc would otherwise keep a function called from many
+ * places out of line, and the loop scalar) */
+#define DUAL_FN static inline __attribute__((always_inline, unused))
+#elif defined(DUAL_FN_JIT_CPU)
+#define DUAL_FN static inline
 #elif defined(__GNUC__) || defined(__clang__)
 #define DUAL_FN static __attribute__((noinline, unused))
 #else
 #define DUAL_FN static
+#endif
+
+/* A public function whose control flow keeps a point loop it is inlined into scalar (gcc 12: pow,
+ * atan, atan2, erf, erfc; bench/probe_vector_fn.sh, bench/results/probe-vector-fn-2026-11-29.txt;
+ * sin, cos and tan vectorize around clones of their rare path instead, fn_trig.h): in the CPU
+ * compiled tier's code a SIMD clone (OpenMP `declare simd`) instead, so the loop vectorizes
+ * around a call that runs the function lane by lane.  Elsewhere the same as DUAL_FN. */
+#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
+#define DUAL_FN_CLONE _Pragma("omp declare simd notinbranch") static __attribute__((noinline, unused))
+#else
+#define DUAL_FN_CLONE DUAL_FN
 #endif
 
 DUAL_INLINE uint64_t dual_bits(double x) {

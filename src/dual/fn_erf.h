@@ -137,7 +137,7 @@ DUAL_INLINE double dual_erf_tiny(double a) {
   return ((t.hi + (t.lo + pl)) - 1.0) * 0x1p-1022;
 }
 
-DUAL_FN double dual_erf(double x) {
+DUAL_FN_CLONE double dual_erf(double x) {
   const double EFX_HI = 0x1.06eba8214db69p-3; /* 2/sqrt(pi) - 1 */
   double a = fabs(x);
   if (a < 0.46875) { /* a + a (2/sqrt(pi) - 1 + z S(z)); +-0 and subnormals too */
@@ -150,7 +150,7 @@ DUAL_FN double dual_erf(double x) {
   return copysign(1.0, x); /* 1 - erf(a) < 2^-55 */
 }
 
-DUAL_FN double dual_erfc(double x) {
+DUAL_FN_CLONE double dual_erfc(double x) {
   const double EFX_HI = 0x1.06eba8214db69p-3; /* 2/sqrt(pi) - 1 */
   if (x < 0.46875 && x > -0.5) { /* 1 - x - x (erf(x)/x - 1), s.hi + s.lo = 1 - x exactly */
     double t = dual_erf_tail_small(x, x * x);

@@ -38,7 +38,7 @@ DUAL_INLINE int dual_el_parity(double b) {
   return (mb & ((1ull << fb) - 1u)) ? 0 : 2 - (int)((mb >> fb) & 1u);
 }
 
-DUAL_FN double dual_pow(double a, double b) {
+DUAL_FN_CLONE double dual_pow(double a, double b) {
   double sign = 1.0;
   int kadj = 0;
   /* one test for the common case: a positive normal, b finite and nonzero (a == 1 needs no

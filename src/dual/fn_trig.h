@@ -149,15 +149,8 @@ DUAL_TRIG_COLD dual_trig_big dual_trig_reduce_big(double ax) {
   return r;
 }
 
-/* For finite ax >= 0: ax = k pi/2 + rh + rl, |rh + rl| <= pi/4 + 2^-30, |rl| <= ulp(rh) / 2,
- * relative error below 2^-70.  Returns k mod 4. */
-DUAL_INLINE int dual_trig_reduce(double ax, double *rh, double *rl) {
-  if (!(ax < 0x1p20)) {
-    const dual_trig_big b = dual_trig_reduce_big(ax);
-    *rh = b.rh;
-    *rl = b.rl;
-    return b.k;
-  }
+/* |x| = k pi/2 + rh + rl for ax < 2^20 (Cody–Waite): k mod 4 returned. */
+DUAL_INLINE int dual_trig_reduce_cw(double ax, double *rh, double *rl) {
   /* Cody–Waite: pi/2 = PIO2_1 + PIO2_2 + PIO2_3 + PIO2_4 + O(2^-160); the first three have 33
    * bits, so k * PIO2_i is exact for k < 2^20, and ax - k PIO2_1 is exact (Sterbenz). */
   const double INVPIO2 = 0x1.45f306dc9c883p-1;
@@ -179,6 +172,52 @@ DUAL_INLINE int dual_trig_reduce(double ax, double *rh, double *rl) {
   *rl = tail - (h - s2);
   return (int)kd & 3;
 }
+
+/* For finite ax >= 0: ax = k pi/2 + rh + rl, |rh + rl| <= pi/4 + 2^-30, |rl| <= ulp(rh) / 2,
+ * relative error below 2^-70.  Returns k mod 4. */
+#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
+/* The CPU compiled tier's code: the huge-argument reduction as three SIMD clones (a clone returns
+ * one scalar), each handed the Cody–Waite figure and giving it back where ax < 2^20 — a compare a
+ * lane — and the exact reduction's above, so that a point loop over sin, cos and tan vectorizes
+ * (a branch around the out-of-line reduction keeps it scalar with gcc 12).  The same arithmetic
+ * as below, lane by lane. */
+/* c ? a : b for c 0 or 1, as bit masks (with two of sin, cos, tan in one loop, gcc 12 turns ?:
+ * between their large operands into branches it then cannot if-convert) */
+#define DUAL_TRIG_PICK(c, a, b)                                                                    \
+  dual_from_bits((dual_bits(a) & (0 - (uint64_t)(c))) | (dual_bits(b) & ((uint64_t)(c) - 1)))
+#pragma omp declare simd notinbranch
+static __attribute__((noinline, unused)) double dual_trig_big_rh(double ax, double rh) {
+  return ax < 0x1p20 ? rh : dual_trig_reduce_big(ax).rh;
+}
+#pragma omp declare simd notinbranch
+static __attribute__((noinline, unused)) double dual_trig_big_rl(double ax, double rl) {
+  return ax < 0x1p20 ? rl : dual_trig_reduce_big(ax).rl;
+}
+/* (k travels as a double: a clone of an int function has twice the lanes of the double ones,
+ * and the loop could not call it) */
+#pragma omp declare simd notinbranch
+static __attribute__((noinline, unused)) double dual_trig_big_k(double ax, double k) {
+  return ax < 0x1p20 ? k : (double)dual_trig_reduce_big(ax).k;
+}
+DUAL_INLINE int dual_trig_reduce(double ax, double *rh, double *rl) {
+  double h, l;
+  const int k = dual_trig_reduce_cw(DUAL_TRIG_PICK(ax < 0x1p20, ax, 0.0), &h, &l);
+  *rh = dual_trig_big_rh(ax, h);
+  *rl = dual_trig_big_rl(ax, l);
+  return (int)dual_trig_big_k(ax, (double)k);
+}
+#else
+#define DUAL_TRIG_PICK(c, a, b) ((c) ? (a) : (b))
+DUAL_INLINE int dual_trig_reduce(double ax, double *rh, double *rl) {
+  if (!(ax < 0x1p20)) {
+    const dual_trig_big b = dual_trig_reduce_big(ax);
+    *rh = b.rh;
+    *rl = b.rl;
+    return b.k;
+  }
+  return dual_trig_reduce_cw(ax, rh, rl);
+}
+#endif
 
 /* rh^2 = z + zl exactly (Veltkamp split of rh, Dekker's product); shared by the sin and cos
  * kernels (computed once in dual_sincos after common-subexpression elimination). */
@@ -336,46 +375,67 @@ DUAL_INLINE double dual_trig_flip(double r, uint64_t f) {
   return dual_from_bits(dual_bits(r) ^ (f << 63));
 }
 
+/* A NaN or infinite argument: elsewhere the functions return x - x first; in the CPU compiled
+ * tier's code it goes through the reduction as 0 and x - x is chosen at the end (a branch around
+ * the reduction's clone calls keeps the point loop scalar).  The same results either way. */
+#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
+#define DUAL_TRIG_ARG(x, xs)                                                                       \
+  const int fin_ = fabs(x) <= 0x1.fffffffffffffp1023;                                              \
+  const double xs = DUAL_TRIG_PICK(fin_, (x), 0.0);
+#define DUAL_TRIG_RESULT(x, r) DUAL_TRIG_PICK(fin_, (r), (x) - (x))
+#else
+#define DUAL_TRIG_ARG(x, xs)                                                                       \
+  if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return (x) - (x); /* NaN, +-inf -> NaN */            \
+  const double xs = (x);
+#define DUAL_TRIG_RESULT(x, r) (r)
+#endif
+
 DUAL_FN double dual_sin(double x) {
-  if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x; /* NaN, +-inf -> NaN */
+  DUAL_TRIG_ARG(x, xs)
   double rh, rl;
-  int k = dual_trig_reduce(fabs(x), &rh, &rl);
-  double r = (k & 1) ? dual_trig_cos_k(rh, rl) : dual_trig_sin_k(rh, rl);
+  int k = dual_trig_reduce(fabs(xs), &rh, &rl);
+  double r = DUAL_TRIG_PICK(k & 1, dual_trig_cos_k(rh, rl), dual_trig_sin_k(rh, rl));
   /* sin(-x) = -sin(x): the sign of x (also of -0) flips the quadrant's sign */
-  return dual_trig_flip(r, (uint64_t)(k >> 1) ^ (dual_bits(x) >> 63));
+  return DUAL_TRIG_RESULT(x, dual_trig_flip(r, (uint64_t)(k >> 1) ^ (dual_bits(xs) >> 63)));
 }
 
 DUAL_FN double dual_cos(double x) {
-  if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x;
+  DUAL_TRIG_ARG(x, xs)
   double rh, rl;
-  int k = dual_trig_reduce(fabs(x), &rh, &rl);
-  double r = (k & 1) ? dual_trig_sin_k(rh, rl) : dual_trig_cos_k(rh, rl);
-  return dual_trig_flip(r, (uint64_t)((k + 1) >> 1));
+  int k = dual_trig_reduce(fabs(xs), &rh, &rl);
+  double r = DUAL_TRIG_PICK(k & 1, dual_trig_sin_k(rh, rl), dual_trig_cos_k(rh, rl));
+  return DUAL_TRIG_RESULT(x, dual_trig_flip(r, (uint64_t)((k + 1) >> 1)));
 }
 
 /* sin and cos of one argument, one reduction; bitwise equal to dual_sin(x) and dual_cos(x). */
 DUAL_FN void dual_sincos(double x, double *s, double *c) {
+#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
+  const int fin_ = fabs(x) <= 0x1.fffffffffffffp1023;
+  const double xs = DUAL_TRIG_PICK(fin_, x, 0.0);
+#else
   if (!(fabs(x) <= 0x1.fffffffffffffp1023)) {
     *s = x - x;
     *c = x - x;
     return;
   }
+  const double xs = x;
+#endif
   double rh, rl;
-  int k = dual_trig_reduce(fabs(x), &rh, &rl);
+  int k = dual_trig_reduce(fabs(xs), &rh, &rl);
   double sk = dual_trig_sin_k(rh, rl);
   double ck = dual_trig_cos_k(rh, rl);
-  double sr = (k & 1) ? ck : sk;
-  double cr = (k & 1) ? sk : ck;
-  *s = dual_trig_flip(sr, (uint64_t)(k >> 1) ^ (dual_bits(x) >> 63));
-  *c = dual_trig_flip(cr, (uint64_t)((k + 1) >> 1));
+  double sr = DUAL_TRIG_PICK(k & 1, ck, sk);
+  double cr = DUAL_TRIG_PICK(k & 1, sk, ck);
+  *s = DUAL_TRIG_RESULT(x, dual_trig_flip(sr, (uint64_t)(k >> 1) ^ (dual_bits(xs) >> 63)));
+  *c = DUAL_TRIG_RESULT(x, dual_trig_flip(cr, (uint64_t)((k + 1) >> 1)));
 }
 
 DUAL_FN double dual_tan(double x) {
-  if (!(fabs(x) <= 0x1.fffffffffffffp1023)) return x - x;
+  DUAL_TRIG_ARG(x, xs)
   double rh, rl;
-  int k = dual_trig_reduce(fabs(x), &rh, &rl);
+  int k = dual_trig_reduce(fabs(xs), &rh, &rl);
   double r = dual_trig_tan_k(rh, rl, k & 1);
-  return dual_trig_flip(r, dual_bits(x) >> 63);
+  return DUAL_TRIG_RESULT(x, dual_trig_flip(r, dual_bits(xs) >> 63));
 }
 
 #endif /* DUAL_FN_TRIG_H */

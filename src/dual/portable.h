@@ -48,6 +48,11 @@ typedef unsigned long long uint64_t;
 /* Every op rule is `DUAL_INLINE`: inlined into the CPU interpreter and into the CUDA kernel. */
 #if defined(__CUDACC__)
 #define DUAL_INLINE static __forceinline__ __host__ __device__
+#elif defined(DUAL_FN_JIT_CPU) && (defined(__GNUC__) || defined(__clang__))
+/* the CPU compiled tier's generated code (jit/cpu_kernel.h): always, so that its point loops see
+ * every helper's arithmetic and vectorize (gcc keeps a helper called from two places, such as
+ * the sine kernel of sin and cos, out of line, and the loop scalar) */
+#define DUAL_INLINE static inline __attribute__((always_inline, unused))
 #else
 #define DUAL_INLINE static inline
 #endif

@@ -23,6 +23,7 @@
 #include "context.h"
 #include "jit/jit_cache.h" /* dual_write_all */
 #include "jit/rtc_files.h"
+#include "jit/sha256.h"
 
 extern char **environ;
 
@@ -141,12 +142,17 @@ static int run_in(const char *dir, char *const argv[], int limit_s) {
   }
 }
 
-/* The first line of dir/log (heap), or NULL. */
-static char *first_line(const char *dir) {
+/* The text of dir/log (heap), or NULL. */
+static char *output_text(const char *dir) {
   char path[PATH_CAP];
   size_t n = 0;
   snprintf(path, sizeof path, "%s/log", dir);
-  char *text = read_file(path, 1 << 20, &n);
+  return read_file(path, 1 << 20, &n);
+}
+
+/* The first line of dir/log (heap), or NULL. */
+static char *first_line(const char *dir) {
+  char *text = output_text(dir);
   if (text != NULL) text[strcspn(text, "\r\n")] = '\0';
   return text;
 }
@@ -175,10 +181,37 @@ static int locate(const char *name, char *out, size_t cap) {
   return -1;
 }
 
-/* gcc by its --version banner ("gcc (Debian 12.2.0-14) 12.2.0", "cc (GCC) ..."); clang's says
- * "clang version" and takes no -mtune-ctrl. */
+/* gcc by its whole --version text: the banner ("gcc (Debian 12.2.0-14) 12.2.0", "cc (GCC) ...", but
+ * Debian's cc says only "cc (Debian 12.2.0-14+deb12u1) 12.2.0") or the copyright line that
+ * follows ("Free Software Foundation"); clang's says "clang version" and takes no -mtune-ctrl. */
 static int is_gcc(const char *version) {
-  return strstr(version, "clang") == NULL && (strstr(version, "GCC") != NULL || strstr(version, "gcc") != NULL);
+  return strstr(version, "clang") == NULL && (strstr(version, "GCC") != NULL || strstr(version, "gcc") != NULL ||
+                                              strstr(version, "Free Software Foundation") != NULL);
+}
+
+/* This machine's CPU for the identity (-march=native makes code for it): /proc/cpuinfo's first
+ * "model name" and a digest of its first "flags" line, or "cpu unknown" (then a cache shared by
+ * machines of one target could hold code another machine cannot run: documented in cc_compile.h). */
+static void cpu_identity(char *out, size_t cap) {
+  snprintf(out, cap, "cpu unknown");
+  size_t n = 0;
+  char *text = read_file("/proc/cpuinfo", 4 << 20, &n);
+  if (text == NULL) return;
+  const char *model = strstr(text, "model name"), *flags = strstr(text, "\nflags");
+  if (model == NULL) model = strstr(text, "CPU part"); /* (Arm) */
+  if (flags == NULL) flags = strstr(text, "\nFeatures");
+  if (model != NULL && flags != NULL) {
+    const char *mv = strchr(model, ':'), *fv = strchr(flags, ':');
+    const size_t ml = mv ? strcspn(mv + 1, "\n") : 0, fl = fv ? strcspn(fv + 1, "\n") : 0;
+    uint8_t d[32];
+    dual_sha256 h;
+    dual_sha256_init(&h);
+    dual_sha256_update(&h, fv ? fv + 1 : "", fl);
+    dual_sha256_final(&h, d);
+    snprintf(out, cap, "cpu%.*s, flags %02x%02x%02x%02x%02x%02x%02x%02x", (int)(ml < 200 ? ml : 200), mv ? mv + 1 : "",
+             d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]);
+  }
+  free(text);
 }
 
 int dual_cc_find(dual_cc *cc, char **why) {
@@ -199,7 +232,11 @@ int dual_cc_find(dual_cc *cc, char **why) {
   char *version = NULL, *machine = NULL;
   char *argv_version[] = {cc->path, (char *)"--version", NULL};
   char *argv_machine[] = {cc->path, (char *)"-dumpmachine", NULL};
-  if (run_in(dir, argv_version, 30) == 0) version = first_line(dir);
+  int gcc = 0;
+  if (run_in(dir, argv_version, 30) == 0 && (version = output_text(dir)) != NULL) {
+    gcc = is_gcc(version);
+    version[strcspn(version, "\r\n")] = '\0'; /* the banner */
+  }
   if (version != NULL && run_in(dir, argv_machine, 30) == 0) machine = first_line(dir);
   remove_tree(dir);
   int st = 0;
@@ -207,12 +244,15 @@ int dual_cc_find(dual_cc *cc, char **why) {
     *why = dual_strdup_printf("the C compiler %s did not say its --version and -dumpmachine", cc->path);
     st = -1;
   } else if (snprintf(cc->flags, sizeof cc->flags, "%s%s", DUAL_CC_FLAGS,
-                      is_gcc(version) ? " " DUAL_CC_FLAGS_GCC : "") >= (int)sizeof cc->flags) {
+                      gcc ? " " DUAL_CC_FLAGS_GCC : "") >= (int)sizeof cc->flags) {
     *why = dual_strdup("the compiler's flags are too long"); /* (a fixed text: never) */
     st = -1;
-  } else if (snprintf(cc->identity, sizeof cc->identity, "%s | %s | %s", version, machine, cc->flags) >=
-             (int)sizeof cc->identity) {
-    cc->identity[sizeof cc->identity - 1] = '\0'; /* a long banner: its start names it */
+  } else {
+    char cpu[320];
+    cpu_identity(cpu, sizeof cpu);
+    if (snprintf(cc->identity, sizeof cc->identity, "%s | %s | %s | %s", version, machine, cc->flags, cpu) >=
+        (int)sizeof cc->identity)
+      cc->identity[sizeof cc->identity - 1] = '\0'; /* a long banner: its start names it */
   }
   free(version), free(machine);
   return st;

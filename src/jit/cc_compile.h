@@ -3,8 +3,10 @@
  * object with the system's C compiler, and a shared object's bytes to loaded code.
  *
  * The compiler is $DUALBATCH_CC (a path, or a name looked up on PATH) or else `cc` on PATH; its
- * identity (what `--version` and `-dumpmachine` print) goes into the cache key with the flags,
- * so a cached object is never used with another compiler's or machine's.  A compile runs in a
+ * identity (what `--version` and `-dumpmachine` print, the flags, and this machine's CPU model and
+ * feature flags from /proc/cpuinfo) goes into the cache key, so a cached object is never used
+ * with another compiler's or on another kind of CPU (where /proc/cpuinfo is missing the CPU part
+ * is "cpu unknown": a cache directory shared by different machines should then not be).  A compile runs in a
  * private temporary directory (0700, under $TMPDIR or /tmp) that holds the source and the
  * headers it includes (jit/rtc_files.h's texts, the same the GPU tier's kernels include), is
  * stopped past DUAL_CC_LIMIT_S, and leaves nothing behind.  The flags keep the interpreter's
@@ -42,7 +44,7 @@
 typedef struct dual_cc {
   char path[4096];     /* the compiler's file */
   char flags[512];     /* DUAL_CC_FLAGS, and DUAL_CC_FLAGS_GCC for gcc */
-  char identity[1024]; /* its --version's first line and -dumpmachine's, with the flags */
+  char identity[1024]; /* its --version's first line and -dumpmachine's, the flags, the CPU */
 } dual_cc;
 
 /* Find the compiler and its identity: 0, or -1 with *why (heap) saying what is missing. */

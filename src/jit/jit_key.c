@@ -57,3 +57,16 @@ void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npas
   add_versions(&s, cc);
   dual_sha256_final(&s, key);
 }
+
+void dual_jit_cpu_disk_key(const char *source, const char *identity, uint8_t key[32]) {
+  dual_sha256 s;
+  uint8_t headers[32];
+  dual_rtc_headers_digest(headers);
+  dual_sha256_init(&s);
+  dual_sha256_update(&s, "dualbatch-cpu-jit-disk", 23);
+  dual_sha256_update(&s, source, strlen(source) + 1);
+  dual_sha256_update(&s, headers, sizeof headers);
+  dual_sha256_update(&s, identity, strlen(identity) + 1);
+  add_versions(&s, -1);
+  dual_sha256_final(&s, key);
+}

@@ -14,6 +14,11 @@
 
 void dual_jit_disk_key(const char *source, int cc, int nvrtc_version, uint8_t key[32]);
 
+/* The CPU compiled tier's disk key (jit/cpu_jit.h): the generated C, the embedded headers, the
+ * compiler's identity (jit/cc_compile.h: its version, target, flags and this machine's CPU) and
+ * the library and generator versions. */
+void dual_jit_cpu_disk_key(const char *source, const char *identity, uint8_t key[32]);
+
 void dual_jit_memory_key(const dual_program *prog, int mode, int width, int npass, int min_blocks,
                          int cc, uint8_t key[32]);
 

@@ -6,7 +6,8 @@
  * definition gets its own locals (v<t> for the value of instruction t, t<t>_<k> for lane k), so
  * register reuse in the bytecode never aliases and the CUDA compiler allocates machine
  * registers.  Output rows are staged per warp in shared memory (jit/jit_kernel.h).  dual_sgrad's
- * kernels run the same body once per sample and fold each sample's row (emit_sgrad_fold).
+ * kernels run the same body once per sample and fold each sample's row (emit_sgrad_fold).  The
+ * CPU target (dual_jit_source_cpu) writes the same body into a point loop (emit_pass_cpu).
  */
 #include "jit/jit_source.h"
 
@@ -29,6 +30,7 @@ typedef struct gen {
   int guarded; /* emitting the guarded body (emit_pass) */
   int sgrad;   /* dual_sgrad's kernels: the body inside a sample loop (emit_sgrad_fold) */
   int score;   /* ... of the score-function program (outputs f and L) */
+  int cpu;     /* the CPU target (jit/cpu_kernel.h): pass functions over a block of points */
   int64_t *def;       /* [n_regs] the instruction that last defined each register */
   uint32_t *lanes;    /* [n_regs] that definition's tangent lanes in this pass */
   int64_t *operand;   /* [n_instr][3] the definitions an instruction reads (-1: none) */
@@ -38,6 +40,9 @@ typedef struct gen {
   int64_t *order;     /* [n_instr] emission order (jit/jit_schedule.h) */
   uint8_t *pairs;     /* [draws / 2 + 1] normal draw pairs computed so far in the body */
   int64_t npairs;
+  /* the CPU target: the pass's records, and each OUT's first slot in the block's stage */
+  const dual_plan_instr *recs;
+  int32_t *out_slot; /* [n_instr] */
 } gen;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -59,10 +64,13 @@ static void lane_name(char *buf, size_t cap, int present, int64_t def, int k) {
 static void emit_lanes(gen *g, int prop, int64_t t, const int64_t da[3], const uint32_t mk[3],
                        uint32_t md) {
   const int lin = prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL;
-  if (lin || prop == DUAL_PROP_CHOOSE) {
+  if ((lin || prop == DUAL_PROP_CHOOSE) && !g->cpu) { /* (the CPU's DUAL_CPU_STEP names them) */
     EMIT("    const double qa = d_[0], qb = d_[1], qc = d_[2];\n    (void)qa, (void)qb, (void)qc;\n");
+  }
+  if (lin || prop == DUAL_PROP_CHOOSE) {
     /* the largest exponent field of the partials: all ones where one is NaN or infinite */
-    if (lin && !g->guarded)
+    if (lin && !g->guarded && g->cpu) EMIT("    DUAL_CPU_BAD(qa, qb, qc)\n");
+    else if (lin && !g->guarded)
       EMIT("    bad_ = max(bad_, max(max(DUAL_JIT_EXPONENT(qa), DUAL_JIT_EXPONENT(qb)), "
            "DUAL_JIT_EXPONENT(qc)));\n");
   }
@@ -122,6 +130,15 @@ typedef struct pass_shape {
 
 /* The OUT of record q, whose operand is instruction `def`. */
 static void emit_out(gen *g, const pass_shape *ps, const dual_plan_instr *q, int64_t def) {
+  if (g->cpu) { /* into the stage: the value (first pass), then the pass's present lanes */
+    int32_t slot = g->out_slot[q - g->recs];
+    if (ps->first) EMIT("  DUAL_CPU_OUT(1, %d, v%" PRId64 ")\n", slot++, def);
+    else EMIT("  DUAL_CPU_FLAG(v%" PRId64 ")\n", def); /* (every pass takes the value's flags) */
+    const uint32_t mask = ps->kc < 32 ? q->ma & ((1u << ps->kc) - 1u) : q->ma;
+    for (int k = 0; k < ps->kc; ++k)
+      if ((mask >> k) & 1u) EMIT("  DUAL_CPU_OUT(1, %d, t%" PRId64 "_%d)\n", slot++, def, k);
+    return;
+  }
   if (ps->sgrad) EMIT("  DUAL_JIT_SGRAD_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->kp);
   else if (ps->ystage) EMIT("  DUAL_JIT_STAGE_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->mp);
   else EMIT("  DUAL_JIT_OUT_VALUE(%u, v%" PRId64 ", %d)\n", q->b, def, ps->first);
@@ -145,13 +162,21 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
   switch (op) {
   case DUAL_OP_LDX:
     EMIT("  const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, q->a);
+    if (g->cpu) EMIT("  DUAL_CPU_TAKEN(v%" PRId64 ")\n", t);
     if (ps->width > 0 && q->ma != 0u) {
       const int k = DUAL_CTZ(q->ma);
-      if (ps->mode == DUAL_MODE_JVP) EMIT("  const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, q->a);
-      else EMIT("  const double t%" PRId64 "_%d = 1.0;\n", t, k);
+      if (ps->mode == DUAL_MODE_JVP) {
+        EMIT("  const double t%" PRId64 "_%d = DUAL_JIT_LDV(%u);\n", t, k, q->a);
+        if (g->cpu) EMIT("  DUAL_CPU_TAKEN(t%" PRId64 "_%d)\n", t, k);
+      } else {
+        EMIT("  const double t%" PRId64 "_%d = 1.0;\n", t, k);
+      }
     }
     return;
-  case DUAL_OP_LDP: EMIT("  const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a); return;
+  case DUAL_OP_LDP:
+    EMIT("  const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, q->a);
+    if (g->cpu) EMIT("  DUAL_CPU_TAKEN(v%" PRId64 ")\n", t);
+    return;
   case DUAL_OP_LDK:
     EMIT("  const double v%" PRId64 " = ", t);
     dual_strbuf_double(&g->out, g->prog->consts[q->a]);
@@ -160,9 +185,11 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
   case DUAL_OP_RNORM: /* both normals of its pair at its first draw (dual/random.h) */
     if (g->pairs != NULL && !g->pairs[q->a >> 1]) {
       g->pairs[q->a >> 1] = 1;
-      EMIT("  double z%u_[2];\n  DUAL_JIT_NORMALS(%u, z%u_);\n", q->a >> 1, q->a >> 1, q->a >> 1);
+      if (g->cpu) EMIT("  const dual_cpu_pair z%u_ = DUAL_CPU_NORMALS(%u);\n", q->a >> 1, q->a >> 1);
+      else EMIT("  double z%u_[2];\n  DUAL_JIT_NORMALS(%u, z%u_);\n", q->a >> 1, q->a >> 1, q->a >> 1);
     }
-    if (g->pairs != NULL) EMIT("  const double v%" PRId64 " = z%u_[%u];\n", t, q->a >> 1, q->a & 1u);
+    if (g->pairs != NULL)
+      EMIT("  const double v%" PRId64 " = z%u_%s[%u];\n", t, q->a >> 1, g->cpu ? ".z" : "", q->a & 1u);
     else EMIT("  const double v%" PRId64 " = DUAL_JIT_DRAW(1, %u);\n", t, q->a);
     return;
   case DUAL_OP_RUNIF:
@@ -178,9 +205,14 @@ static void emit_instr(gen *g, const pass_shape *ps, const dual_plan_instr *q, i
     else snprintf(v[i], sizeof v[i], "0.0");
   }
   emit_decl(g, t, md);
-  EMIT("  {\n    double d_[3];\n");
-  EMIT("    DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
-       (unsigned)info->flags, v[0], v[1], v[2], t);
+  if (g->cpu) {
+    EMIT("  {\n    DUAL_CPU_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ")\n", info->name, (unsigned)info->flags,
+         v[0], v[1], v[2], t);
+  } else {
+    EMIT("  {\n    double d_[3];\n");
+    EMIT("    DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
+         (unsigned)info->flags, v[0], v[1], v[2], t);
+  }
   if (md != 0u) emit_lanes(g, info->prop, t, da, mk, md);
   EMIT("  }\n");
 }
@@ -220,37 +252,11 @@ static void emit_sgrad_fold(gen *g, const pass_shape *ps) {
   EMIT("  DUAL_JIT_SGRAD_CLOSE\n");
 }
 
-/* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand
- * rather than where the bytecode has it: its value and lanes are staged (and their registers
- * free) as early as possible.  An OUT only stores, so the order changes no result. */
-static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, int pass,
-                     int min_blocks, char *why, int64_t why_cap) {
+/* The pass's operand definitions of every instruction, checked against the plan's lanes, each
+ * definition's OUTs (a chain through next_out) and the emission order. */
+static int prepare_pass(gen *g, const dual_plan_instr *recs, int width, char *why, int64_t why_cap) {
   const dual_program *prog = g->prog;
   const int64_t ni = prog->n_instr;
-  pass_shape ps;
-  ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width;
-  const int m = prog->n_out;
-  ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), ps.c0, width) : 0;
-  ps.sgrad = g->sgrad, ps.m = m;
-  if (g->sgrad) { /* a sample's row: its m values, then m rows of kc lanes */
-    ps.whole = 1, ps.kp = (m + m * ps.kc) | 1, ps.mp = 0, ps.ystage = 0;
-    if (STAGE_BYTES((int64_t)ps.kp) > STAGE_LIMIT) {
-      snprintf(why, (size_t)why_cap,
-               "a sample row of %d outputs x %d lanes is over the staging limit of %d bytes a block",
-               m, ps.kc, STAGE_LIMIT);
-      return DUAL_ERR_LIMIT;
-    }
-  } else {
-    ps.whole = ps.kc > 0 && STAGE_BYTES(((int64_t)m * ps.kc) | 1) <= STAGE_LIMIT;
-    ps.kp = ps.whole ? (m * ps.kc) | 1 : ps.kc | 1;
-    const int staged = ps.kc > 0 ? STAGE_BYTES(ps.kp) : 0;
-    ps.mp = m | 1;
-    ps.ystage = ps.first && staged + STAGE_BYTES((int64_t)ps.mp) <= STAGE_LIMIT + 8 * 1024;
-  }
-  const int stage = ps.kc > 0 || g->sgrad; /* the kernel has stage_ */
-
-  /* Operand definitions of every instruction, checked against the plan's lanes, and each
-   * definition's OUTs (a chain through next_out). */
   for (int32_t r = 0; r < prog->n_regs; ++r) g->def[r] = -1, g->lanes[r] = 0;
   for (int64_t t = 0; t < ni; ++t) g->first_out[t] = -1;
   for (int64_t t = 0; t < ni; ++t) {
@@ -287,6 +293,132 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
    * fewer values and lanes live (the bytecode's order when the program is too large). */
   (void)dual_jit_schedule(ni, g->operand, g->cost, g->order);
 
+  return DUAL_SUCCESS;
+}
+
+/* Whether any instruction of the pass has lanes and partials that may be NaN or infinite (LIN
+ * and MUL ops): the pass then has a guarded body. */
+static int pass_has_lin(const dual_plan_instr *recs, int64_t ni, int width) {
+  int has_lin = 0;
+  for (int64_t t = 0; t < ni && !has_lin; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    const int prop = dual_op_table[q->op_dst >> DUAL_DST_BITS].prop;
+    has_lin = width > 0 && (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) && (q->ma | q->mb | q->mc);
+  }
+  return has_lin;
+}
+
+/* The stage slots of a CPU pass's OUTs (g->out_slot, in record order: the value on the first
+ * pass, then the present lanes); returns how many. */
+static int32_t stage_slots(gen *g, const pass_shape *ps, const dual_plan_instr *recs, int64_t ni) {
+  int32_t n = 0;
+  for (int64_t t = 0; t < ni; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop != DUAL_PROP_OUT) continue;
+    g->out_slot[t] = n;
+    const uint32_t mask = ps->kc < 32 ? q->ma & ((1u << ps->kc) - 1u) : q->ma;
+    n += ps->first;
+    for (uint32_t l = mask; l != 0u; l &= l - 1u) ++n;
+  }
+  return n;
+}
+
+/* One pass's function for the CPU target (jit/cpu_kernel.h): the plain body in a point loop that
+ * leaves each OUT's value and present lanes in the block's stage (slot-major, so a slot's points
+ * are contiguous), then per point the guarded rerun where a partial was not finite, the copy of
+ * the stage to the caller's arrays (whole rows, structural zeros included) and the status word. */
+static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int width, int pass, char *why,
+                         int64_t why_cap) {
+  const dual_program *prog = g->prog;
+  const int64_t ni = prog->n_instr;
+  const int m = prog->n_out;
+  pass_shape ps;
+  memset(&ps, 0, sizeof ps);
+  ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width, ps.m = m;
+  ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), ps.c0, width) : 0;
+  const int st = prepare_pass(g, recs, width, why, why_cap);
+  if (st != DUAL_SUCCESS) return st;
+  g->recs = recs;
+  const int32_t nslots = stage_slots(g, &ps, recs, ni);
+  /* where the copy finds each output's value and lane (-1: none, a structural zero) */
+  EMIT("\nstatic const int32_t dual_cpu_ys_p%d[%d] = {", pass, m > 0 ? m : 1);
+  int32_t *ys = malloc(sizeof *ys * (size_t)(m > 0 ? m : 1)), *ds = malloc(sizeof *ds * (size_t)(m * ps.kc + 1));
+  if (ys == NULL || ds == NULL) {
+    free(ys), free(ds);
+    snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
+    return DUAL_ERR_NO_MEMORY;
+  }
+  for (int b = 0; b < m; ++b) ys[b] = -1;
+  for (int64_t e = 0; e < (int64_t)m * ps.kc; ++e) ds[e] = -1;
+  for (int64_t t = 0; t < ni; ++t) {
+    const dual_plan_instr *q = &recs[t];
+    if (dual_op_table[q->op_dst >> DUAL_DST_BITS].prop != DUAL_PROP_OUT || (int)q->b >= m) continue;
+    int32_t slot = g->out_slot[t];
+    if (ps.first) ys[q->b] = slot++;
+    const uint32_t mask = ps.kc < 32 ? q->ma & ((1u << ps.kc) - 1u) : q->ma;
+    for (int k = 0; k < ps.kc; ++k)
+      if ((mask >> k) & 1u) ds[(int64_t)q->b * ps.kc + k] = slot++;
+  }
+  for (int b = 0; b < (m > 0 ? m : 1); ++b) EMIT("%s%d", b ? ", " : "", b < m ? ys[b] : -1);
+  EMIT("};\n");
+  if (ps.kc > 0) {
+    EMIT("static const int32_t dual_cpu_ds_p%d[%d] = {", pass, m * ps.kc);
+    for (int64_t e = 0; e < (int64_t)m * ps.kc; ++e) EMIT("%s%d", e ? (e % 16 ? ", " : ",\n  ") : "", ds[e]);
+    EMIT("};\n");
+  }
+  free(ys), free(ds);
+  const int has_lin = pass_has_lin(recs, ni, width);
+  if (has_lin) {
+    EMIT("\nstatic int dual_cpu_guarded_p%d(const dual_jit_args *A, int64_t pt, double *stage_, int64_t i_) {\n"
+         "  DUAL_CPU_ARGS\n  int st = 0;\n", pass);
+    g->guarded = 1;
+    emit_body(g, &ps, recs, ni);
+    EMIT("  return st;\n}\n");
+  }
+  EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb);\n", pass);
+  EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb) {\n"
+       "  double stage_[%d * DUAL_CPU_BLK];\n  DUAL_CPU_LOOP_BEGIN\n", pass, nslots > 0 ? nslots : 1);
+  g->guarded = 0;
+  emit_body(g, &ps, recs, ni);
+  EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
+  if (has_lin) EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_);\n", pass);
+  if (ps.first) EMIT("    DUAL_CPU_COPY_Y(%d, dual_cpu_ys_p%d)\n", m, pass);
+  if (ps.kc > 0) EMIT("    DUAL_CPU_COPY_D(%d, %d, %d, dual_cpu_ds_p%d)\n", m, ps.kc, ps.c0, pass);
+  EMIT("    DUAL_CPU_STATUS(i_, st, %d, %s)\n  }\n}\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
+  return DUAL_SUCCESS;
+}
+
+/* One pass's kernel.  Every OUT is emitted right after the instruction that defines its operand
+ * rather than where the bytecode has it: its value and lanes are staged (and their registers
+ * free) as early as possible.  An OUT only stores, so the order changes no result. */
+static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, int pass,
+                     int min_blocks, char *why, int64_t why_cap) {
+  const dual_program *prog = g->prog;
+  const int64_t ni = prog->n_instr;
+  pass_shape ps;
+  ps.mode = mode, ps.width = width, ps.first = pass == 0, ps.c0 = pass * width;
+  const int m = prog->n_out;
+  ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), ps.c0, width) : 0;
+  ps.sgrad = g->sgrad, ps.m = m;
+  if (g->sgrad) { /* a sample's row: its m values, then m rows of kc lanes */
+    ps.whole = 1, ps.kp = (m + m * ps.kc) | 1, ps.mp = 0, ps.ystage = 0;
+    if (STAGE_BYTES((int64_t)ps.kp) > STAGE_LIMIT) {
+      snprintf(why, (size_t)why_cap,
+               "a sample row of %d outputs x %d lanes is over the staging limit of %d bytes a block",
+               m, ps.kc, STAGE_LIMIT);
+      return DUAL_ERR_LIMIT;
+    }
+  } else {
+    ps.whole = ps.kc > 0 && STAGE_BYTES(((int64_t)m * ps.kc) | 1) <= STAGE_LIMIT;
+    ps.kp = ps.whole ? (m * ps.kc) | 1 : ps.kc | 1;
+    const int staged = ps.kc > 0 ? STAGE_BYTES(ps.kp) : 0;
+    ps.mp = m | 1;
+    ps.ystage = ps.first && staged + STAGE_BYTES((int64_t)ps.mp) <= STAGE_LIMIT + 8 * 1024;
+  }
+  const int stage = ps.kc > 0 || g->sgrad; /* the kernel has stage_ */
+
+  const int pst = prepare_pass(g, recs, width, why, why_cap);
+  if (pst != DUAL_SUCCESS) return pst;
   /* The plain body: every lane sum unguarded (DUAL_TF), and bad_ the largest exponent field of
    * the partials of ops with lanes (all ones where one is NaN or infinite).  Then, only when a lane of the warp saw one, the guarded body
    * (the interpreter's: DUAL_TM where an op's partials are not all finite) runs the whole tile
@@ -294,12 +426,7 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
    * Where no partial is NaN or infinite both bodies compute the same bits.  The guarded body is
    * a function of its own (never inlined, rarely called), so it takes no registers from the
    * plain one: with the guards inline, kin spilled most of its 1 KB. */
-  int has_lin = 0;
-  for (int64_t t = 0; t < ni && !has_lin; ++t) {
-    const dual_plan_instr *q = &recs[t];
-    const int prop = dual_op_table[q->op_dst >> DUAL_DST_BITS].prop;
-    has_lin = width > 0 && (prop == DUAL_PROP_LIN || prop == DUAL_PROP_MUL) && (q->ma | q->mb | q->mc);
-  }
+  const int has_lin = pass_has_lin(recs, ni, width);
   if (has_lin) {
     EMIT("\nstatic __device__ __noinline__ int dual_jit_guarded_p%d(const dual_jit_args A, "
          "int64_t base_, int lane_, int warp_, int live_, int64_t pt", pass);
@@ -348,7 +475,7 @@ int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n) {
 /* The module of dual_jit_source, or with `sgrad` of dual_jit_source_sgrad (`score`: the
  * score-function program's). */
 static char *generate(const dual_program *prog, int mode, int width, int npass, int min_blocks,
-                      int sgrad, int score, char *why, int64_t why_cap) {
+                      int sgrad, int score, int cpu, char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   if (mode != DUAL_MODE_EVAL && mode != DUAL_MODE_JVP && mode != DUAL_MODE_JACOBIAN &&
       mode != DUAL_MODE_GRADIENT) {
@@ -359,7 +486,7 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   gen g0, *g = &g0;
   memset(g, 0, sizeof *g);
   g->prog = prog;
-  g->sgrad = sgrad, g->score = score;
+  g->sgrad = sgrad, g->score = score, g->cpu = cpu;
   const size_t nregs = (size_t)(prog->n_regs > 0 ? prog->n_regs : 1);
   const size_t nrec = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1) * (size_t)npass;
   const size_t ninstr = (size_t)(prog->n_instr > 0 ? prog->n_instr : 1);
@@ -370,12 +497,13 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   g->next_out = (int64_t *)malloc(ninstr * sizeof *g->next_out);
   g->cost = (int32_t *)malloc(ninstr * sizeof *g->cost);
   g->order = (int64_t *)malloc(ninstr * sizeof *g->order);
+  g->out_slot = (int32_t *)malloc(ninstr * sizeof *g->out_slot);
   g->npairs = dual_program_num_draws(prog) / 2 + 1;
   g->pairs = (uint8_t *)malloc((size_t)g->npairs);
   dual_plan_instr *recs = (dual_plan_instr *)malloc(nrec * sizeof *recs);
   int64_t slots = 0;
   int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && g->cost && g->order &&
-                   g->pairs && recs
+                   g->pairs && g->out_slot && recs
                ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
@@ -388,7 +516,27 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
       st = DUAL_ERR_LIMIT;
     }
   }
-  if (st == DUAL_SUCCESS) {
+  if (st == DUAL_SUCCESS && cpu) {
+    /* the block: points a call of a pass function takes, as many as keep the largest pass's
+     * stage within DUAL_CPU_JIT_STAGE_BYTES (at least 8) */
+    int32_t most = 1;
+    for (int pass = 0; pass < npass; ++pass) {
+      pass_shape ps;
+      memset(&ps, 0, sizeof ps);
+      ps.first = pass == 0;
+      ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), pass * width, width) : 0;
+      const int32_t n = stage_slots(g, &ps, recs + (size_t)pass * (size_t)prog->n_instr, prog->n_instr);
+      most = n > most ? n : most;
+    }
+    int blk = DUAL_CPU_JIT_BLOCK;
+    while (blk > 8 && (int64_t)most * blk * 8 > DUAL_CPU_JIT_STAGE_BYTES) blk /= 2;
+    EMIT("/* dualbatch compiled CPU tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
+         "%d passes */\n#define DUAL_CPU_BLK %d\n#include \"jit/cpu_kernel.h\"\n"
+         "const int dual_cpu_block = DUAL_CPU_BLK;\n",
+         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass, blk);
+    for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass)
+      st = emit_pass_cpu(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, why, why_cap);
+  } else if (st == DUAL_SUCCESS) {
     EMIT("// dualbatch compiled tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
          "%d passes%s\n",
          DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass,
@@ -407,6 +555,7 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   free(g->cost);
   free(g->order);
   free(g->pairs);
+  free(g->out_slot);
   free(recs);
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS) {
@@ -419,7 +568,12 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
 
 char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
                       char *why, int64_t why_cap) {
-  return generate(prog, mode, width, npass, min_blocks, 0, 0, why, why_cap);
+  return generate(prog, mode, width, npass, min_blocks, 0, 0, 0, why, why_cap);
+}
+
+char *dual_jit_source_cpu(const dual_program *prog, int mode, int width, int npass, char *why,
+                          int64_t why_cap) {
+  return generate(prog, mode, width, npass, 0, 0, 0, 1, why, why_cap);
 }
 
 char *dual_jit_source_sgrad(const dual_program *prog, int score, int width, int npass,
@@ -435,5 +589,5 @@ char *dual_jit_source_sgrad(const dual_program *prog, int score, int width, int 
     return NULL;
   }
   return generate(prog, score ? DUAL_MODE_JACOBIAN : DUAL_MODE_GRADIENT, width, npass, min_blocks,
-                  1, score != 0, why, why_cap);
+                  1, score != 0, 0, why, why_cap);
 }

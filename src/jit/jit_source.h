@@ -1,8 +1,9 @@
 /*
- * jit_source.h — the compiled GPU tier's source generator: from a validated program and a
- * first-order job shape, CUDA C for one kernel per forward pass, straight-line code with one
- * local per live value and tangent lane.  Host code, independent of CUDA (tests run it on the
- * CPU and compile its output with NVRTC without a GPU).
+ * jit_source.h — the compiled tiers' first-order source generator: from a validated program and
+ * a first-order job shape, straight-line code with one local per live value and tangent lane —
+ * CUDA C for one kernel per forward pass (the GPU tier), or C11 for one function per pass over a
+ * block of points (the CPU tier, dual_jit_source_cpu).  Host code, independent of CUDA (tests run
+ * it on the CPU and compile its output with NVRTC without a GPU, or with the system C compiler).
  */
 #ifndef DUAL_JIT_SOURCE_H
 #define DUAL_JIT_SOURCE_H
@@ -47,6 +48,24 @@ void dual_jit_emit_lane(struct dual_strbuf *out, int prop, const char *mul, cons
  * heap string, or NULL with a reason in why (out of memory, or a shape it does not handle). */
 char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, int min_blocks,
                       char *why, int64_t why_cap);
+
+/* The CPU target (issue 21): C11 for the system compiler (jit/cc_compile.h) with the same body,
+ * one function per pass, DUAL_CPU_JIT_PASS_NAME, of type dual_cpu_jit_pass: points p0 .. p0 +
+ * nb - 1 (nb at most the module's block, below) in one `omp simd` loop, each value and lane a
+ * local; A's y, d and status may be NULL.  Modes and NULL as dual_jit_source; results bitwise the
+ * CPU interpreter's. */
+#define DUAL_CPU_JIT_PASS_NAME "dual_cpu_p%d"
+/* The most points a call of a pass function takes; the module's own figure, its symbol
+ * DUAL_CPU_JIT_BLOCK_NAME (const int), may be less: a pass's stage (each output's value and
+ * present lanes for each point of the block) stays within DUAL_CPU_JIT_STAGE_BYTES, so in the
+ * first levels of cache. */
+#define DUAL_CPU_JIT_BLOCK 64
+#define DUAL_CPU_JIT_STAGE_BYTES (96 * 1024)
+#define DUAL_CPU_JIT_BLOCK_NAME "dual_cpu_block"
+struct dual_jit_args;
+typedef void (*dual_cpu_jit_pass)(const struct dual_jit_args *A, int64_t p0, int64_t nb);
+char *dual_jit_source_cpu(const dual_program *prog, int mode, int width, int npass, char *why,
+                          int64_t why_cap);
 
 /* dual_sgrad's kernels, forward mode (as dual_jit_source's, one per pass of `width` lanes over
  * the inputs; the draws' seed, point0, antithetic pairing and the sample count are arguments,

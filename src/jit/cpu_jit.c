@@ -1,0 +1,234 @@
+/*
+ * cpu_jit.c — the CPU compiled tier's modules (cpu_jit.h): build, load, run, and the tier's use
+ * on a CPU context (dual_cpu_jit_try): the compiler found once per process, each module kept
+ * loaded for the process's life under its memory key, its shared object in the disk cache.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "jit/cpu_jit.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "jit/jit_args.h"
+#include "jit/jit_cache.h"
+#include "jit/jit_key.h"
+
+int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int npass,
+                      dual_cpu_jit_module **out, char **why) {
+  *out = NULL;
+  *why = NULL;
+  dual_cpu_jit_module *m = calloc(1, sizeof *m);
+  dual_cpu_jit_pass *pass = calloc((size_t)(npass > 0 ? npass : 1), sizeof *pass);
+  if (m == NULL || pass == NULL) {
+    free(m), free(pass);
+    *why = dual_strdup("out of memory loading a compiled CPU module");
+    return -1;
+  }
+  m->mode = mode, m->width = width, m->npass = npass, m->pass = pass;
+  if (dual_cc_load(image, size, &m->handle, why) != 0) {
+    free(pass), free(m);
+    return -1;
+  }
+  const void *blk = dlsym(m->handle, DUAL_CPU_JIT_BLOCK_NAME);
+  if (blk != NULL) memcpy(&m->block, blk, sizeof m->block);
+  if (blk == NULL || m->block < 1 || m->block > DUAL_CPU_JIT_BLOCK) {
+    *why = dual_strdup("the compiled CPU module has no block size in range");
+    dual_cpu_jit_free(m);
+    return -1;
+  }
+  for (int k = 0; k < npass; ++k) {
+    char name[64];
+    snprintf(name, sizeof name, DUAL_CPU_JIT_PASS_NAME, k);
+    void *f = dlsym(m->handle, name);
+    if (f == NULL) {
+      *why = dual_strdup_printf("the compiled CPU module has no function %s", name);
+      dual_cpu_jit_free(m);
+      return -1;
+    }
+    memcpy(&pass[k], &f, sizeof f); /* (object to function pointer: POSIX's dlsym) */
+  }
+  *out = m;
+  return 0;
+}
+
+int dual_cpu_jit_build(const dual_cc *cc, const dual_program *prog, int mode, int width, int npass,
+                       dual_cpu_jit_module **out, char **why) {
+  *out = NULL;
+  *why = NULL;
+  char reason[512];
+  char *src = dual_jit_source_cpu(prog, mode, width, npass, reason, sizeof reason);
+  if (src == NULL) {
+    *why = dual_strdup(reason);
+    return -1;
+  }
+  void *image = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  const int st = dual_cc_compile(cc, src, &image, &size, &log);
+  free(src);
+  if (st != 0) {
+    *why = log != NULL ? log : dual_strdup("the C compiler failed");
+    return -1;
+  }
+  free(log);
+  const int lst = dual_cpu_jit_load(image, size, mode, width, npass, out, why);
+  free(image);
+  return lst;
+}
+
+void dual_cpu_jit_free(dual_cpu_jit_module *m) {
+  if (m == NULL) return;
+  if (m->handle != NULL) dlclose(m->handle);
+  free(m->pass);
+  free(m);
+}
+
+/* The job's arrays as the generated code reads them. */
+static void job_args(const dual_job *job, dual_jit_args *a) {
+  const dual_batch *b = job->b;
+  memset(a, 0, sizeof *a);
+  a->count = b->count;
+  a->x = b->x, a->p = b->p, a->v = b->v;
+  a->x_ps = b->x_ps, a->x_es = b->x_es, a->p_ps = b->p_ps, a->p_es = b->p_es, a->v_ps = b->v_ps, a->v_es = b->v_es;
+  a->y = b->y, a->y_ps = b->y_ps, a->y_es = b->y_es;
+  a->d = b->d, a->d_ps = b->d_ps, a->d_rs = b->d_rs, a->d_cs = b->d_cs;
+  a->status = b->status;
+  a->seed = job->seed, a->point0 = job->point0, a->antithetic = job->antithetic;
+}
+
+int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_module *m) {
+  const int64_t count = job->b->count;
+  if (count == 0) return DUAL_SUCCESS;
+  if (job->mode != m->mode || (job->mode != DUAL_MODE_EVAL && job->width != m->width) ||
+      dual_job_passes(job) != m->npass)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "the compiled CPU module (mode %d, width %d, %d passes) "
+                     "does not fit the job (mode %d, width %d)", m->mode, m->width, m->npass, job->mode, job->width);
+  const int64_t blk = m->block, nblocks = (count + blk - 1) / blk;
+  int threads = job->threads > 0 ? job->threads : 1;
+  if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int take = dual_blocks_per_take(nblocks, threads);
+  /* passes inside the block loop: a block's points stay in cache from pass to pass */
+  dual_jit_args a;
+  job_args(job, &a);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, take)
+  for (int64_t ib = 0; ib < nblocks; ++ib) {
+    const int64_t p0 = ib * blk, nb = count - p0 < blk ? count - p0 : blk;
+    for (int k = 0; k < m->npass; ++k) m->pass[k](&a, p0, nb);
+  }
+  return DUAL_SUCCESS;
+}
+
+/* ---- the tier on a CPU context ------------------------------------------------------------ */
+
+typedef struct loaded {
+  uint8_t key[32]; /* dual_jit_memory_key of the program and job shape */
+  dual_cpu_jit_module *m;
+  struct loaded *next;
+} loaded;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int cc_state;  /* 0: not looked for, 1: found, -1: none (cc_why says why) */
+static dual_cc cc;
+static char *cc_why;
+static loaded *modules;
+
+static dual_cpu_jit_module *find_loaded(const uint8_t key[32]) {
+  for (loaded *l = modules; l != NULL; l = l->next)
+    if (memcmp(l->key, key, 32) == 0) return l->m;
+  return NULL;
+}
+
+/* The module for the job: loaded before, from the disk cache, or compiled now (and stored). */
+static int module_for(dual_context *ctx, const dual_job *job, int npass, const dual_cpu_jit_module **out) {
+  uint8_t key[32];
+  dual_jit_memory_key(job->prog, job->mode, job->width, npass, 0, -1, key);
+  pthread_mutex_lock(&lock);
+  const dual_cpu_jit_module *have = find_loaded(key);
+  if (have == NULL && cc_state == 0) {
+    cc_state = dual_cc_find(&cc, &cc_why) == 0 ? 1 : -1;
+  }
+  const int cc_ok = cc_state == 1;
+  pthread_mutex_unlock(&lock);
+  if (have != NULL) {
+    *out = have;
+    return DUAL_SUCCESS;
+  }
+  if (!cc_ok)
+    return dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier needs a C compiler: %s",
+                     cc_why != NULL ? cc_why : "none found");
+  char reason[512];
+  char *src = dual_jit_source_cpu(job->prog, job->mode, job->width, npass, reason, sizeof reason);
+  if (src == NULL) return dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier declined the program: %s", reason);
+  uint8_t disk[32];
+  dual_jit_cpu_disk_key(src, cc.identity, disk);
+  char dir[4096];
+  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
+  void *image = NULL;
+  size_t size = 0;
+  dual_cpu_jit_module *m = NULL;
+  char *why = NULL;
+  if (have_dir && dual_jit_cache_load(dir, disk, &image, &size, NULL) == 0) {
+    /* a checked entry that does not load (another machine's object under the same key would be
+     * a bug; a truncated one fails the check) is compiled again */
+    if (dual_cpu_jit_load(image, size, job->mode, job->width, npass, &m, &why) != 0) free(why), why = NULL;
+    free(image), image = NULL;
+  }
+  if (m == NULL) {
+    char *log = NULL;
+    if (dual_cc_compile(&cc, src, &image, &size, &log) != 0) {
+      free(src);
+      const int st = dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier's compile failed:\n%s",
+                               log != NULL ? log : "(no log)");
+      free(log);
+      return st;
+    }
+    free(log);
+    if (have_dir) (void)dual_jit_cache_store(dir, disk, image, size, NULL); /* no cache: compiled again */
+    const int lst = dual_cpu_jit_load(image, size, job->mode, job->width, npass, &m, &why);
+    free(image);
+    if (lst != 0) {
+      free(src);
+      const int st = dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU module did not load: %s", why ? why : "");
+      free(why);
+      return st;
+    }
+  }
+  free(src);
+  loaded *l = malloc(sizeof *l);
+  if (l == NULL) {
+    dual_cpu_jit_free(m);
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory keeping a compiled CPU module");
+  }
+  pthread_mutex_lock(&lock);
+  const dual_cpu_jit_module *raced = find_loaded(key); /* another thread's, loaded meanwhile */
+  if (raced == NULL) {
+    memcpy(l->key, key, 32), l->m = m, l->next = modules, modules = l;
+    *out = m;
+  } else {
+    *out = raced;
+  }
+  pthread_mutex_unlock(&lock);
+  if (raced != NULL) free(l), dual_cpu_jit_free(m);
+  return DUAL_SUCCESS;
+}
+
+int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
+  *ran = 0;
+  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier != DUAL_TIER_COMPILE || job->samples > 0 || job->reverse ||
+      (job->mode != DUAL_MODE_EVAL && job->mode != DUAL_MODE_JVP && job->mode != DUAL_MODE_JACOBIAN &&
+       job->mode != DUAL_MODE_GRADIENT))
+    return DUAL_SUCCESS;
+  *ran = 1;
+  dual_job j = *job;
+  if (j.mode == DUAL_MODE_EVAL) j.width = 0;
+  const dual_cpu_jit_module *m = NULL;
+  int st = module_for(ctx, &j, (int)dual_job_passes(&j), &m);
+  if (st == DUAL_SUCCESS) st = dual_cpu_jit_run(ctx, &j, m);
+  if (st == DUAL_SUCCESS) ctx->last_tier = DUAL_TIER_COMPILE;
+  return st;
+}

@@ -1,0 +1,156 @@
+/*
+ * cpu_kernel.h — what every generated CPU pass function (jit/jit_source.c, the CPU target)
+ * includes: the shared rules (dual/rules.h), tangent arithmetic (engine/tangent_terms.h), random
+ * draws (engine/draws.h), the argument block (jit/jit_args.h), and the loads, stores and point
+ * loop the generator's code calls.  Compiled by the system C compiler at run time
+ * (jit/cc_compile.h), embedded in the library as text.
+ *
+ * Layout of a pass function: dual_cpu_p<k>(A, p0, nb) runs points p0 .. p0 + nb - 1 (nb at most
+ * DUAL_CPU_BLK, which the generated source defines before including this header) through the
+ * pass's straight-line body inside one `omp simd` loop, one point per iteration, so each op is a
+ * vector instruction across points where the compiler can, every value and tangent lane a local
+ * it keeps in registers.  Each output's value and present lanes go to the block's stage, slot by
+ * slot (a slot's points contiguous: vector stores); a point whose partials were not all finite is
+ * run again by the guarded body (per point, out of the loop), which rewrites its slots; then
+ * each point's rows are copied to the caller's arrays whole, structural zeros included, and its
+ * status word is written.
+ */
+#ifndef DUAL_CPU_KERNEL_H
+#define DUAL_CPU_KERNEL_H
+
+#define DUAL_FN_JIT_CPU 1 /* the elementary functions inlined, or SIMD clones (dual/fn_bits.h) */
+#include "dual/portable.h"
+#include "dual/ops.h" /* F_CHECK */
+#include "dual/rules.h"
+#include "dualbatch.h"
+#include "engine/draws.h"
+#include "engine/tangent_terms.h"
+#include "jit/jit_args.h"
+
+
+/* DUAL_PT_NAN or DUAL_PT_INF for a NaN or infinite value, else 0 (the CPU interpreter's test). */
+#define DUAL_CPU_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
+
+/* Nothing in the point loop has its address taken: the compiler makes such a local an array
+ * across the loop's lanes, and a rule's partials (three a point) would then be stored with a
+ * stride it cannot vectorize.  So a load's flags are a statement of their own, a rule's value,
+ * partials and flags come back in a struct (dual_cpu_step_<name>, the rule of dual/rules.h
+ * inlined), and a pair of normal draws too. */
+#define DUAL_JIT_LDX(i) ax_[pt * axps_ + (int64_t)(i) * axes_]
+#define DUAL_JIT_LDP(i) ap_[pt * apps_ + (int64_t)(i) * apes_]
+#define DUAL_JIT_LDV(i) av_[pt * avps_ + (int64_t)(i) * aves_]
+/* An input's flag (the interpreter's DUAL_LOAD_X_VALUES). */
+#define DUAL_CPU_TAKEN(v) st |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;
+#define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), aseed_, apoint0_ + pt, 0, aanti_, (k))
+typedef struct dual_cpu_pair {
+  double z[2];
+} dual_cpu_pair;
+DUAL_INLINE dual_cpu_pair dual_cpu_normals(uint64_t seed, int64_t point, int antithetic, int32_t j) {
+  dual_cpu_pair p;
+  dual_draw_normals(seed, point, 0, antithetic, j, p.z);
+  return p;
+}
+#define DUAL_CPU_NORMALS(j) dual_cpu_normals(aseed_, apoint0_ + pt, aanti_, (j))
+
+/* One op's rule by value: its result, partials and flags. */
+typedef struct dual_cpu_step {
+  double r, d0, d1, d2;
+  int f;
+} dual_cpu_step;
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
+  DUAL_INLINE dual_cpu_step dual_cpu_step_##name(double a, double b, double c) {                \
+    dual_cpu_step s;                                                                             \
+    double d[3];                                                                                 \
+    int f = 0;                                                                                   \
+    s.r = dual_rule_##name(a, b, c, d, &f);                                                      \
+    s.d0 = d[0], s.d1 = d[1], s.d2 = d[2], s.f = f;                                              \
+    return s;                                                                                    \
+  }
+#include "dual/ops.def"
+#undef OP
+/* The value half of an instruction (engine/value_step.h's, by value): res the result, qa qb qc
+ * the partials, the flags ORed into st for a checked op. */
+#define DUAL_CPU_STEP(name, flags, a, b, c, res)                                                 \
+  const dual_cpu_step s_ = dual_cpu_step_##name((a), (b), (c));                                  \
+  (res) = s_.r;                                                                                  \
+  if ((flags)&F_CHECK) st |= s_.f;                                                               \
+  const double qa = s_.d0, qb = s_.d1, qc = s_.d2;                                               \
+  (void)qa, (void)qb, (void)qc;
+
+/* The largest exponent field of three partials (all ones where one is NaN or infinite). */
+#define DUAL_CPU_EXPONENT(t) ((unsigned)(dual_cpu_bits(t) >> 32) & 0x7ff00000u)
+DUAL_INLINE uint64_t dual_cpu_bits(double t) {
+  uint64_t u;
+  memcpy(&u, &t, sizeof u);
+  return u;
+}
+DUAL_INLINE unsigned dual_cpu_max(unsigned a, unsigned b) { return a > b ? a : b; }
+#define DUAL_CPU_BAD(qa, qb, qc)                                                                 \
+  bad_ = dual_cpu_max(bad_, dual_cpu_max(dual_cpu_max(DUAL_CPU_EXPONENT(qa), DUAL_CPU_EXPONENT(qb)), \
+                                         DUAL_CPU_EXPONENT(qc)));
+
+/* An output's value or lane into stage slot s at the point's place, with its NaN and infinity
+ * flags (the interpreter takes them for every value and present lane it stores); the value's
+ * flags alone (DUAL_CPU_FLAG) on the passes after the first, which store no value. */
+#define DUAL_CPU_OUT(flags, s, v)                                                                \
+  if (flags) st |= DUAL_CPU_FLAGS(v);                                                            \
+  stage_[(int64_t)(s) * DUAL_CPU_BLK + i_] = (v);
+#define DUAL_CPU_FLAG(v) st |= DUAL_CPU_FLAGS(v);
+
+/* Point i_'s values (the first pass: M outputs, YS their slots, -1 for an output never stored)
+ * and its pass's derivative rows (KC columns from C0, DS[b * KC + k] the slot of output b's
+ * lane k, -1 for a structural zero) from the stage to the caller's arrays. */
+#define DUAL_CPU_COPY_Y(M, YS)                                                                   \
+  if (ay_ != NULL)                                                                               \
+    for (int b_ = 0; b_ < (M); ++b_)                                                             \
+      if ((YS)[b_] >= 0) ay_[(p0 + i_) * ayps_ + (int64_t)b_ * ayes_] = stage_[(int64_t)(YS)[b_] * DUAL_CPU_BLK + i_];
+#define DUAL_CPU_COPY_D(M, KC, C0, DS)                                                           \
+  if (ad_ != NULL)                                                                               \
+    for (int b_ = 0; b_ < (M); ++b_) {                                                           \
+      double *row_ = ad_ + (p0 + i_) * adps_ + (int64_t)b_ * adrs_ + (int64_t)(C0) * adcs_;      \
+      const int32_t *ds_ = (DS) + b_ * (KC);                                                     \
+      for (int k_ = 0; k_ < (KC); ++k_)                                                          \
+        row_[k_ * adcs_] = ds_[k_] >= 0 ? stage_[(int64_t)ds_[k_] * DUAL_CPU_BLK + i_] : 0.0;    \
+    }
+
+/* A's fields as locals (the body and the guarded body read them so): the compiler then knows
+ * that the loop's stores do not move them, and keeps them out of the loop. */
+#define DUAL_CPU_ARGS                                                                            \
+  const double *const ax_ = A->x, *const ap_ = A->p, *const av_ = A->v;                          \
+  double *const ay_ = A->y, *const ad_ = A->d;                                                   \
+  const int64_t axps_ = A->x_ps, axes_ = A->x_es, apps_ = A->p_ps, apes_ = A->p_es;              \
+  const int64_t avps_ = A->v_ps, aves_ = A->v_es, ayps_ = A->y_ps, ayes_ = A->y_es;              \
+  const int64_t adps_ = A->d_ps, adrs_ = A->d_rs, adcs_ = A->d_cs;                               \
+  const uint64_t aseed_ = A->seed;                                                               \
+  const int64_t apoint0_ = A->point0;                                                            \
+  const int32_t aanti_ = A->antithetic;                                                          \
+  (void)ax_, (void)ap_, (void)av_, (void)ay_, (void)ad_, (void)axps_, (void)axes_, (void)apps_,  \
+      (void)apes_, (void)avps_, (void)aves_, (void)ayps_, (void)ayes_, (void)adps_, (void)adrs_, \
+      (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_;
+
+/* The point loop of a pass function: `pt` the point. */
+#define DUAL_CPU_LOOP_BEGIN                                                                      \
+  DUAL_CPU_ARGS                                                                                  \
+  int st_[DUAL_CPU_BLK];                                                                         \
+  unsigned bad_b_[DUAL_CPU_BLK];                                                                 \
+  _Pragma("omp simd") for (int64_t i_ = 0; i_ < nb; ++i_) {                                      \
+    const int64_t pt = p0 + i_;                                                                  \
+    int st = 0;                                                                                  \
+    unsigned bad_ = 0u;
+#define DUAL_CPU_LOOP_END                                                                        \
+    st_[i_] = st;                                                                                \
+    bad_b_[i_] = bad_;                                                                           \
+  }
+/* After the loop, for each point i_ (the generator writes the loop): its flags, those of the
+ * guarded rerun where a partial was NaN or infinite (bad_b_[i_] all ones), and its status word
+ * (first: the job's first pass stores it, later ones OR theirs in; mask: the flags kept). */
+#define DUAL_CPU_BAD_POINT(i) (bad_b_[(i)] == 0x7ff00000u)
+#define DUAL_CPU_STATUS(i, st, first, mask)                                                      \
+  if (A->status == NULL) {                                                                       \
+  } else if (first) {                                                                            \
+    A->status[p0 + (i)] = (st) & (mask);                                                         \
+  } else {                                                                                       \
+    A->status[p0 + (i)] |= (st) & (mask);                                                        \
+  }
+
+#endif /* DUAL_CPU_KERNEL_H */

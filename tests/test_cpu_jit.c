@@ -1,0 +1,277 @@
+/*
+ * test_cpu_jit.c — the CPU compiled tier (issue 21): the generator's C for the CPU target
+ * (jit/jit_source.h, dual_jit_source_cpu), compiled by the system C compiler and run by
+ * jit/cpu_jit.h, gives the CPU interpreter's bits — values, derivative columns and status words —
+ * for eval, JVP, Jacobian and gradient at every width the interpreter has; on random programs
+ * that mix every op (inputs that make some partials NaN or infinite, so that the guarded rerun
+ * runs), on every op alone, and on the benchmark functions ba and kin; batches that end in a
+ * partial block; one and two threads.  Skipped where no C compiler is found.
+ */
+#define _GNU_SOURCE /* mkdtemp, setenv */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_program.h"
+#include "dual/ops.h"
+#include "dualbatch.h"
+#include "exec.h"
+#include "jit/cpu_jit.h"
+#include "random_program.h"
+#include "test_arrays.h"
+
+static dual_cc cc;
+
+static void need_cc(void) {
+  char *why = NULL;
+  if (dual_cc_find(&cc, &why) != 0) {
+    free(why);
+    cr_skip_test("no C compiler (the CPU compiled tier needs one)");
+  }
+}
+
+/* One batch of B points of prog's shape, with room for every product, and its copy for the
+ * compiled run. */
+typedef struct arrays {
+  int64_t B;
+  int n, np, m;
+  double *x, *p, *v, *y[2], *d[2];
+  int32_t *st[2];
+} arrays;
+
+static void arrays_make(arrays *a, const dual_program *prog, int64_t B, uint64_t *rng, double lo, double hi) {
+  a->B = B, a->n = dual_program_num_inputs(prog), a->np = dual_program_num_params(prog),
+  a->m = dual_program_num_outputs(prog);
+  a->x = random_array(rng, B * a->n, lo, hi);
+  a->p = random_array(rng, B * (a->np > 0 ? a->np : 1), lo, hi);
+  a->v = random_array(rng, B * a->n, -1.0, 1.0);
+  if (B > 7 && a->n > 0) a->x[5 % (B * a->n)] = 0.0, a->x[7 % (B * a->n)] = 1.0; /* kinks, poles */
+  for (int k = 0; k < 2; ++k) {
+    a->y[k] = malloc(sizeof(double) * (size_t)(B * a->m + 1));
+    a->d[k] = malloc(sizeof(double) * (size_t)(B * a->m * (a->n > 0 ? a->n : 1) + 1));
+    a->st[k] = malloc(sizeof(int32_t) * (size_t)(B + 1));
+    memset(a->y[k], 0x5a + k, sizeof(double) * (size_t)(B * a->m + 1));
+    memset(a->d[k], 0x3c + k, sizeof(double) * (size_t)(B * a->m * (a->n > 0 ? a->n : 1) + 1));
+    memset(a->st[k], 0x11 + k, sizeof(int32_t) * (size_t)(B + 1));
+  }
+}
+
+static void arrays_free(arrays *a) {
+  free(a->x), free(a->p), free(a->v);
+  for (int k = 0; k < 2; ++k) free(a->y[k]), free(a->d[k]), free(a->st[k]);
+}
+
+/* The batch of run k for `mode`: point-major rows, a Jacobian row-major per point. */
+static void batch_of(const arrays *a, int mode, int k, dual_batch *b) {
+  dual_batch_init(b);
+  b->count = a->B;
+  b->x = a->x, b->x_ps = a->n, b->x_es = 1;
+  if (a->np > 0) b->p = a->p, b->p_ps = a->np, b->p_es = 1;
+  b->y = a->y[k], b->y_ps = a->m, b->y_es = 1;
+  b->status = a->st[k];
+  if (mode == DUAL_MODE_JVP) {
+    b->v = a->v, b->v_ps = a->n, b->v_es = 1;
+    b->d = a->d[k], b->d_ps = a->m, b->d_rs = 1, b->d_cs = 1;
+  } else if (mode != DUAL_MODE_EVAL) {
+    b->d = a->d[k], b->d_ps = (int64_t)a->m * a->n, b->d_rs = a->n, b->d_cs = 1;
+  }
+}
+
+static int64_t checked_finite; /* finite nonzero derivative entries compared (not vacuous) */
+static int64_t checked_flagged; /* points whose status had a flag */
+
+/* The interpreter and the compiled module on the same job: the same bits everywhere. */
+static void compare(dual_context *ctx, const dual_program *prog, arrays *a, int mode, int width, int threads,
+                    const char *what) {
+  dual_batch b[2];
+  dual_job job[2];
+  for (int k = 0; k < 2; ++k) {
+    batch_of(a, mode, k, &b[k]);
+    memset(&job[k], 0, sizeof job[k]);
+    job[k].prog = prog, job[k].b = &b[k], job[k].mode = mode, job[k].width = mode == DUAL_MODE_EVAL ? 0 : width;
+    job[k].threads = threads, job[k].seed = 1234, job[k].point0 = 77;
+  }
+  cr_assert_eq(dual_cpu_run(ctx, &job[0]), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  const int npass = (int)dual_job_passes(&job[1]);
+  dual_cpu_jit_module *m = NULL;
+  char *why = NULL;
+  cr_assert_eq(dual_cpu_jit_build(&cc, prog, mode, job[1].width, npass, &m, &why), 0, "%s: %s", what,
+               why ? why : "");
+  cr_assert_eq(dual_cpu_jit_run(ctx, &job[1], m), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  dual_cpu_jit_free(m);
+  const int64_t ny = a->B * a->m, nd = mode == DUAL_MODE_EVAL ? 0 : mode == DUAL_MODE_JVP ? ny : ny * a->n;
+  for (int64_t i = 0; i < ny; ++i)
+    cr_assert(same_bits(a->y[0][i], a->y[1][i]), "%s mode %d width %d: y[%lld] %.17g vs %.17g", what, mode,
+              width, (long long)i, a->y[0][i], a->y[1][i]);
+  for (int64_t i = 0; i < nd; ++i) {
+    cr_assert(same_bits(a->d[0][i], a->d[1][i]), "%s mode %d width %d: d[%lld] %.17g vs %.17g", what, mode,
+              width, (long long)i, a->d[0][i], a->d[1][i]);
+    checked_finite += isfinite(a->d[0][i]) && a->d[0][i] != 0.0;
+  }
+  for (int64_t i = 0; i < a->B; ++i) {
+    cr_assert_eq(a->st[0][i], a->st[1][i], "%s mode %d width %d: status[%lld] %#x vs %#x", what, mode, width,
+                 (long long)i, a->st[0][i], a->st[1][i]);
+    checked_flagged += a->st[0][i] != 0;
+  }
+}
+
+Test(cpu_jit, random_programs_every_mode_and_width) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  uint64_t rng = 2026112901;
+  for (int trial = 0; trial < 4; ++trial) {
+    dual_program *prog = rp_random_program(ctx, &rng, 50 + 10 * trial, 5, 2, 3);
+    cr_assert_not_null(prog, "%s", dual_context_last_error(ctx));
+    arrays a;
+    arrays_make(&a, prog, 203, &rng, -2.0, 2.0); /* 203: three full blocks and a partial one */
+    char what[32];
+    snprintf(what, sizeof what, "program %d", trial);
+    compare(ctx, prog, &a, DUAL_MODE_EVAL, 0, 2, what);
+    compare(ctx, prog, &a, DUAL_MODE_JVP, 1, 1, what);
+    compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, 1 << trial, 1 + (trial & 1), what); /* widths 1, 2, 4, 8 */
+    arrays_free(&a);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(checked_finite, 3000, "only %lld finite nonzero derivative entries compared", (long long)checked_finite);
+  cr_assert_gt(checked_flagged, 0, "no point raised a flag: the guarded rerun was not exercised");
+  dual_context_destroy(&ctx);
+}
+
+/* Each op alone, on arguments that cross its domain's edges (NaN, infinite and singular
+ * partials): its rule, flags and tangent terms. */
+Test(cpu_jit, every_op_alone) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  uint64_t rng = 99;
+  int tried = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    dual_program *prog = rp_op_program(ctx, op);
+    if (prog == NULL) continue;
+    arrays a;
+    arrays_make(&a, prog, 70, &rng, -3.0, 3.0);
+    compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, 4, 1, dual_op_table[op].name);
+    arrays_free(&a);
+    dual_program_destroy(&prog);
+    ++tried;
+  }
+  cr_assert_gt(tried, 30);
+  dual_context_destroy(&ctx);
+}
+
+/* The gradient of a one-output program (its passes' columns), a draw-using program's values. */
+Test(cpu_jit, gradient_and_draws) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  dual_program *g = NULL, *r = NULL;
+  cr_assert_eq(dual_program_compile(ctx, "input x[6]\noutput f = exp(x[0] * x[1]) + sin(x[2]) / x[3] - x[4] * x[5]\n",
+                                    "g", &g), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput a = x[0] * normal() + uniform()\noutput b = x[1] * normal()\n",
+                                    "r", &r), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  uint64_t rng = 5;
+  arrays a;
+  arrays_make(&a, g, 130, &rng, -2.0, 2.0);
+  for (int w = 1; w <= 8; w *= 2) compare(ctx, g, &a, DUAL_MODE_GRADIENT, w, 2, "gradient");
+  arrays_free(&a);
+  arrays_make(&a, r, 130, &rng, -2.0, 2.0);
+  compare(ctx, r, &a, DUAL_MODE_EVAL, 0, 2, "draws");
+  compare(ctx, r, &a, DUAL_MODE_JACOBIAN, 2, 2, "draws");
+  arrays_free(&a);
+  dual_program_destroy(&g);
+  dual_program_destroy(&r);
+  dual_context_destroy(&ctx);
+}
+
+/* The benchmark functions' Jacobians at the widths the CPU engine takes for them. */
+Test(cpu_jit, benchmark_functions) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  const char *names[] = {"ba", "kin"};
+  const int widths[] = {16, 32};
+  uint64_t rng = 7;
+  for (int i = 0; i < 2; ++i) {
+    dual_program *prog = bench_program(ctx, names[i]);
+    arrays a;
+    arrays_make(&a, prog, 150, &rng, 0.5, 1.5);
+    compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, widths[i], 2, names[i]);
+    arrays_free(&a);
+    dual_program_destroy(&prog);
+  }
+  dual_context_destroy(&ctx);
+}
+
+/* Through the public API: a CPU context under DUAL_TIER_COMPILE gives the interpreter's bits
+ * (a Jacobian, a gradient, values), says it ran compiled, and leaves one cache entry per module
+ * in its cache directory; a second call of the same program finds its module loaded. */
+Test(cpu_jit, a_cpu_context_under_the_compile_tier) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *interp = NULL, *comp = NULL;
+  cr_assert_eq(dual_context_create(&interp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_create(&comp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(interp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(comp, dir), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(interp, "input x[4]\noutput a = x[0] * sin(x[1]) + exp(x[2]) / x[3]\n"
+                                            "output b = pow(x[0], x[3]) - atan2(x[1], x[2])\n", "api", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(interp));
+  enum { B = 300 };
+  uint64_t rng = 11;
+  double *x = random_array(&rng, B * 4, 0.1, 2.0);
+  static double y[2][B * 2], J[2][B * 8];
+  static int32_t st[2][B];
+  dual_context *ctx[2] = {interp, comp};
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 2; ++k)
+      cr_assert_eq(dual_jacobian(ctx[k], prog, B, x, 4, NULL, 0, y[k], 2, J[k], 8, st[k]), DUAL_SUCCESS, "%s",
+                   dual_context_last_error(ctx[k]));
+    cr_assert_eq(dual_context_last_tier(comp), DUAL_TIER_COMPILE);
+    cr_assert_eq(dual_context_last_tier(interp), DUAL_TIER_INTERPRET);
+    for (int i = 0; i < B * 2; ++i) cr_assert(same_bits(y[0][i], y[1][i]), "y[%d]", i);
+    for (int i = 0; i < B * 8; ++i) cr_assert(same_bits(J[0][i], J[1][i]), "J[%d] %.17g vs %.17g", i, J[0][i], J[1][i]);
+    cr_assert(memcmp(st[0], st[1], sizeof st[0]) == 0);
+  }
+  for (int k = 0; k < 2; ++k)
+    cr_assert_eq(dual_eval(ctx[k], prog, B, x, 4, NULL, 0, y[k], 2, st[k]), DUAL_SUCCESS, "%s", dual_context_last_error(ctx[k]));
+  for (int i = 0; i < B * 2; ++i) cr_assert(same_bits(y[0][i], y[1][i]), "eval y[%d]", i);
+  char where[4096];
+  int64_t entries = 0, bytes = 0;
+  cr_assert_eq(dual_context_cache_usage(comp, where, sizeof where, &entries, &bytes), DUAL_SUCCESS);
+  cr_assert_eq(entries, 2, "%lld entries (the Jacobian's module and the eval's)", (long long)entries);
+  cr_assert_gt(bytes, 1000);
+  int64_t removed = 0;
+  cr_assert_eq(dual_context_cache_clear(comp, &removed), DUAL_SUCCESS);
+  cr_assert_eq(rmdir(dir), 0);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&interp);
+  dual_context_destroy(&comp);
+}
+
+/* No compiler: DUAL_ERR_COMPILE under the compile tier, naming what is missing; the interpreter
+ * is unaffected. */
+Test(cpu_jit, no_compiler_is_a_clear_error) {
+  setenv("DUALBATCH_CC", "/nonexistent/cc", 1);
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, "input x[2]\noutput a = x[0] * x[1]\n", "nocc", &prog), DUAL_SUCCESS);
+  double x[4] = {1, 2, 3, 4}, y[2], J[4];
+  cr_assert_eq(dual_context_set_tier(ctx, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  cr_assert_eq(dual_jacobian(ctx, prog, 2, x, 2, NULL, 0, y, 1, J, 2, NULL), DUAL_ERR_COMPILE);
+  cr_assert(strstr(dual_context_last_error(ctx), "DUALBATCH_CC=/nonexistent/cc") != NULL, "%s",
+            dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_tier(ctx, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  cr_assert_eq(dual_jacobian(ctx, prog, 2, x, 2, NULL, 0, y, 1, J, 2, NULL), DUAL_SUCCESS);
+  cr_assert(y[0] == 2.0 && y[1] == 12.0 && J[0] == 2.0 && J[1] == 1.0 && J[2] == 4.0 && J[3] == 3.0);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+}
