@@ -62,7 +62,8 @@ Test(cc_compile, generated_code_with_the_librarys_headers_gives_its_bits) {
   cr_assert_eq(dual_cc_compile(&cc, src, &image, &size, &log), 0, "%s", log ? log : "");
   free(log);
   cr_assert(size > 1000 && memcmp(image, "\x7f" "ELF", 4) == 0, "%zu bytes, not an ELF object", size);
-  cr_assert_eq(dual_cc_load(image, size, &handle, &why), 0, "%s", why ? why : "");
+  int fd = -1;
+  cr_assert_eq(dual_cc_load(image, size, &handle, &fd, &why), 0, "%s", why ? why : "");
   free(image);
   void (*many_exp)(const double *, double *, int) = (void (*)(const double *, double *, int))dlsym(handle, "many_exp");
   cr_assert_not_null(many_exp);
@@ -75,7 +76,7 @@ Test(cc_compile, generated_code_with_the_librarys_headers_gives_its_bits) {
     const double want = dual_exp(x[i]) + dual_sin(x[i]);
     cr_assert(memcmp(&want, &y[i], sizeof want) == 0, "x = %.17g: %.17g, the library's %.17g", x[i], y[i], want);
   }
-  dlclose(handle);
+  dual_cc_unload(handle, fd);
   cr_assert_eq(entries(tmp), 0, "%d files left in the temporary directory", entries(tmp));
   rmdir(tmp);
 }
@@ -119,8 +120,40 @@ Test(cc_compile, bytes_that_are_not_code_do_not_load) {
   void *handle = (void *)1;
   char *why = NULL;
   const char junk[] = "\x7f" "ELF but not really an object";
-  cr_assert_eq(dual_cc_load(junk, sizeof junk, &handle, &why), -1);
+  int fd = 7;
+  cr_assert_eq(dual_cc_load(junk, sizeof junk, &handle, &fd, &why), -1);
   cr_assert_null(handle);
+  cr_assert_eq(fd, -1);
   cr_assert(why != NULL && strstr(why, "did not load") != NULL, "%s", why ? why : "");
   free(why);
+}
+
+/* Objects loaded one after another are each their own, the first unloaded or not: the loader
+ * knows an object by its path, and a memory file's /proc/self/fd/N names the next one too once
+ * N is closed (the CPU tier's second module ran the first's code before the memory file was kept
+ * open). */
+Test(cc_compile, objects_loaded_one_after_another_are_each_their_own) {
+  dual_cc cc;
+  find_cc(&cc);
+  void *h[3];
+  int fd[3];
+  for (int k = 0; k < 3; ++k) {
+    char src[128];
+    snprintf(src, sizeof src, "int which(void);\nint which(void) { return %d; }\n", 100 + k);
+    void *image = NULL;
+    size_t size = 0;
+    char *log = NULL, *why = NULL;
+    cr_assert_eq(dual_cc_compile(&cc, src, &image, &size, &log), 0, "%s", log ? log : "");
+    free(log);
+    cr_assert_eq(dual_cc_load(image, size, &h[k], &fd[k], &why), 0, "%s", why ? why : "");
+    free(image);
+    if (k == 1) dual_cc_unload(h[0], fd[0]), h[0] = NULL, fd[0] = -1; /* a number closed, reused next */
+  }
+  for (int k = 1; k < 3; ++k) {
+    int (*which)(void) = (int (*)(void))dlsym(h[k], "which");
+    cr_assert_not_null(which);
+    cr_assert_eq(which(), 100 + k, "object %d ran object %d's code", k, which() - 100);
+  }
+  dual_cc_unload(h[1], fd[1]);
+  dual_cc_unload(h[2], fd[2]);
 }

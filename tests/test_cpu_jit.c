@@ -187,18 +187,20 @@ Test(cpu_jit, gradient_and_draws) {
   dual_context_destroy(&ctx);
 }
 
-/* The benchmark functions' Jacobians at the widths the CPU engine takes for them. */
+/* The benchmark functions' Jacobians at the widths the CPU engine takes for them; kin's batch is
+ * large enough (over DUAL_CPU_JIT_STREAM_BYTES of Jacobians) to take the non-temporal stores. */
 Test(cpu_jit, benchmark_functions) {
   need_cc();
   dual_context *ctx = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
   const char *names[] = {"ba", "kin"};
   const int widths[] = {16, 32};
+  const int64_t batches[] = {150, DUAL_CPU_JIT_STREAM_BYTES / (32 * 32 * 8) + 77};
   uint64_t rng = 7;
   for (int i = 0; i < 2; ++i) {
     dual_program *prog = bench_program(ctx, names[i]);
     arrays a;
-    arrays_make(&a, prog, 150, &rng, 0.5, 1.5);
+    arrays_make(&a, prog, batches[i], &rng, 0.5, 1.5);
     compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, widths[i], 2, names[i]);
     arrays_free(&a);
     dual_program_destroy(&prog);

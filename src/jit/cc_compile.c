@@ -310,8 +310,8 @@ int dual_cc_compile(const dual_cc *cc, const char *src, void **image, size_t *si
 
 /* ---- loading ----------------------------------------------------------------------------- */
 
-int dual_cc_load(const void *image, size_t size, void **handle, char **why) {
-  *handle = NULL, *why = NULL;
+int dual_cc_load(const void *image, size_t size, void **handle, int *keep_fd, char **why) {
+  *handle = NULL, *why = NULL, *keep_fd = -1;
   char path[PATH_CAP];
   char dir[DIR_CAP] = "";
   int fd = memfd_create("dualbatch-cpu-kernels", MFD_CLOEXEC);
@@ -332,7 +332,16 @@ int dual_cc_load(const void *image, size_t size, void **handle, char **why) {
     *why = dual_strdup_printf("the compiled code did not load: %s", e != NULL ? e : "(no reason given)");
     ok = 0;
   }
-  if (fd >= 0) close(fd);
+  /* a loaded memory file stays open while its object is loaded: the dynamic loader knows an
+   * object by its path, and /proc/self/fd/N of a closed N names the next memory file too, which
+   * it would take for the object already loaded */
+  if (ok && dir[0] == '\0') *keep_fd = fd;
+  else if (fd >= 0) close(fd);
   if (dir[0] != '\0') remove_tree(dir);
   return ok ? 0 : -1;
+}
+
+void dual_cc_unload(void *handle, int fd) {
+  if (handle != NULL) dlclose(handle);
+  if (fd >= 0) close(fd);
 }

@@ -55,7 +55,9 @@ int dual_cc_find(dual_cc *cc, char **why);
  * messages either way, or what stopped it. */
 int dual_cc_compile(const dual_cc *cc, const char *src, void **image, size_t *size, char **log);
 
-/* Load a shared object's bytes: 0 with *handle (for dlsym and dlclose), or -1 with *why (heap). */
-int dual_cc_load(const void *image, size_t size, void **handle, char **why);
+/* Load a shared object's bytes: 0 with *handle (for dlsym) and *keep_fd (the memory file, kept
+ * open while the object is loaded, or -1), or -1 with *why (heap).  dual_cc_unload undoes it. */
+int dual_cc_load(const void *image, size_t size, void **handle, int *keep_fd, char **why);
+void dual_cc_unload(void *handle, int fd);
 
 #endif /* DUAL_CC_COMPILE_H */

@@ -29,8 +29,8 @@ int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int n
     *why = dual_strdup("out of memory loading a compiled CPU module");
     return -1;
   }
-  m->mode = mode, m->width = width, m->npass = npass, m->pass = pass;
-  if (dual_cc_load(image, size, &m->handle, why) != 0) {
+  m->mode = mode, m->width = width, m->npass = npass, m->pass = pass, m->fd = -1;
+  if (dual_cc_load(image, size, &m->handle, &m->fd, why) != 0) {
     free(pass), free(m);
     return -1;
   }
@@ -83,7 +83,7 @@ int dual_cpu_jit_build(const dual_cc *cc, const dual_program *prog, int mode, in
 
 void dual_cpu_jit_free(dual_cpu_jit_module *m) {
   if (m == NULL) return;
-  if (m->handle != NULL) dlclose(m->handle);
+  dual_cc_unload(m->handle, m->fd);
   free(m->pass);
   free(m);
 }
@@ -115,10 +115,15 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
   /* passes inside the block loop: a block's points stay in cache from pass to pass */
   dual_jit_args a;
   job_args(job, &a);
+  /* derivative results past DUAL_CPU_JIT_STREAM_BYTES go to memory with non-temporal stores */
+  const double dbytes = job->b->d != NULL ? 8.0 * (double)count * (double)job->prog->n_out *
+                                                (double)dual_program_jacobian_columns(job->prog)
+                                          : 0.0;
+  const int stream = dbytes >= (double)DUAL_CPU_JIT_STREAM_BYTES;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, take)
   for (int64_t ib = 0; ib < nblocks; ++ib) {
     const int64_t p0 = ib * blk, nb = count - p0 < blk ? count - p0 : blk;
-    for (int k = 0; k < m->npass; ++k) m->pass[k](&a, p0, nb);
+    for (int k = 0; k < m->npass; ++k) m->pass[k](&a, p0, nb, stream);
   }
   return DUAL_SUCCESS;
 }

@@ -12,8 +12,13 @@
 #include "jit/cc_compile.h"
 #include "jit/jit_source.h"
 
+/* A call's derivative results of at least this many bytes are written with non-temporal stores
+ * (jit/cpu_kernel.h: DUAL_CPU_ROWS): they would not stay in the cache anyway. */
+#define DUAL_CPU_JIT_STREAM_BYTES (32 << 20)
+
 typedef struct dual_cpu_jit_module {
-  void *handle;            /* the loaded object (dlclose) */
+  void *handle;            /* the loaded object */
+  int fd;                  /* its memory file (jit/cc_compile.h: dual_cc_load), or -1 */
   int mode, width, npass;  /* what it computes: passes 0 .. npass - 1 of width `width` */
   int block;               /* points per call of a pass function (the module's own figure) */
   dual_cpu_jit_pass *pass; /* [npass] */

@@ -361,9 +361,16 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
   }
   for (int b = 0; b < (m > 0 ? m : 1); ++b) EMIT("%s%d", b ? ", " : "", b < m ? ys[b] : -1);
   EMIT("};\n");
+  int32_t nnz = 0;
   if (ps.kc > 0) {
     EMIT("static const int32_t dual_cpu_ds_p%d[%d] = {", pass, m * ps.kc);
     for (int64_t e = 0; e < (int64_t)m * ps.kc; ++e) EMIT("%s%d", e ? (e % 16 ? ", " : ",\n  ") : "", ds[e]);
+    EMIT("};\n");
+    /* the present entries alone, (entry, slot) pairs: DUAL_CPU_ROWS builds a point's rows from them */
+    EMIT("static const int32_t dual_cpu_nz_p%d[] = {", pass);
+    for (int64_t e = 0; e < (int64_t)m * ps.kc; ++e)
+      if (ds[e] >= 0) EMIT("%s%" PRId64 ", %d", nnz++ ? (nnz % 8 ? ", " : ",\n  ") : "", e, ds[e]);
+    if (nnz == 0) EMIT("-1, -1");
     EMIT("};\n");
   }
   free(ys), free(ds);
@@ -375,16 +382,33 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
     emit_body(g, &ps, recs, ni);
     EMIT("  return st;\n}\n");
   }
-  EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb);\n", pass);
-  EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb) {\n"
+  /* a pass of every column may stream its points' derivative blocks (DUAL_CPU_ROWS) */
+  const int whole = ps.kc > 0 && ps.c0 == 0 && ps.kc == dual_program_jacobian_columns(prog);
+  EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream);\n", pass);
+  EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream) {\n"
        "  double stage_[%d * DUAL_CPU_BLK];\n  DUAL_CPU_LOOP_BEGIN\n", pass, nslots > 0 ? nslots : 1);
   g->guarded = 0;
   emit_body(g, &ps, recs, ni);
-  EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
+  EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n");
+  const int rows_fit = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
+  if (whole && rows_fit) EMIT("  const int stream_ = DUAL_CPU_CAN_STREAM(stream, %d, %d);\n", m, ps.kc);
+  else EMIT("  const int stream_ = 0;\n  (void)stream;\n");
+  if (rows_fit) EMIT("  DUAL_CPU_ROWS_BEGIN(%d)\n", m * ps.kc);
+  else EMIT("  (void)stream_;\n");
+  EMIT("  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
   if (has_lin) EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_);\n", pass);
   if (ps.first) EMIT("    DUAL_CPU_COPY_Y(%d, dual_cpu_ys_p%d)\n", m, pass);
-  if (ps.kc > 0) EMIT("    DUAL_CPU_COPY_D(%d, %d, %d, dual_cpu_ds_p%d)\n", m, ps.kc, ps.c0, pass);
-  EMIT("    DUAL_CPU_STATUS(i_, st, %d, %s)\n  }\n}\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
+  /* the rows of a point built in rows_ (zero between points) from the present entries, then
+   * copied whole, where they fit on the stack (DUAL_CPU_ROWS_MAX); else entry by entry */
+  const int rows = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
+  if (ps.kc > 0 && rows) {
+    EMIT("    DUAL_CPU_ROWS(%d, %d, %d, %d, dual_cpu_nz_p%d)\n", m, ps.kc, ps.c0, nnz, pass);
+  } else if (ps.kc > 0) {
+    EMIT("    DUAL_CPU_COPY_D(%d, %d, %d, dual_cpu_ds_p%d)\n", m, ps.kc, ps.c0, pass);
+  }
+  EMIT("    DUAL_CPU_STATUS(i_, st, %d, %s)\n  }\n", ps.first, width > 0 ? "~0" : "~DUAL_PT_SINGULAR");
+  if (rows) EMIT("  DUAL_CPU_ROWS_END\n");
+  EMIT("}\n");
   return DUAL_SUCCESS;
 }
 

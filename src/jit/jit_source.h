@@ -62,8 +62,14 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
 #define DUAL_CPU_JIT_BLOCK 64
 #define DUAL_CPU_JIT_STAGE_BYTES (96 * 1024)
 #define DUAL_CPU_JIT_BLOCK_NAME "dual_cpu_block"
+/* A pass whose outputs' derivative rows hold at most this many entries builds each point's rows
+ * on the stack and copies them whole (jit/cpu_kernel.h: DUAL_CPU_ROWS); a larger one copies entry
+ * by entry. */
+#define DUAL_CPU_ROWS_MAX 8192
 struct dual_jit_args;
-typedef void (*dual_cpu_jit_pass)(const struct dual_jit_args *A, int64_t p0, int64_t nb);
+/* stream: 1 to write a pass's derivative blocks with non-temporal stores where they are
+ * contiguous (a large batch's results, which would only evict the cache: jit/cpu_kernel.h) */
+typedef void (*dual_cpu_jit_pass)(const struct dual_jit_args *A, int64_t p0, int64_t nb, int stream);
 char *dual_jit_source_cpu(const dual_program *prog, int mode, int width, int npass, char *why,
                           int64_t why_cap);
 
