@@ -589,6 +589,13 @@ Test(dispatch_auto, an_unmeasured_device_near_the_choice_is_tried) {
 static _Thread_local double virtual_now;
 static double virtual_clock(void) { return virtual_now; }
 
+/* The end of a test on the virtual clock: the real clock back, the program and context freed. */
+static void virtual_done(dual_context **ctx, dual_program **prog) {
+  dual_dispatch_set_clock(NULL);
+  dual_program_destroy(prog);
+  dual_context_destroy(ctx);
+}
+
 /* The engines' speeds: the CPU's whole batch takes slow_cpu_s with all slow_threads threads
  * (its share with fewer threads proportionally longer); the GPU's takes slow_gpu_s plus
  * slow_gpu_fixed_s, a split's GPU side with k staging threads min(k, n) / n of its rate (the
@@ -667,9 +674,7 @@ Test(dispatch_auto, a_device_is_measured_again_far_from_its_calls) {
   cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU, "the GPU was not measured again at 1e5 points");
   /* the first a try of the GPU, then one of the CPU (never run at this size either) */
   cr_assert_eq(fake_gpu_calls, 3, "%d GPU calls of 4", fake_gpu_calls);
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* A new context, the two-input program and its job of B points with T threads, on the virtual
@@ -725,9 +730,7 @@ Test(dispatch_auto, a_slow_first_measurement_does_not_keep_a_device_out) {
   cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
   cr_assert_geq(fake_gpu_calls, 11, "%d of 12 calls on the GPU", fake_gpu_calls);
   slow_gpu_spike_call = 0;
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* The GPU's figures are of one tier: measured on the interpreter (400 ms where its model says
@@ -755,9 +758,7 @@ Test(dispatch_auto, the_gpu_figures_are_of_the_tier_that_ran) {
   for (int i = 0; i < 10; ++i) cr_assert_eq(dual_dispatch_auto(ctx, &job, &compiled), DUAL_SUCCESS);
   cr_assert_eq(fake_gpu_calls, 10, "%d of 10 calls on the GPU", fake_gpu_calls);
   slow_gpu_tier = DUAL_TIER_COMPILE;
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* Measured alone at 1e5 points (the GPU 40 ms, 30 of them its fixed cost; the CPU 50 ms), at 1e6
@@ -792,9 +793,7 @@ Test(dispatch_auto, a_device_measured_only_at_other_sizes_is_measured_before_a_s
     cr_assert_neq(dual_context_last_device(ctx), DUAL_DEVICE_CPU, "the CPU, 500 ms, was tried");
   }
   slow_gpu_k_need = 4;
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* The context's calibration for the job: copies free (so one staging thread is as good as any),
@@ -838,9 +837,7 @@ Test(dispatch_auto, the_split_tries_its_neighbouring_staging_threads) {
   /* balanced at four threads: the GPU side takes 4/5 of the points (to a 128-point block, and
    * the halfway moves of the measured sides) */
   cr_assert(g > B * 7 / 10 && g < B * 9 / 10, "GPU share %lld of %d", (long long)g, B);
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* The same machine, a split's GPU side at its full rate with one staging thread (there, balanced,
@@ -866,9 +863,7 @@ Test(dispatch_auto, a_split_slower_than_its_sides_predict_gives_way_to_the_devic
     on_gpu += i >= CALLS / 2 && dual_context_last_device(ctx) == DUAL_DEVICE_GPU;
   }
   cr_assert(on_gpu >= CALLS / 2 * 3 / 4, "the GPU alone in %d of the last %d calls", on_gpu, CALLS / 2);
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* DUAL_KNOB_SPLIT_SHARE and _THREADS: the caller's split in every call, though the GPU alone is
@@ -910,9 +905,7 @@ Test(dispatch_auto, a_fixed_split_takes_the_share_and_threads_asked) {
     cr_assert_eq(dual_dispatch_auto(ctx, &job, &e), DUAL_SUCCESS);
     cr_assert_neq(dual_context_last_device(ctx), DUAL_DEVICE_HYBRID);
   }
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
 }
 
 /* ---- the device machine's measured splits, replayed ------------------------------------------ */
@@ -1011,9 +1004,7 @@ static double replay_auto(int calls, double *share) {
     const double tg = replay_side(replay_gpu_side, 4, *share), tc = replay_side(replay_cpu_side, 4, *share);
     t = tg > tc ? tg : tc;
   }
-  dual_dispatch_set_clock(NULL);
-  dual_program_destroy(&prog);
-  dual_context_destroy(&ctx);
+  virtual_done(&ctx, &prog);
   return t;
 }
 

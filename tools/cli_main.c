@@ -33,7 +33,8 @@
   X(CLI_OPT_SCORE, "--score", NULL, NULL,                                                          \
     "sgrad: score-function estimator for normal(mu, sigma) draws")                                 \
   X(CLI_OPT_TIER, "--tier", NULL, "auto|interpret|compile",                                       \
-    "GPU tier: interpreter or compiled kernels (default auto; DUALBATCH_TIER sets the default)")  \
+    "interpreter or compiled code: GPU kernels; on the CPU, compile runs first-order products "      \
+    "compiled (default auto; DUALBATCH_TIER, DUALBATCH_CPU_TIER set the default)")                  \
   X(CLI_OPT_VERBOSE, "--verbose", "-v", NULL, "report the device and GPU tier that ran, and why")   \
   X(CLI_OPT_HEADER, "--header", NULL, NULL,                                                        \
     "csv: the first line (after comments) is a header row (default: skipped when it has no number)") \
