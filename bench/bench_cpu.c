@@ -3,7 +3,9 @@
  * generates the points once, runs dual_jacobian and the Ceres ceres::Jet peer (bench/peers) on the
  * identical points with 1 thread and all cores (warm-up, then interleaved timed runs, median),
  * checks that both agree (and the peer against central differences), and prints one Markdown
- * table with the machine, date and commit.  Run through bench/run_cpu.sh.
+ * table with the machine, date and commit; also each program's first call (one point: on the
+ * CPU's compiled tier, DUALBATCH_CPU_TIER=compile, its compile or its load from the disk cache).
+ * Run through bench/run_cpu.sh.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -261,6 +263,16 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
     bench_points_kin(B, opt->seed, x);
 
   int result = 0;
+  /* The program's first call, of one point: on the CPU's compiled tier its compile, or its load
+   * from the disk cache (run twice, with an empty cache directory and then the filled one). */
+  dual_context_set_threads(ctx, 0);
+  const double first_t0 = omp_get_wtime();
+  if (dual_run_jacobian(ctx, prog, w, 1, x, p, y_d, J_d, status) != DUAL_SUCCESS) {
+    result = 2;
+    goto done;
+  }
+  const double first_s = omp_get_wtime() - first_t0;
+  const int first_compiled = dual_context_last_tier(ctx) == DUAL_TIER_COMPILE;
   /* Correctness first, with all cores; these calls also fault in the output pages. */
   dual_context_set_threads(ctx, 0);
   if (dual_run_jacobian(ctx, prog, w, B, x, p, y_d, J_d, status) != DUAL_SUCCESS) {
@@ -278,6 +290,8 @@ static int run_workload(const workload *w, const options *opt, dual_context *ctx
   printf("%s: B = %lld, n = %d, m = %d, program %s (%lld instructions, %d registers)\n", w->name,
          (long long)B, w->n, w->m, w->program, (long long)dual_program_num_instructions(prog),
          dual_program_num_registers(prog));
+  printf("  first call (1 point): %.3g s, %s\n", first_s,
+         first_compiled ? "compiled tier (the module's compile, or its load from the disk cache)" : "interpreted");
   printf("  check dualbatch vs Ceres, all %lld points, values + Jacobian: max relative difference "
          "per entry %.3g (entries floored at %.0e x point max: %.3g, point %lld) -> %s\n",
          (long long)B, rel, CHECK_FLOOR, floored, (long long)worst,
