@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE /* mkdtemp, setenv */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,4 +277,72 @@ Test(cpu_jit, no_compiler_is_a_clear_error) {
   cr_assert(y[0] == 2.0 && y[1] == 12.0 && J[0] == 2.0 && J[1] == 1.0 && J[2] == 4.0 && J[3] == 3.0);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
+}
+
+/* The entry of the one module in `dir` (a file named like a cache entry): its bytes in buf, their
+ * count returned; -1 when there is not exactly one. */
+static long one_entry(const char *dir, char *path, size_t cap, unsigned char *buf, long bufcap) {
+  DIR *d = opendir(dir);
+  if (d == NULL) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;)
+    if (strlen(e->d_name) == 64 + 6 && strcmp(e->d_name + 64, ".cubin") == 0) {
+      snprintf(path, cap, "%s/%s", dir, e->d_name);
+      ++n;
+    }
+  closedir(d);
+  if (n != 1) return -1;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return -1;
+  const long got = (long)fread(buf, 1, (size_t)bufcap, f);
+  fclose(f);
+  return got;
+}
+
+/* Across processes (the CLI, a process a run): under DUALBATCH_CPU_TIER=compile the first run
+ * compiles into an empty cache directory (one entry), the next loads it (the entry unchanged) and
+ * prints the same; a corrupted entry is passed over, compiled again and replaced by one the next
+ * run loads as it is; the interpreter prints the same. */
+Test(cpu_jit, the_disk_cache_across_processes_and_a_corrupt_entry) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[1200], cmd[4096], entry[1400];
+  snprintf(path, sizeof path, "%s/p.db", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "input x[3]\noutput a = x[0] * sin(x[1]) / x[2]\noutput b = exp(x[0] - x[2]) + x[1] * x[1]\n");
+  fclose(f);
+  const char *tiers[5] = {"compile", "compile", "compile", "compile", "interpret"};
+  static unsigned char prev[1 << 20], now[1 << 20];
+  long nprev = 0;
+  for (int k = 0; k < 5; ++k) {
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && printf '0.5,1.5,2.5\\n-1,2,0.25\\n' | DUALBATCH_DEVICE=cpu DUALBATCH_CPU_TIER=%s "
+             "DUALBATCH_CACHE_DIR='%s/c' timeout 300 '%s/tools/dualbatch' jacobian p.db > out%d 2> err%d",
+             dir, tiers[k], dir, DUAL_BINARY_DIR, k, k);
+    cr_assert_eq(system(cmd), 0, "run %d failed: %s", k, cmd);
+    if (k > 0) {
+      snprintf(cmd, sizeof cmd, "cmp -s '%s/out0' '%s/out%d'", dir, dir, k);
+      cr_assert_eq(system(cmd), 0, "run %d printed other results", k);
+    }
+    char cdir[1300];
+    snprintf(cdir, sizeof cdir, "%s/c", dir);
+    const long n = one_entry(cdir, entry, sizeof entry, now, sizeof now);
+    cr_assert_gt(n, 1000, "run %d: not one cache entry", k);
+    const int same = n == nprev && memcmp(prev, now, (size_t)n) == 0;
+    if (k == 1 || k == 3) cr_assert(same, "run %d: a load rewrote the entry", k);
+    if (k == 2) cr_assert(!same, "the corrupt entry was not replaced");
+    memcpy(prev, now, (size_t)n), nprev = n;
+    if (k == 1) { /* corrupt a byte in its middle */
+      FILE *e = fopen(entry, "r+b");
+      cr_assert_not_null(e);
+      cr_assert_eq(fseek(e, n / 2, SEEK_SET), 0);
+      fputc(now[n / 2] ^ 0x5a, e);
+      fclose(e);
+      prev[n / 2] ^= 0x5a; /* the corrupt bytes, which run 2 must replace */
+    }
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
 }
