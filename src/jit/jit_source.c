@@ -382,7 +382,10 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
     emit_body(g, &ps, recs, ni);
     EMIT("  return st;\n}\n");
   }
-  /* a pass of every column may stream its points' derivative blocks (DUAL_CPU_ROWS) */
+  /* a point's rows are built in rows_ (zero between points) from the present entries, then
+   * copied whole, where they fit on the stack (DUAL_CPU_ROWS_MAX), else entry by entry; a pass
+   * of every column may stream its points' derivative blocks (DUAL_CPU_ROWS) */
+  const int rows = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
   const int whole = ps.kc > 0 && ps.c0 == 0 && ps.kc == dual_program_jacobian_columns(prog);
   EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream);\n", pass);
   EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream) {\n"
@@ -390,18 +393,14 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
   g->guarded = 0;
   emit_body(g, &ps, recs, ni);
   EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n");
-  const int rows_fit = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
-  if (whole && rows_fit) EMIT("  const int stream_ = DUAL_CPU_CAN_STREAM(stream, %d, %d);\n", m, ps.kc);
+  if (whole && rows) EMIT("  const int stream_ = DUAL_CPU_CAN_STREAM(stream, %d, %d);\n", m, ps.kc);
   else EMIT("  const int stream_ = 0;\n  (void)stream;\n");
-  if (rows_fit) EMIT("  DUAL_CPU_ROWS_BEGIN(%d)\n", m * ps.kc);
+  if (rows) EMIT("  DUAL_CPU_ROWS_BEGIN(%d)\n", m * ps.kc);
   else EMIT("  (void)stream_;\n");
   EMIT("  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
   if (has_lin) EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_);\n", pass);
   if (ps.first) EMIT("    DUAL_CPU_COPY_Y(%d, dual_cpu_ys_p%d)\n", m, pass);
-  /* the rows of a point built in rows_ (zero between points) from the present entries, then
-   * copied whole, where they fit on the stack (DUAL_CPU_ROWS_MAX); else entry by entry */
-  const int rows = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
-  if (ps.kc > 0 && rows) {
+  if (rows) {
     EMIT("    DUAL_CPU_ROWS(%d, %d, %d, %d, dual_cpu_nz_p%d)\n", m, ps.kc, ps.c0, nnz, pass);
   } else if (ps.kc > 0) {
     EMIT("    DUAL_CPU_COPY_D(%d, %d, %d, dual_cpu_ds_p%d)\n", m, ps.kc, ps.c0, pass);
