@@ -8,6 +8,7 @@
 #define DUAL_CPU_INTERP_LOADS_H
 
 #include "engine/draws.h"
+#include "engine/value_step.h" /* DUAL_FINITE_FLAGS, DUAL_INPUT_FLAGS */
 
 /* x[i] of every point in the block into the register's value row, with the non-finite check
  * (the start of each interpreter's LDX; a padded point repeats the block's first). */
@@ -19,7 +20,7 @@
     DUAL_POINTS(p) {                                                                             \
       double v = xs[(p < nb ? p : 0) * xps];                                                     \
       vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+      st[p] |= DUAL_INPUT_FLAGS(v);                                     \
     }                                                                                            \
   }
 
@@ -32,7 +33,7 @@
     DUAL_POINTS(p) {                                                                             \
       double v = vs[(p < nb ? p : 0) * vps];                                                     \
       (tr)[p] = v;                                                                               \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+      st[p] |= DUAL_INPUT_FLAGS(v);                                     \
     }                                                                                            \
   } else {                                                                                       \
     DUAL_POINTS(p) { (tr)[p] = 1.0; }                                                            \
@@ -47,7 +48,7 @@
     DUAL_POINTS(p) {                                                                             \
       double v = ps[(p < nb ? p : 0) * pps];                                                     \
       vr[p] = v;                                                                                 \
-      st[p] |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;                                     \
+      st[p] |= DUAL_INPUT_FLAGS(v);                                     \
     }                                                                                            \
   }
 
@@ -71,7 +72,5 @@
   }
 #define DUAL_ENGINE_RNORM() DUAL_ENGINE_DRAW_ROW(1)
 #define DUAL_ENGINE_RUNIF() DUAL_ENGINE_DRAW_ROW(0)
-
-#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 
 #endif /* DUAL_CPU_INTERP_LOADS_H */

@@ -18,4 +18,9 @@
     if ((flags)&F_CHECK) (st) |= f_;                                                             \
   }
 
+/* A stored value's or lane's flags, DUAL_PT_NAN or DUAL_PT_INF (the CPU interpreter's test, and the
+ * CPU compiled tier's), and an input's: DUAL_PT_BAD_INPUT where it is NaN or infinite. */
+#define DUAL_FINITE_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
+#define DUAL_INPUT_FLAGS(v) ((fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT)
+
 #endif /* DUAL_VALUE_STEP_H */

@@ -56,6 +56,26 @@ int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int n
   return 0;
 }
 
+/* Compile src with cc, store the object in the disk cache under `disk` (when dir is not NULL)
+ * and load it: 0 with *out; 1 when the compile failed (*why: its log), 2 when the object did not
+ * load (*why: the reason). */
+static int compile_and_load(const dual_cc *cc, const char *src, int mode, int width, int npass, const char *dir,
+                            const uint8_t disk[32], dual_cpu_jit_module **out, char **why) {
+  void *image = NULL;
+  size_t size = 0;
+  char *log = NULL;
+  *out = NULL, *why = NULL;
+  if (dual_cc_compile(cc, src, &image, &size, &log) != 0) {
+    *why = log != NULL ? log : dual_strdup("the C compiler failed");
+    return 1;
+  }
+  free(log);
+  if (dir != NULL) (void)dual_jit_cache_store(dir, disk, image, size, NULL); /* no cache: compiled again */
+  const int lst = dual_cpu_jit_load(image, size, mode, width, npass, out, why);
+  free(image);
+  return lst == 0 ? 0 : 2;
+}
+
 int dual_cpu_jit_build(const dual_cc *cc, const dual_program *prog, int mode, int width, int npass,
                        dual_cpu_jit_module **out, char **why) {
   *out = NULL;
@@ -66,19 +86,9 @@ int dual_cpu_jit_build(const dual_cc *cc, const dual_program *prog, int mode, in
     *why = dual_strdup(reason);
     return -1;
   }
-  void *image = NULL;
-  size_t size = 0;
-  char *log = NULL;
-  const int st = dual_cc_compile(cc, src, &image, &size, &log);
+  const int st = compile_and_load(cc, src, mode, width, npass, NULL, NULL, out, why);
   free(src);
-  if (st != 0) {
-    *why = log != NULL ? log : dual_strdup("the C compiler failed");
-    return -1;
-  }
-  free(log);
-  const int lst = dual_cpu_jit_load(image, size, mode, width, npass, out, why);
-  free(image);
-  return lst;
+  return st == 0 ? 0 : -1;
 }
 
 void dual_cpu_jit_free(dual_cpu_jit_module *m) {
@@ -112,7 +122,6 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
   int threads = job->threads > 0 ? job->threads : 1;
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
   const int take = dual_blocks_per_take(nblocks, threads);
-  /* passes inside the block loop: a block's points stay in cache from pass to pass */
   dual_jit_args a;
   job_args(job, &a);
   /* derivative results past DUAL_CPU_JIT_STREAM_BYTES go to memory with non-temporal stores */
@@ -120,6 +129,7 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
                                                 (double)dual_program_jacobian_columns(job->prog)
                                           : 0.0;
   const int stream = dbytes >= (double)DUAL_CPU_JIT_STREAM_BYTES;
+  /* passes inside the block loop: a block's points stay in cache from pass to pass */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, take)
   for (int64_t ib = 0; ib < nblocks; ++ib) {
     const int64_t p0 = ib * blk, nb = count - p0 < blk ? count - p0 : blk;
@@ -181,29 +191,19 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
     /* a checked entry that does not load (another machine's object under the same key would be
      * a bug; a truncated one fails the check) is compiled again */
     if (dual_cpu_jit_load(image, size, job->mode, job->width, npass, &m, &why) != 0) free(why), why = NULL;
-    free(image), image = NULL;
-  }
-  if (m == NULL) {
-    char *log = NULL;
-    if (dual_cc_compile(&cc, src, &image, &size, &log) != 0) {
-      free(src);
-      const int st = dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier's compile failed:\n%s",
-                               log != NULL ? log : "(no log)");
-      free(log);
-      return st;
-    }
-    free(log);
-    if (have_dir) (void)dual_jit_cache_store(dir, disk, image, size, NULL); /* no cache: compiled again */
-    const int lst = dual_cpu_jit_load(image, size, job->mode, job->width, npass, &m, &why);
     free(image);
-    if (lst != 0) {
-      free(src);
-      const int st = dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU module did not load: %s", why ? why : "");
-      free(why);
-      return st;
-    }
   }
+  const int built = m != NULL ? 0 : compile_and_load(&cc, src, job->mode, job->width, npass, have_dir ? dir : NULL,
+                                                      disk, &m, &why);
   free(src);
+  if (built != 0) {
+    const int st = built == 1 ? dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier's compile failed:\n%s",
+                                          why != NULL ? why : "(no log)")
+                              : dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU module did not load: %s",
+                                          why != NULL ? why : "");
+    free(why);
+    return st;
+  }
   loaded *l = malloc(sizeof *l);
   if (l == NULL) {
     dual_cpu_jit_free(m);

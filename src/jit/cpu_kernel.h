@@ -25,11 +25,10 @@
 #include "dualbatch.h"
 #include "engine/draws.h"
 #include "engine/tangent_terms.h"
+#include "engine/value_step.h" /* DUAL_FINITE_FLAGS, DUAL_INPUT_FLAGS */
 #include "jit/jit_args.h"
 
 
-/* DUAL_PT_NAN or DUAL_PT_INF for a NaN or infinite value, else 0 (the CPU interpreter's test). */
-#define DUAL_CPU_FLAGS(v) (((v) != (v)) * DUAL_PT_NAN | (fabs(v) == (double)INFINITY) * DUAL_PT_INF)
 
 /* Nothing in the point loop has its address taken: the compiler makes such a local an array
  * across the loop's lanes, and a rule's partials (three a point) would then be stored with a
@@ -40,7 +39,7 @@
 #define DUAL_JIT_LDP(i) ap_[pt * apps_ + (int64_t)(i) * apes_]
 #define DUAL_JIT_LDV(i) av_[pt * avps_ + (int64_t)(i) * aves_]
 /* An input's flag (the interpreter's DUAL_LOAD_X_VALUES). */
-#define DUAL_CPU_TAKEN(v) st |= (fabs(v) <= DBL_MAX) ? 0 : DUAL_PT_BAD_INPUT;
+#define DUAL_CPU_TAKEN(v) st |= DUAL_INPUT_FLAGS(v);
 #define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), aseed_, apoint0_ + pt, 0, aanti_, (k))
 typedef struct dual_cpu_pair {
   double z[2];
@@ -93,9 +92,9 @@ DUAL_INLINE unsigned dual_cpu_max(unsigned a, unsigned b) { return a > b ? a : b
  * flags (the interpreter takes them for every value and present lane it stores); the value's
  * flags alone (DUAL_CPU_FLAG) on the passes after the first, which store no value. */
 #define DUAL_CPU_OUT(flags, s, v)                                                                \
-  if (flags) st |= DUAL_CPU_FLAGS(v);                                                            \
+  if (flags) st |= DUAL_FINITE_FLAGS(v);                                                            \
   stage_[(int64_t)(s) * DUAL_CPU_BLK + i_] = (v);
-#define DUAL_CPU_FLAG(v) st |= DUAL_CPU_FLAGS(v);
+#define DUAL_CPU_FLAG(v) st |= DUAL_FINITE_FLAGS(v);
 
 /* Point i_'s values (the first pass: M outputs, YS their slots, -1 for an output never stored)
  * and its pass's derivative rows (KC columns from C0, DS[b * KC + k] the slot of output b's
