@@ -5,7 +5,9 @@
  * for eval, JVP, Jacobian and gradient at every width the interpreter has; on random programs
  * that mix every op (inputs that make some partials NaN or infinite, so that the guarded rerun
  * runs), on every op alone, and on the benchmark functions ba and kin; batches that end in a
- * partial block; one and two threads.  Skipped where no C compiler is found.
+ * partial block; one and two threads.  Second order (jit/jit_source2.h's CPU target): Hessians
+ * in both layouts and HVPs of random programs and of hess, through the public API.  Skipped
+ * where no C compiler is found.
  */
 #define _GNU_SOURCE /* mkdtemp, setenv */
 #include <criterion/criterion.h>
@@ -22,6 +24,7 @@
 #include "exec.h"
 #include "jit/cpu_jit.h"
 #include "random_program.h"
+#include "temp_dirs.h"
 #include "test_arrays.h"
 
 static dual_cc cc;
@@ -257,6 +260,93 @@ Test(cpu_jit, a_cpu_context_under_the_compile_tier) {
   dual_program_destroy(&prog);
   dual_context_destroy(&interp);
   dual_context_destroy(&comp);
+}
+
+/* ---- second order (jit/jit_source2.h's CPU target) ---------------------------------------- */
+
+/* One second-order call of prog on B points through the public API on the interpreter's context
+ * (k = 0) and the compiled one (k = 1), `threads` threads each: mode DUAL_MODE_HESSIAN (layout
+ * full or packed) or DUAL_MODE_HVP (forward mode: nested passes); the same bits everywhere —
+ * values, Jacobian, Hessian blocks or H v, status words — and the compiled context says it ran
+ * compiled.  Counts the finite nonzero second-order entries and the flagged points compared. */
+static int64_t checked2_finite, checked2_flagged;
+static void compare2(dual_context *ctx[2], const dual_program *prog, int64_t B, const double *x, const double *p,
+                     const double *v, int mode, int layout, int threads, const char *what) {
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog), m = dual_program_num_outputs(prog);
+  const int64_t len = mode == DUAL_MODE_HVP ? n : layout == DUAL_HESSIAN_FULL ? (int64_t)n * n : (int64_t)n * (n + 1) / 2;
+  double *y[2], *J[2], *H[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    y[k] = malloc(sizeof(double) * (size_t)(B * m + 1)), J[k] = malloc(sizeof(double) * (size_t)(B * m * n + 1));
+    H[k] = malloc(sizeof(double) * (size_t)(B * m * len + 1)), st[k] = malloc(sizeof(int32_t) * (size_t)(B + 1));
+    memset(y[k], 0x5a + k, sizeof(double) * (size_t)(B * m + 1)), memset(J[k], 0x3c + k, sizeof(double) * (size_t)(B * m * n + 1));
+    memset(H[k], 0x2b + k, sizeof(double) * (size_t)(B * m * len + 1)), memset(st[k], 0x11 + k, sizeof(int32_t) * (size_t)(B + 1));
+    cr_assert_eq(dual_context_set_threads(ctx[k], threads), DUAL_SUCCESS);
+    const int rc = mode == DUAL_MODE_HVP
+                       ? dual_hvp(ctx[k], prog, B, x, n, p, np, v, n, y[k], m, J[k], (int64_t)m * n, H[k], (int64_t)m * n, st[k])
+                       : dual_hessian(ctx[k], prog, B, x, n, p, np, y[k], m, J[k], (int64_t)m * n, H[k], (int64_t)m * len,
+                                      layout, st[k]);
+    cr_assert_eq(rc, DUAL_SUCCESS, "%s: %s", what, dual_context_last_error(ctx[k]));
+    cr_assert_eq(dual_context_last_ad_mode(ctx[k]), DUAL_AD_FORWARD, "%s: not nested forward", what);
+  }
+  cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_COMPILE, "%s: not compiled", what);
+  for (int64_t i = 0; i < B * m; ++i)
+    cr_assert(same_bits(y[0][i], y[1][i]), "%s: y[%lld] %.17g vs %.17g", what, (long long)i, y[0][i], y[1][i]);
+  for (int64_t i = 0; i < B * m * n; ++i)
+    cr_assert(same_bits(J[0][i], J[1][i]), "%s: J[%lld] %.17g vs %.17g", what, (long long)i, J[0][i], J[1][i]);
+  for (int64_t i = 0; i < B * m * len; ++i) {
+    cr_assert(same_bits(H[0][i], H[1][i]), "%s: H[%lld] %.17g vs %.17g", what, (long long)i, H[0][i], H[1][i]);
+    checked2_finite += isfinite(H[0][i]) && H[0][i] != 0.0;
+  }
+  for (int64_t i = 0; i < B; ++i) {
+    cr_assert_eq(st[0][i], st[1][i], "%s: status[%lld] %#x vs %#x", what, (long long)i, st[0][i], st[1][i]);
+    checked2_flagged += st[0][i] != 0;
+  }
+  for (int k = 0; k < 2; ++k) free(y[k]), free(J[k]), free(H[k]), free(st[k]);
+}
+
+/* Random programs (every op, inputs with kinks and poles, so that stored entries come out NaN or
+ * infinite and the guarded copy runs) and hess, the benchmark function: Hessians in both
+ * layouts and HVPs, one and two threads, batches that end in a partial block. */
+Test(cpu_jit, second_order_random_programs_and_hess) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit2-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *ctx[2] = {NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(dual_context_create(&ctx[k], DUAL_DEVICE_CPU), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_tier(ctx[k], k ? DUAL_TIER_COMPILE : DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_FORWARD), DUAL_SUCCESS); /* (HVPs: nested) */
+    cr_assert_eq(dual_context_set_cache_dir(ctx[k], dir), DUAL_SUCCESS);
+  }
+  uint64_t rng = 2026112902;
+  for (int trial = 0; trial < 3; ++trial) {
+    dual_program *prog = rp_random_program(ctx[0], &rng, 40 + 10 * trial, 4, 2, 2);
+    cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
+    const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+    const int64_t B = 203;
+    double *x = random_array(&rng, B * n, -2.0, 2.0), *p = random_array(&rng, B * (np > 0 ? np : 1), -2.0, 2.0);
+    double *v = random_array(&rng, B * n, -1.0, 1.0);
+    if (n > 0) x[5 % (B * n)] = 0.0, x[7 % (B * n)] = 1.0, x[11 % (B * n)] = NAN; /* kinks, poles, a bad input */
+    char what[48];
+    snprintf(what, sizeof what, "program %d, Hessian", trial);
+    compare2(ctx, prog, B, x, p, v, DUAL_MODE_HESSIAN, trial == 1 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL,
+             1 + (trial & 1), what);
+    snprintf(what, sizeof what, "program %d, HVP", trial);
+    compare2(ctx, prog, B, x, p, v, DUAL_MODE_HVP, 0, 2 - (trial & 1), what);
+    free(x), free(p), free(v);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(checked2_flagged, 0, "no point raised a flag: the guarded copy was not exercised");
+  dual_program *hess = bench_program(ctx[0], "hess");
+  const int64_t B = 150;
+  double *x = random_array(&rng, B * 16, -1.0, 1.0);
+  compare2(ctx, hess, B, x, NULL, NULL, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 2, "hess");
+  cr_assert_gt(checked2_finite, 20000, "only %lld finite nonzero second-order entries compared", (long long)checked2_finite);
+  free(x);
+  dual_program_destroy(&hess);
+  for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
 /* No compiler: DUAL_ERR_COMPILE under the compile tier, naming what is missing; the interpreter

@@ -14,9 +14,11 @@
 #include <string.h>
 
 #include "context.h"
+#include "engine/pass2.h"
 #include "jit/jit_args.h"
 #include "jit/jit_cache.h"
 #include "jit/jit_key.h"
+#include "jit/jit_source2.h"
 
 int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int npass,
                       dual_cpu_jit_module **out, char **why) {
@@ -107,15 +109,21 @@ static void job_args(const dual_job *job, dual_jit_args *a) {
   a->x_ps = b->x_ps, a->x_es = b->x_es, a->p_ps = b->p_ps, a->p_es = b->p_es, a->v_ps = b->v_ps, a->v_es = b->v_es;
   a->y = b->y, a->y_ps = b->y_ps, a->y_es = b->y_es;
   a->d = b->d, a->d_ps = b->d_ps, a->d_rs = b->d_rs, a->d_cs = b->d_cs;
+  a->h = b->h, a->h_ps = b->h_ps, a->h_rs = b->h_rs, a->h_es = b->h_es;
   a->status = b->status;
   a->seed = job->seed, a->point0 = job->point0, a->antithetic = job->antithetic;
+}
+
+/* The passes of a job: first order's (dual_job_passes) or second order's (engine/pass2.h). */
+static int64_t job_passes(const dual_job *job) {
+  return dual_mode_is_second_order(job->mode) ? dual_pass2_count(job) : dual_job_passes(job);
 }
 
 int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_module *m) {
   const int64_t count = job->b->count;
   if (count == 0) return DUAL_SUCCESS;
   if (job->mode != m->mode || (job->mode != DUAL_MODE_EVAL && job->width != m->width) ||
-      dual_job_passes(job) != m->npass)
+      job_passes(job) != m->npass)
     return dual_fail(ctx, DUAL_ERR_INTERNAL, "the compiled CPU module (mode %d, width %d, %d passes) "
                      "does not fit the job (mode %d, width %d)", m->mode, m->width, m->npass, job->mode, job->width);
   const int64_t blk = m->block, nblocks = (count + blk - 1) / blk;
@@ -125,9 +133,10 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
   dual_jit_args a;
   job_args(job, &a);
   /* derivative results past DUAL_CPU_JIT_STREAM_BYTES go to memory with non-temporal stores */
-  const double dbytes = job->b->d != NULL ? 8.0 * (double)count * (double)job->prog->n_out *
-                                                (double)dual_program_jacobian_columns(job->prog)
-                                          : 0.0;
+  const double dbytes = job->b->d != NULL && !dual_mode_is_second_order(job->mode)
+                            ? 8.0 * (double)count * (double)job->prog->n_out *
+                                  (double)dual_program_jacobian_columns(job->prog)
+                            : 0.0; /* (second order: its copy-out never streams) */
   const int stream = dbytes >= (double)DUAL_CPU_JIT_STREAM_BYTES;
   /* passes inside the block loop: a block's points stay in cache from pass to pass */
 #pragma omp parallel for num_threads(threads) schedule(dynamic, take)
@@ -159,9 +168,27 @@ static dual_cpu_jit_module *find_loaded(const uint8_t key[32]) {
 }
 
 /* The module for the job: loaded before, from the disk cache, or compiled now (and stored). */
+/* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu). */
+static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) {
+  if (!dual_mode_is_second_order(job->mode)) return dual_jit_source_cpu(job->prog, job->mode, job->width, npass, why, cap);
+  int made = 0;
+  char *src = dual_jit_source2_cpu(job, &made, why, cap);
+  if (src != NULL && made != npass) {
+    free(src);
+    snprintf(why, (size_t)cap, "the generator made %d passes for %d", made, npass);
+    return NULL;
+  }
+  return src;
+}
+
 static int module_for(dual_context *ctx, const dual_job *job, int npass, const dual_cpu_jit_module **out) {
   uint8_t key[32];
-  dual_jit_memory_key(job->prog, job->mode, job->width, npass, 0, -1, key);
+  /* the memory key's mode: the job's, and for second order what the generator bakes in beside
+   * it (the h layout, the nested-Hessian choice; the width is the key's own) */
+  const int key_mode = job->mode | (dual_mode_is_second_order(job->mode)
+                                        ? 1 << 16 | job->b->h_layout << 8 | job->nested_hessian << 12
+                                        : 0);
+  dual_jit_memory_key(job->prog, key_mode, job->width, npass, 0, -1, key);
   pthread_mutex_lock(&lock);
   const dual_cpu_jit_module *have = find_loaded(key);
   if (have == NULL && cc_state == 0) {
@@ -177,7 +204,7 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
     return dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier needs a C compiler: %s",
                      cc_why != NULL ? cc_why : "none found");
   char reason[512];
-  char *src = dual_jit_source_cpu(job->prog, job->mode, job->width, npass, reason, sizeof reason);
+  char *src = job_source(job, npass, reason, sizeof reason);
   if (src == NULL) return dual_fail(ctx, DUAL_ERR_COMPILE, "the compiled CPU tier declined the program: %s", reason);
   uint8_t disk[32];
   dual_jit_cpu_disk_key(src, cc.identity, disk);
@@ -224,15 +251,15 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
 
 int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
   *ran = 0;
-  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier != DUAL_TIER_COMPILE || job->samples > 0 || job->reverse ||
-      (job->mode != DUAL_MODE_EVAL && job->mode != DUAL_MODE_JVP && job->mode != DUAL_MODE_JACOBIAN &&
-       job->mode != DUAL_MODE_GRADIENT))
+  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier != DUAL_TIER_COMPILE || job->samples > 0 || job->reverse)
     return DUAL_SUCCESS;
-  *ran = 1;
   dual_job j = *job;
   if (j.mode == DUAL_MODE_EVAL) j.width = 0;
+  const int64_t npass = job_passes(&j);
+  if (npass > 4096) return DUAL_SUCCESS; /* (the second-order generator's limit: interpreted) */
+  *ran = 1;
   const dual_cpu_jit_module *m = NULL;
-  int st = module_for(ctx, &j, (int)dual_job_passes(&j), &m);
+  int st = module_for(ctx, &j, (int)npass, &m);
   if (st == DUAL_SUCCESS) st = dual_cpu_jit_run(ctx, &j, m);
   if (st == DUAL_SUCCESS) ctx->last_tier = DUAL_TIER_COMPILE;
   return st;

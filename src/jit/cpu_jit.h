@@ -1,6 +1,6 @@
 /*
  * cpu_jit.h — the CPU compiled tier's modules (issue 21): a program's first-order passes as C
- * from the one generator (jit/jit_source.h, dual_jit_source_cpu), compiled by the system compiler
+ * from the one generator (jit/jit_source.h, dual_jit_source_cpu; second order: jit_source2.h), compiled by the system compiler
  * (jit/cc_compile.h), loaded, and run over a batch with OpenMP, each thread taking blocks of the
  * module's points through every pass's function (a block's points stay in cache from pass to pass).  Results are bitwise the CPU
  * interpreter's (cpu/engine.c) at the same width.
@@ -42,7 +42,8 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
 
 /* The compiled tier on a CPU context (issue 21): where the context's CPU tier (DUALBATCH_CPU_TIER,
  * or dual_context_set_tier) is DUAL_TIER_COMPILE
- * and the job is first-order forward mode (eval, JVP, Jacobian, gradient; not dual_sgrad), run it
+ * and the job is forward mode (eval, JVP, Jacobian, gradient; nested second order: Hessian, HVP;
+ * not reverse mode, forward-over-reverse or dual_sgrad), run it
  * through its module — loaded before in this process, else from the disk cache, else generated and
  * compiled now (blocking) — and set *ran; DUAL_ERR_COMPILE when there is no compiler or the
  * module cannot be built (the message says why).  Elsewhere (*ran 0) the caller interprets; so

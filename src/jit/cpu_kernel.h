@@ -1,8 +1,8 @@
 /*
- * cpu_kernel.h — what every generated CPU pass function (jit/jit_source.c, the CPU target)
- * includes: the shared rules (dual/rules.h), tangent arithmetic (engine/tangent_terms.h), random
- * draws (engine/draws.h), the argument block (jit/jit_args.h), and the loads, stores and point
- * loop the generator's code calls.  Compiled by the system C compiler at run time
+ * cpu_kernel.h — what every generated CPU pass function (jit/jit_source.c, jit_source2.c: the
+ * CPU target) includes: the shared rules (dual/rules.h), tangent arithmetic
+ * (engine/tangent_terms.h), random draws (engine/draws.h), the argument block (jit/jit_args.h),
+ * and the loads, stores and point loop the generator's code calls.  Compiled by the system C compiler at run time
  * (jit/cc_compile.h), embedded in the library as text.
  *
  * Layout of a pass function: dual_cpu_p<k>(A, p0, nb) runs points p0 .. p0 + nb - 1 (nb at most
@@ -75,6 +75,60 @@ typedef struct dual_cpu_step {
   if ((flags)&F_CHECK) st |= s_.f;                                                               \
   const double qa = s_.d0, qb = s_.d1, qc = s_.d2;                                               \
   (void)qa, (void)qb, (void)qc;
+
+/* The same with the second partials (qaa = d2r/da2, qab, qbb), for the second-order passes
+ * (jit/jit_source2.c's CPU target). */
+typedef struct dual_cpu_step2 {
+  double r, d0, d1, d2, e0, e1, e2;
+  int f;
+} dual_cpu_step2;
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
+  DUAL_INLINE dual_cpu_step2 dual_cpu_step2_##name(double a, double b, double c) {              \
+    dual_cpu_step2 s;                                                                            \
+    double d[3], dd[3];                                                                          \
+    int f = 0;                                                                                   \
+    s.r = dual_rule_##name(a, b, c, d, &f);                                                      \
+    dual_rule2_##name(a, b, c, s.r, d, dd);                                                      \
+    s.d0 = d[0], s.d1 = d[1], s.d2 = d[2], s.e0 = dd[0], s.e1 = dd[1], s.e2 = dd[2], s.f = f;    \
+    return s;                                                                                    \
+  }
+#include "dual/ops.def"
+#undef OP
+#define DUAL_CPU_STEP2(name, flags, a, b, c, res)                                                \
+  const dual_cpu_step2 s_ = dual_cpu_step2_##name((a), (b), (c));                                \
+  (res) = s_.r;                                                                                  \
+  if ((flags)&F_CHECK) st |= s_.f;                                                               \
+  const double qa = s_.d0, qb = s_.d1, qc = s_.d2, qaa = s_.e0, qab = s_.e1, qbb = s_.e2;        \
+  (void)qa, (void)qb, (void)qc;
+
+/* The second-order passes' products and stored entries (jit_source2.h): by default the guarded
+ * ones — the interpreters' products (DUAL_TM, DUAL_TT), each stored entry's exact flags; the
+ * generated point loop redefines the three around itself as the plain products and a note of
+ * the entry's exponent in bad_ (all ones where NaN or infinite: the point then runs again
+ * through the guarded copy, which rewrites its slots and flags exactly). */
+#define DUAL_RTM DUAL_TM
+#define DUAL_RTT DUAL_TT
+#define DUAL_CPU2_NOTE_GUARDED(x) st |= DUAL_FINITE_FLAGS(x);
+#define DUAL_CPU2_NOTE_FAST(x) bad_ = dual_cpu_max(bad_, DUAL_CPU_EXPONENT(x));
+#define DUAL_CPU2_NOTE DUAL_CPU2_NOTE_GUARDED
+#define DUAL_CPU2_PUT(s, value)                                                                  \
+  {                                                                                              \
+    const double e_ = (value);                                                                   \
+    DUAL_CPU2_NOTE(e_)                                                                           \
+    stage_[(int64_t)(s) * DUAL_CPU_BLK + i_] = e_;                                               \
+  }
+/* Point i_'s stored elements from the stage (N entries of CP: array 0 for d, 1 for h, the
+ * output, the element, the slot; slot -1 a structural 0.0) into the caller's d and h. */
+#define DUAL_CPU2_COPY(N, CP)                                                                    \
+  for (int64_t z_ = 0; z_ < (N); ++z_) {                                                         \
+    const int64_t *c_ = (CP) + 4 * z_;                                                           \
+    const double e_ = c_[3] >= 0 ? stage_[c_[3] * DUAL_CPU_BLK + i_] : 0.0;                      \
+    if (c_[0] == 0) {                                                                            \
+      if (ad_ != NULL) ad_[(p0 + i_) * adps_ + c_[1] * adrs_ + c_[2] * adcs_] = e_;              \
+    } else if (ah_ != NULL) {                                                                    \
+      ah_[(p0 + i_) * ahps_ + c_[1] * ahrs_ + c_[2] * ahes_] = e_;                               \
+    }                                                                                            \
+  }
 
 /* The largest exponent field of three partials (all ones where one is NaN or infinite). */
 #define DUAL_CPU_EXPONENT(t) ((unsigned)(dual_cpu_bits(t) >> 32) & 0x7ff00000u)
@@ -205,16 +259,17 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
  * that the loop's stores do not move them, and keeps them out of the loop. */
 #define DUAL_CPU_ARGS                                                                            \
   const double *const ax_ = A->x, *const ap_ = A->p, *const av_ = A->v;                          \
-  double *const ay_ = A->y, *const ad_ = A->d;                                                   \
+  double *const ay_ = A->y, *const ad_ = A->d, *const ah_ = A->h;                               \
   const int64_t axps_ = A->x_ps, axes_ = A->x_es, apps_ = A->p_ps, apes_ = A->p_es;              \
   const int64_t avps_ = A->v_ps, aves_ = A->v_es, ayps_ = A->y_ps, ayes_ = A->y_es;              \
   const int64_t adps_ = A->d_ps, adrs_ = A->d_rs, adcs_ = A->d_cs;                               \
+  const int64_t ahps_ = A->h_ps, ahrs_ = A->h_rs, ahes_ = A->h_es;                               \
   const uint64_t aseed_ = A->seed;                                                               \
   const int64_t apoint0_ = A->point0;                                                            \
   const int32_t aanti_ = A->antithetic;                                                          \
   (void)ax_, (void)ap_, (void)av_, (void)ay_, (void)ad_, (void)axps_, (void)axes_, (void)apps_,  \
       (void)apes_, (void)avps_, (void)aves_, (void)ayps_, (void)ayes_, (void)adps_, (void)adrs_, \
-      (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_;
+      (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_, (void)ah_, (void)ahps_, (void)ahrs_, (void)ahes_;
 
 /* The point loop of a pass function: `pt` the point. */
 #define DUAL_CPU_LOOP_BEGIN                                                                      \

@@ -24,4 +24,11 @@
  * thread per point.  Returns a heap string, or NULL with a reason in why. */
 char *dual_jit_source2(const dual_job *job, int *npass, char *why, int64_t why_cap);
 
+/* The same passes for the CPU compiled tier (jit/cpu_kernel.h, jit/cpu_jit.h): C with a function
+ * per pass over a block of points, named and called as the first-order target's
+ * (DUAL_CPU_JIT_PASS_NAME, dual_cpu_jit_pass), the body in one `omp simd` point loop, its stored
+ * values staged and copied out per point; a point whose stored entry came out NaN or infinite
+ * runs again through the guarded copy, as a GPU warp does. */
+char *dual_jit_source2_cpu(const dual_job *job, int *npass, char *why, int64_t why_cap);
+
 #endif /* DUAL_JIT_SOURCE2_H */
