@@ -247,13 +247,17 @@ int dual_context_last_ad_mode(const dual_context *ctx);
  * reverse-mode dual_sgrad over 1000 instructions or a sample row of 47 doubles.  A program over
  * a rule stays on the interpreter under AUTO (the note names the rule) and fails under COMPILE.
  * CPU contexts (the CPU's compiled tier, under construction: issue 21): DUAL_TIER_COMPILE runs
- * eval, JVP, Jacobian and gradient calls in forward mode through C generated from the program
- * (the same rules, one straight-line loop over a block of points that the compiler vectorizes)
- * and compiled with the system C compiler ($DUALBATCH_CC, else `cc` on PATH; flags that keep
- * every rounding), loaded into the process, kept in memory and in the same disk cache (its key
- * names the compiler, its flags and the CPU); a call waits for its compile (up to seconds for a
- * large program); no compiler or a failed compile is DUAL_ERR_COMPILE with the reason.  Other
- * products, and DUAL_TIER_AUTO, interpret for now.  Results are bitwise the interpreter's.
+ * eval, JVP, Jacobian and gradient calls, and Hessians and HVPs by nested forward passes,
+ * through C generated from the program (the same rules, one straight-line loop over a block of
+ * points that the compiler vectorizes) and compiled with the system C compiler ($DUALBATCH_CC,
+ * else `cc` on PATH; flags that keep every rounding), loaded into the process, kept in memory
+ * and in the same disk cache (its key names the compiler, its flags and the CPU); a call waits
+ * for its compile (up to seconds for a large program); no compiler or a failed compile is
+ * DUAL_ERR_COMPILE with the reason.  DUAL_TIER_AUTO interprets a product until it has taken
+ * DUAL_KNOB_CPU_JIT_AFTER_MS (default 1 s) of interpreter time in the process, then builds its
+ * module in a background thread (from the disk cache when there) and runs it from the next call
+ * on; without a compiler, or where the compile fails, it keeps interpreting.  Reverse mode,
+ * forward-over-reverse and dual_sgrad interpret for now.  Results are bitwise the interpreter's.
  * DUALBATCH_TIER=auto|interpret|compile (GPU contexts) and DUALBATCH_CPU_TIER (CPU contexts),
  * read when the context is created, override the default. */
 typedef enum dual_tier { DUAL_TIER_AUTO = 0, DUAL_TIER_INTERPRET = 1, DUAL_TIER_COMPILE = 2 } dual_tier;
@@ -359,6 +363,12 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_SPLIT_THREADS   the fixed split's CPU threads staging the GPU's side (the others
  *                             run the CPU's side; at most the call's threads less one), 0 = the
  *                             model's count (default)               DUALBATCH_SPLIT_THREADS=k
+ *   DUAL_KNOB_CPU_JIT_AFTER_MS a CPU context under DUAL_TIER_AUTO: the milliseconds of interpreter
+ *                             time a program's product (eval, JVP, Jacobian, gradient, nested
+ *                             Hessian or HVP) takes in the process before its compiled module is
+ *                             built in the background, 0 .. 1e9 (0: at its first call; default
+ *                             1000: a compile takes seconds of a core, worth it for a product
+ *                             that has already taken a second)  DUALBATCH_CPU_JIT_AFTER_MS=T
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,
@@ -378,7 +388,8 @@ typedef enum dual_knob {
   DUAL_KNOB_DISPATCH = 14,
   DUAL_KNOB_SPLIT_SHARE = 15,
   DUAL_KNOB_SPLIT_THREADS = 16,
-  DUAL_KNOB_COUNT = 17
+  DUAL_KNOB_CPU_JIT_AFTER_MS = 17,
+  DUAL_KNOB_COUNT = 18
 } dual_knob;
 int dual_context_set_knob(dual_context *ctx, int knob, int64_t value);
 /* The knob's value (0 for an unknown knob or a NULL context). */

@@ -128,6 +128,7 @@ static const struct knob_def {
     [DUAL_KNOB_DISPATCH] = {0, 2, 0, "DUALBATCH_DISPATCH", NULL},
     [DUAL_KNOB_SPLIT_SHARE] = {0, 999, 0, "DUALBATCH_SPLIT_SHARE", NULL},
     [DUAL_KNOB_SPLIT_THREADS] = {0, 4096, 0, "DUALBATCH_SPLIT_THREADS", NULL},
+    [DUAL_KNOB_CPU_JIT_AFTER_MS] = {0, 1000000000, 1000, "DUALBATCH_CPU_JIT_AFTER_MS", NULL},
 };
 
 static int knob_ok(int knob, int64_t value) {

@@ -12,6 +12,7 @@
 #endif
 
 #include "context.h"
+#include "dispatch/clock.h"
 #include "dispatch/dispatch.h"
 #include "engine/pass2.h"
 #include "exec.h"
@@ -152,10 +153,13 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 static int cpu_run(dual_context *ctx, const dual_job *job) {
   if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job);
   if (job->reverse) return dual_cpu_run_rev(ctx, job);
-  int ran = 0; /* the compiled CPU tier (jit/cpu_jit.h: a CPU context under DUAL_TIER_COMPILE) */
-  const int st = dual_cpu_jit_try(ctx, job, &ran);
+  int ran = 0; /* the compiled CPU tier (jit/cpu_jit.h: a CPU context not under DUAL_TIER_INTERPRET) */
+  int st = dual_cpu_jit_try(ctx, job, &ran);
   if (ran) return st;
-  return dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
+  const double t0 = dual_dispatch_now();
+  st = dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
+  if (st == DUAL_SUCCESS) dual_cpu_jit_interpreted(ctx, job, dual_dispatch_now() - t0); /* (AUTO's count) */
+  return st;
 }
 
 /* The width the CPU engines take for a first-order forward job (a GPU context's job has the

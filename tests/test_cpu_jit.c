@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_program.h"
@@ -346,6 +347,113 @@ Test(cpu_jit, second_order_random_programs_and_hess) {
   free(x);
   dual_program_destroy(&hess);
   for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* DUAL_TIER_AUTO (a CPU context's default): a product interprets until it has taken
+ * DUAL_KNOB_CPU_JIT_AFTER_MS of interpreter time, then compiles in the background and later
+ * calls run its module — every call the interpreter's bits; a product under the threshold never
+ * compiles (one cache entry after all). */
+Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit-auto-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *interp = NULL, *aut = NULL;
+  cr_assert_eq(dual_context_create(&interp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_create(&aut, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(interp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(aut, DUAL_TIER_AUTO), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 30), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(aut, dir), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(interp, "input x[4]\noutput a = x[0] * sin(x[1]) + exp(x[2]) / x[3]\n"
+                                            "output b = pow(x[0], x[3]) - atan2(x[1], x[2]) * x[1]\n", "auto", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(interp));
+  enum { B = 20000 };
+  uint64_t rng = 13;
+  double *x = random_array(&rng, B * 4, 0.1, 2.0);
+  double *y[2], *J[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k)
+    y[k] = malloc(sizeof(double) * B * 2), J[k] = malloc(sizeof(double) * B * 8), st[k] = malloc(sizeof(int32_t) * B);
+  cr_assert_eq(dual_jacobian(interp, prog, B, x, 4, NULL, 0, y[0], 2, J[0], 8, st[0]), DUAL_SUCCESS);
+  int calls = 0, compiled_at = -1;
+  const double t0 = now_s();
+  while (compiled_at < 0 && now_s() - t0 < 300.0) {
+    memset(J[1], 0xff, sizeof(double) * B * 8);
+    cr_assert_eq(dual_jacobian(aut, prog, B, x, 4, NULL, 0, y[1], 2, J[1], 8, st[1]), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(aut));
+    for (int i = 0; i < B * 2; ++i) cr_assert(same_bits(y[0][i], y[1][i]), "call %d: y[%d]", calls, i);
+    for (int i = 0; i < B * 8; ++i) cr_assert(same_bits(J[0][i], J[1][i]), "call %d: J[%d]", calls, i);
+    cr_assert(memcmp(st[0], st[1], sizeof(int32_t) * B) == 0, "call %d: statuses", calls);
+    if (calls == 0) cr_assert_eq(dual_context_last_tier(aut), DUAL_TIER_INTERPRET, "the first call compiled");
+    if (dual_context_last_tier(aut) == DUAL_TIER_COMPILE) compiled_at = calls;
+    ++calls;
+    if (compiled_at < 0 && calls > 50) usleep(20000); /* (the compile takes seconds: no need to spin) */
+  }
+  cr_assert_geq(compiled_at, 1, "the Jacobian never ran compiled (%d calls)", calls);
+  /* the eval of a few points stays under the threshold: interpreted, no module */
+  for (int r = 0; r < 5; ++r) {
+    cr_assert_eq(dual_eval(aut, prog, 10, x, 4, NULL, 0, y[1], 2, st[1]), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_last_tier(aut), DUAL_TIER_INTERPRET);
+  }
+  char where[4096];
+  int64_t entries = 0, bytes = 0;
+  cr_assert_eq(dual_context_cache_usage(aut, where, sizeof where, &entries, &bytes), DUAL_SUCCESS);
+  cr_assert_eq(entries, 1, "%lld cache entries (the Jacobian's module alone)", (long long)entries);
+  for (int k = 0; k < 2; ++k) free(y[k]), free(J[k]), free(st[k]);
+  free(x);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&interp);
+  dual_context_destroy(&aut);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
+/* A module whose source is over DUAL_CPU_JIT_MAX_SOURCE (kin's Jacobian in 32 passes of width
+ * 1: 2.8 MiB) is declined: DUAL_ERR_COMPILE naming the rule under the compile tier; under AUTO
+ * the interpreter, with nothing compiled or cached. */
+Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit-rule-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  dual_context *comp = NULL, *aut = NULL;
+  cr_assert_eq(dual_context_create(&comp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_create(&aut, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(aut, DUAL_TIER_AUTO), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS); /* (at once) */
+  dual_context *both[2] = {comp, aut};
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(dual_context_set_width(both[k], 1), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_cache_dir(both[k], dir), DUAL_SUCCESS);
+  }
+  dual_program *kin = bench_program(comp, "kin");
+  enum { B = 40 };
+  uint64_t rng = 5;
+  double *x = random_array(&rng, B * 32, 0.5, 1.5);
+  static double y[B * 32], J[B * 1024];
+  cr_assert_eq(dual_jacobian(comp, kin, B, x, 32, NULL, 0, y, 32, J, 1024, NULL), DUAL_ERR_COMPILE);
+  cr_assert(strstr(dual_context_last_error(comp), "over the CPU tier's rule") != NULL, "%s",
+            dual_context_last_error(comp));
+  for (int r = 0; r < 3; ++r) {
+    cr_assert_eq(dual_jacobian(aut, kin, B, x, 32, NULL, 0, y, 32, J, 1024, NULL), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(aut));
+    cr_assert_eq(dual_context_last_tier(aut), DUAL_TIER_INTERPRET);
+  }
+  char where[4096];
+  int64_t entries = -1, bytes = 0;
+  cr_assert_eq(dual_context_cache_usage(aut, where, sizeof where, &entries, &bytes), DUAL_SUCCESS);
+  cr_assert_eq(entries, 0, "%lld cache entries", (long long)entries);
+  free(x);
+  dual_program_destroy(&kin);
+  dual_context_destroy(&comp);
+  dual_context_destroy(&aut);
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 

@@ -75,7 +75,8 @@ class Knob(enum.IntEnum):
     DISPATCH = 14
     SPLIT_SHARE = 15
     SPLIT_THREADS = 16
-    COUNT = 17
+    CPU_JIT_AFTER_MS = 17
+    COUNT = 18
 
 
 class HessianLayout(enum.IntEnum):

@@ -102,7 +102,8 @@ module dualbatch
   integer(c_int), parameter :: DUAL_KNOB_DISPATCH = 14
   integer(c_int), parameter :: DUAL_KNOB_SPLIT_SHARE = 15
   integer(c_int), parameter :: DUAL_KNOB_SPLIT_THREADS = 16
-  integer(c_int), parameter :: DUAL_KNOB_COUNT = 17
+  integer(c_int), parameter :: DUAL_KNOB_CPU_JIT_AFTER_MS = 17
+  integer(c_int), parameter :: DUAL_KNOB_COUNT = 18
 
   ! ---- Hessian layouts (dual_hessian_layout) --------------------------------------------------
   integer(c_int), parameter :: DUAL_HESSIAN_FULL = 0

@@ -1,7 +1,9 @@
 /*
  * cpu_jit.c — the CPU compiled tier's modules (cpu_jit.h): build, load, run, and the tier's use
  * on a CPU context (dual_cpu_jit_try): the compiler found once per process, each module kept
- * loaded for the process's life under its memory key, its shared object in the disk cache.
+ * loaded for the process's life under its memory key, its shared object in the disk cache; under
+ * DUAL_TIER_AUTO a (program, product) interprets until it has taken DUAL_KNOB_CPU_JIT_AFTER_MS of
+ * interpreter time, then its module is built by a background thread (dual_cpu_jit_interpreted).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -19,6 +21,7 @@
 #include "jit/jit_cache.h"
 #include "jit/jit_key.h"
 #include "jit/jit_source2.h"
+#include "jit/rtc_child.h"
 
 int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int npass,
                       dual_cpu_jit_module **out, char **why) {
@@ -170,25 +173,35 @@ static dual_cpu_jit_module *find_loaded(const uint8_t key[32]) {
 /* The module for the job: loaded before, from the disk cache, or compiled now (and stored). */
 /* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu). */
 static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) {
-  if (!dual_mode_is_second_order(job->mode)) return dual_jit_source_cpu(job->prog, job->mode, job->width, npass, why, cap);
-  int made = 0;
-  char *src = dual_jit_source2_cpu(job, &made, why, cap);
+  int made = npass;
+  char *src = dual_mode_is_second_order(job->mode) ? dual_jit_source2_cpu(job, &made, why, cap)
+                                                   : dual_jit_source_cpu(job->prog, job->mode, job->width, npass, why, cap);
   if (src != NULL && made != npass) {
     free(src);
     snprintf(why, (size_t)cap, "the generator made %d passes for %d", made, npass);
     return NULL;
   }
+  const size_t len = src != NULL ? strlen(src) : 0;
+  if (len > DUAL_CPU_JIT_MAX_SOURCE) {
+    free(src);
+    snprintf(why, (size_t)cap, "its C source would take %zu KiB (%d passes), over the CPU tier's rule of %d KiB "
+             "(the compile would take minutes)", len >> 10, npass, DUAL_CPU_JIT_MAX_SOURCE >> 10);
+    return NULL;
+  }
   return src;
+}
+
+/* The module's memory key: the program, and the job's mode with, for second order, what the
+ * generator bakes in beside it (the h layout, the nested-Hessian choice), its width and passes. */
+static void module_key(const dual_job *job, int npass, uint8_t key[32]) {
+  const int second = dual_mode_is_second_order(job->mode);
+  const int key_mode = job->mode | (second ? 1 << 16 | job->b->h_layout << 8 | job->nested_hessian << 12 : 0);
+  dual_jit_memory_key(job->prog, key_mode, job->width, npass, 0, -1, key);
 }
 
 static int module_for(dual_context *ctx, const dual_job *job, int npass, const dual_cpu_jit_module **out) {
   uint8_t key[32];
-  /* the memory key's mode: the job's, and for second order what the generator bakes in beside
-   * it (the h layout, the nested-Hessian choice; the width is the key's own) */
-  const int key_mode = job->mode | (dual_mode_is_second_order(job->mode)
-                                        ? 1 << 16 | job->b->h_layout << 8 | job->nested_hessian << 12
-                                        : 0);
-  dual_jit_memory_key(job->prog, key_mode, job->width, npass, 0, -1, key);
+  module_key(job, npass, key);
   pthread_mutex_lock(&lock);
   const dual_cpu_jit_module *have = find_loaded(key);
   if (have == NULL && cc_state == 0) {
@@ -249,18 +262,187 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
   return DUAL_SUCCESS;
 }
 
+/* ---- DUAL_TIER_AUTO: the interpreter first, the module compiled in the background ---------- */
+
+/* What AUTO knows of a (program, product): the interpreter's time on it so far, and whether its
+ * module is queued, built or declined.  Kept process-wide (programs' uids are), at most
+ * HOT_SLOTS of them, the oldest forgotten first (its count starts again). */
+enum { HOT_SLOTS = 64 };
+typedef struct hot {
+  uint64_t uid; /* the program's (0: free) */
+  int mode, width, layout, nested;
+  double interp_s;              /* seconds interpreted */
+  int state;                    /* 0 counting, 1 queued, 2 declined (the generator's rules) */
+  uint8_t key[32];              /* the module's memory key (state 1) */
+  const dual_cpu_jit_module *m; /* the module, once the background compile has loaded it */
+} hot;
+static hot hots[HOT_SLOTS];
+static int hot_next;
+
+/* A background compile: the module's source and keys, where its object goes. */
+typedef struct queued {
+  uint8_t key[32];
+  char *src, *dir;
+  int mode, width, npass;
+  struct queued *next;
+} queued;
+static queued *queue_head;
+static int worker_running;
+
+static hot *hot_find(const dual_job *job) { /* (caller holds the lock) */
+  const int layout = dual_mode_is_second_order(job->mode) ? job->b->h_layout : 0;
+  const int nested = dual_mode_is_second_order(job->mode) ? job->nested_hessian : 0;
+  for (int i = 0; i < HOT_SLOTS; ++i) {
+    hot *h = &hots[i];
+    if (h->uid == job->prog->uid && h->mode == job->mode && h->width == job->width && h->layout == layout &&
+        h->nested == nested)
+      return h;
+  }
+  hot *h = &hots[hot_next];
+  hot_next = (hot_next + 1) % HOT_SLOTS;
+  memset(h, 0, sizeof *h);
+  h->uid = job->prog->uid, h->mode = job->mode, h->width = job->width, h->layout = layout, h->nested = nested;
+  return h;
+}
+
+/* The process's compiler as jit/rtc_child.h's compile function (the child's: its int unused). */
+static int cc_compile_fn(const char *src, int unused, void **image, size_t *size, char **log) {
+  (void)unused;
+  return dual_cc_compile(&cc, src, image, size, log) == 0 ? DUAL_SUCCESS : DUAL_ERR_COMPILE;
+}
+
+/* The background thread: each queued module from the disk cache or compiled (and stored), then
+ * added to the process's modules; one that fails stays out (its product keeps interpreting).
+ * The compile runs in a fork()ed child (jit/rtc_child.h), as the GPU tier's: the process may
+ * exit during it, and the child finishes the compile, stores the object in the disk cache and
+ * ends, where a compiler run from a thread of the process would be left running with no one to
+ * store its object or remove its files. */
+static void *worker(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&lock);
+    queued *q = queue_head;
+    if (q == NULL) {
+      worker_running = 0;
+      pthread_mutex_unlock(&lock);
+      return NULL;
+    }
+    queue_head = q->next;
+    pthread_mutex_unlock(&lock);
+    uint8_t disk[32];
+    dual_jit_cpu_disk_key(q->src, cc.identity, disk);
+    dual_cpu_jit_module *m = NULL;
+    char *why = NULL;
+    void *image = NULL;
+    size_t size = 0;
+    if (q->dir != NULL && dual_jit_cache_load(q->dir, disk, &image, &size, NULL) == 0) {
+      if (dual_cpu_jit_load(image, size, q->mode, q->width, q->npass, &m, &why) != 0) free(why), why = NULL;
+      free(image);
+    }
+    if (m == NULL) {
+      image = NULL, size = 0;
+      char *log = NULL;
+      int st = dual_rtc_compile_in_child(cc_compile_fn, q->src, 0, q->dir, disk, &image, &size, &log);
+      if (st == -1) { /* no child: here, and stored here */
+        st = cc_compile_fn(q->src, 0, &image, &size, &log);
+        if (st == DUAL_SUCCESS && q->dir != NULL) (void)dual_jit_cache_store(q->dir, disk, image, size, NULL);
+      }
+      if (st == DUAL_SUCCESS && dual_cpu_jit_load(image, size, q->mode, q->width, q->npass, &m, &why) != 0)
+        m = NULL;
+      free(image), free(log);
+    }
+    free(why);
+    loaded *l = m != NULL ? malloc(sizeof *l) : NULL;
+    pthread_mutex_lock(&lock);
+    if (l != NULL && find_loaded(q->key) == NULL) {
+      memcpy(l->key, q->key, 32), l->m = m, l->next = modules, modules = l;
+      l = NULL, m = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    free(l), dual_cpu_jit_free(m);
+    free(q->src), free(q->dir), free(q);
+  }
+}
+
+/* Queue the job's module (source generated here: the program may be gone by the time the
+ * worker runs), starting the worker if it is not running; the caller holds the lock.  0 when
+ * queued, -1 when the generator declines or memory runs out. */
+static int queue_module(dual_context *ctx, const dual_job *job, int npass, const uint8_t key[32]) {
+  char reason[256];
+  char *src = job_source(job, npass, reason, sizeof reason);
+  char dir[4096];
+  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
+  queued *q = src != NULL ? calloc(1, sizeof *q) : NULL;
+  if (q == NULL) {
+    free(src);
+    return -1;
+  }
+  memcpy(q->key, key, 32);
+  q->src = src, q->dir = have_dir ? dual_strdup(dir) : NULL;
+  q->mode = job->mode, q->width = job->width, q->npass = npass;
+  queued **tail = &queue_head;
+  while (*tail != NULL) tail = &(*tail)->next;
+  *tail = q;
+  if (!worker_running) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    worker_running = pthread_create(&t, &attr, worker, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (!worker_running) { /* no thread: nothing compiles (the product keeps interpreting) */
+      *tail = NULL;
+      free(q->src), free(q->dir), free(q);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The job as the tier sees it (an eval's width 0) and its passes; 0 when the tier does not take
+ * it (reverse mode, forward-over-reverse, dual_sgrad, over the second-order generator's passes). */
+static int tier_job(const dual_context *ctx, const dual_job *job, dual_job *j, int64_t *npass) {
+  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse)
+    return 0;
+  *j = *job;
+  if (j->mode == DUAL_MODE_EVAL) j->width = 0;
+  *npass = job_passes(j);
+  return *npass <= 4096;
+}
+
 int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
   *ran = 0;
-  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier != DUAL_TIER_COMPILE || job->samples > 0 || job->reverse)
-    return DUAL_SUCCESS;
-  dual_job j = *job;
-  if (j.mode == DUAL_MODE_EVAL) j.width = 0;
-  const int64_t npass = job_passes(&j);
-  if (npass > 4096) return DUAL_SUCCESS; /* (the second-order generator's limit: interpreted) */
-  *ran = 1;
+  dual_job j;
+  int64_t npass = 0;
+  if (!tier_job(ctx, job, &j, &npass)) return DUAL_SUCCESS;
   const dual_cpu_jit_module *m = NULL;
-  int st = module_for(ctx, &j, (int)npass, &m);
+  if (ctx->cpu_tier == DUAL_TIER_AUTO) { /* the module once the background compile loaded it */
+    pthread_mutex_lock(&lock);
+    hot *h = hot_find(&j);
+    if (h->state == 1 && h->m == NULL) h->m = find_loaded(h->key);
+    m = h->m;
+    pthread_mutex_unlock(&lock);
+    if (m == NULL) return DUAL_SUCCESS;
+  }
+  *ran = 1;
+  int st = m != NULL ? DUAL_SUCCESS : module_for(ctx, &j, (int)npass, &m);
   if (st == DUAL_SUCCESS) st = dual_cpu_jit_run(ctx, &j, m);
   if (st == DUAL_SUCCESS) ctx->last_tier = DUAL_TIER_COMPILE;
   return st;
+}
+
+void dual_cpu_jit_interpreted(dual_context *ctx, const dual_job *job, double seconds) {
+  dual_job j;
+  int64_t npass = 0;
+  if (ctx->cpu_tier != DUAL_TIER_AUTO || !tier_job(ctx, job, &j, &npass)) return;
+  const double after = (double)ctx->knobs[DUAL_KNOB_CPU_JIT_AFTER_MS] / 1000.0;
+  pthread_mutex_lock(&lock);
+  hot *h = hot_find(&j);
+  h->interp_s += seconds > 0.0 ? seconds : 0.0;
+  if (h->state == 0 && h->interp_s >= after) {
+    if (cc_state == 0) cc_state = dual_cc_find(&cc, &cc_why) == 0 ? 1 : -1;
+    module_key(&j, (int)npass, h->key);
+    h->state = cc_state == 1 && queue_module(ctx, &j, (int)npass, h->key) == 0 ? 1 : 2;
+  }
+  pthread_mutex_unlock(&lock);
 }

@@ -16,6 +16,13 @@
  * (jit/cpu_kernel.h: DUAL_CPU_ROWS): they would not stay in the cache anyway. */
 #define DUAL_CPU_JIT_STREAM_BYTES (32 << 20)
 
+/* The largest generated source the tier compiles: gcc 12 at -O2 took about a minute a MiB on the
+ * 2-core development machine (ba's Jacobian, 95 KiB: 4 s; hess's Hessian, 179 KiB: 7 s; kin's
+ * Jacobian in one pass of 32, 322 KiB: 18 s; kin in 32 passes of width 1 would be 2.8 MiB, and a
+ * Hessian of 378 passes of width 1, 4.7 MiB, was still compiling after 4 minutes).  A larger one
+ * is declined: DUAL_ERR_COMPILE under DUAL_TIER_COMPILE, the interpreter under AUTO. */
+#define DUAL_CPU_JIT_MAX_SOURCE (1 << 20)
+
 typedef struct dual_cpu_jit_module {
   void *handle;            /* the loaded object */
   int fd;                  /* its memory file (jit/cc_compile.h: dual_cc_load), or -1 */
@@ -46,8 +53,17 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
  * not reverse mode, forward-over-reverse or dual_sgrad), run it
  * through its module — loaded before in this process, else from the disk cache, else generated and
  * compiled now (blocking) — and set *ran; DUAL_ERR_COMPILE when there is no compiler or the
- * module cannot be built (the message says why).  Elsewhere (*ran 0) the caller interprets; so
- * does DUAL_TIER_AUTO for now: the background compile of the GPU tier is not yet the CPU's. */
+ * module cannot be built (the message says why); under DUAL_TIER_AUTO, run it through its module
+ * when the background compile has loaded it (dual_cpu_jit_interpreted).  Elsewhere (*ran 0) the
+ * caller interprets. */
 int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran);
+
+/* Under DUAL_TIER_AUTO (a CPU context's default) the tier's products interpret until the
+ * interpreter has spent DUAL_KNOB_CPU_JIT_AFTER_MS on a (program, product) in this process; the
+ * caller reports each interpreted call's seconds here, and past that time the module is queued
+ * for a background thread (the disk cache first, else the compiler), whose result the next
+ * dual_cpu_jit_try of the product runs.  A product the generator declines, or without a
+ * compiler, keeps interpreting. */
+void dual_cpu_jit_interpreted(dual_context *ctx, const dual_job *job, double seconds);
 
 #endif /* DUAL_CPU_JIT_H */
