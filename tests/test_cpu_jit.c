@@ -213,6 +213,16 @@ Test(cpu_jit, benchmark_functions) {
   dual_context_destroy(&ctx);
 }
 
+/* Two CPU contexts on tiers t0 and t1, the second's disk cache in dir (NULL: the default). */
+static void two_contexts(dual_context *ctx[2], int t0, int t1, const char *dir) {
+  for (int k = 0; k < 2; ++k) {
+    ctx[k] = NULL;
+    cr_assert_eq(dual_context_create(&ctx[k], DUAL_DEVICE_CPU), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_tier(ctx[k], k ? t1 : t0), DUAL_SUCCESS);
+  }
+  if (dir != NULL) cr_assert_eq(dual_context_set_cache_dir(ctx[1], dir), DUAL_SUCCESS);
+}
+
 /* Through the public API: a CPU context under DUAL_TIER_COMPILE gives the interpreter's bits
  * (a Jacobian, a gradient, values), says it ran compiled, and leaves one cache entry per module
  * in its cache directory; a second call of the same program finds its module loaded. */
@@ -220,12 +230,9 @@ Test(cpu_jit, a_cpu_context_under_the_compile_tier) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  dual_context *interp = NULL, *comp = NULL;
-  cr_assert_eq(dual_context_create(&interp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_create(&comp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(interp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_COMPILE), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_cache_dir(comp, dir), DUAL_SUCCESS);
+  dual_context *pair[2];
+  two_contexts(pair, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
+  dual_context *interp = pair[0], *comp = pair[1];
   dual_program *prog = NULL;
   cr_assert_eq(dual_program_compile(interp, "input x[4]\noutput a = x[0] * sin(x[1]) + exp(x[2]) / x[3]\n"
                                             "output b = pow(x[0], x[3]) - atan2(x[1], x[2])\n", "api", &prog),
@@ -313,13 +320,10 @@ Test(cpu_jit, second_order_random_programs_and_hess) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit2-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  dual_context *ctx[2] = {NULL, NULL};
-  for (int k = 0; k < 2; ++k) {
-    cr_assert_eq(dual_context_create(&ctx[k], DUAL_DEVICE_CPU), DUAL_SUCCESS);
-    cr_assert_eq(dual_context_set_tier(ctx[k], k ? DUAL_TIER_COMPILE : DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  dual_context *ctx[2];
+  two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
+  for (int k = 0; k < 2; ++k)
     cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_FORWARD), DUAL_SUCCESS); /* (HVPs: nested) */
-    cr_assert_eq(dual_context_set_cache_dir(ctx[k], dir), DUAL_SUCCESS);
-  }
   uint64_t rng = 2026112902;
   for (int trial = 0; trial < 3; ++trial) {
     dual_program *prog = rp_random_program(ctx[0], &rng, 40 + 10 * trial, 4, 2, 2);
@@ -364,13 +368,10 @@ Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-auto-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  dual_context *interp = NULL, *aut = NULL;
-  cr_assert_eq(dual_context_create(&interp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_create(&aut, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(interp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(aut, DUAL_TIER_AUTO), DUAL_SUCCESS);
+  dual_context *pair[2];
+  two_contexts(pair, DUAL_TIER_INTERPRET, DUAL_TIER_AUTO, dir);
+  dual_context *interp = pair[0], *aut = pair[1];
   cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 30), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_cache_dir(aut, dir), DUAL_SUCCESS);
   dual_program *prog = NULL;
   cr_assert_eq(dual_program_compile(interp, "input x[4]\noutput a = x[0] * sin(x[1]) + exp(x[2]) / x[3]\n"
                                             "output b = pow(x[0], x[3]) - atan2(x[1], x[2]) * x[1]\n", "auto", &prog),
@@ -422,17 +423,12 @@ Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-rule-XXXXXX";
   cr_assert_not_null(mkdtemp(dir));
-  dual_context *comp = NULL, *aut = NULL;
-  cr_assert_eq(dual_context_create(&comp, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_create(&aut, DUAL_DEVICE_CPU), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_COMPILE), DUAL_SUCCESS);
-  cr_assert_eq(dual_context_set_tier(aut, DUAL_TIER_AUTO), DUAL_SUCCESS);
+  dual_context *both[2];
+  two_contexts(both, DUAL_TIER_COMPILE, DUAL_TIER_AUTO, dir);
+  dual_context *comp = both[0], *aut = both[1];
   cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS); /* (at once) */
-  dual_context *both[2] = {comp, aut};
-  for (int k = 0; k < 2; ++k) {
-    cr_assert_eq(dual_context_set_width(both[k], 1), DUAL_SUCCESS);
-    cr_assert_eq(dual_context_set_cache_dir(both[k], dir), DUAL_SUCCESS);
-  }
+  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_width(both[k], 1), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_cache_dir(comp, dir), DUAL_SUCCESS);
   dual_program *kin = bench_program(comp, "kin");
   enum { B = 40 };
   uint64_t rng = 5;

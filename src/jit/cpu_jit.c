@@ -170,8 +170,8 @@ static dual_cpu_jit_module *find_loaded(const uint8_t key[32]) {
   return NULL;
 }
 
-/* The module for the job: loaded before, from the disk cache, or compiled now (and stored). */
-/* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu). */
+/* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu),
+ * NULL with why where the generator declines or the source is over DUAL_CPU_JIT_MAX_SOURCE. */
 static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) {
   int made = npass;
   char *src = dual_mode_is_second_order(job->mode) ? dual_jit_source2_cpu(job, &made, why, cap)
@@ -199,6 +199,7 @@ static void module_key(const dual_job *job, int npass, uint8_t key[32]) {
   dual_jit_memory_key(job->prog, key_mode, job->width, npass, 0, -1, key);
 }
 
+/* The module for the job: loaded before, from the disk cache, or compiled now (and stored). */
 static int module_for(dual_context *ctx, const dual_job *job, int npass, const dual_cpu_jit_module **out) {
   uint8_t key[32];
   module_key(job, npass, key);
