@@ -24,7 +24,11 @@
 
 #include <stddef.h>
 
-/* The compiler's flags (part of the cache key).  -march=native: the vector instructions of the
+/* The compiler's flags (part of the cache key).  -O1: the generated loops carry `omp simd`, which
+ * -fopenmp-simd vectorizes at any level, and on the 2-core development machine (gcc 12,
+ * 2026-11-29, bench/results/cpu-compiled-o1-o2-2026-11-29.txt, the same hour) -O1 ran ba, kin
+ * and hess 1.0-1.24x as fast as -O2 and compiled in less than half the time (ba 1.6 s against
+ * 3.7, kin 7.6 s against 15.1).  -march=native: the vector instructions of the
  * machine that compiles, which is the machine that runs (the key names its CPU).
  * -fno-trapping-math and -fopenmp-simd let point loops over the library's elementary functions
  * (dual/fn_*.h, inlined) vectorize where their control flow allows: with FP traps assumed, gcc 12
@@ -34,7 +38,7 @@
  * Downfall), which leaves those loops scalar.  bench/probe_vector_exp.c: dual_exp in such a loop,
  * bitwise the library's, 2.1-2.8x its out-of-line call. */
 #define DUAL_CC_FLAGS                                                                              \
-  "-std=c11 -O2 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp-simd " \
+  "-std=c11 -O1 -march=native -ffp-contract=off -fno-math-errno -fno-trapping-math -fopenmp-simd " \
   "-fno-strict-aliasing -fPIC -shared"
 #define DUAL_CC_FLAGS_GCC "-mtune-ctrl=use_gather"
 
