@@ -170,6 +170,40 @@ static dual_cpu_jit_module *find_loaded(const uint8_t key[32]) {
   return NULL;
 }
 
+/* The module in the disk cache under `disk` (dir NULL: none), or NULL: absent, or an entry that
+ * passes the check but does not load (another machine's object under the same key would be a
+ * bug; a truncated one fails the check), which is then compiled again. */
+static dual_cpu_jit_module *load_cached(const char *dir, const uint8_t disk[32], int mode, int width, int npass) {
+  void *image = NULL;
+  size_t size = 0;
+  dual_cpu_jit_module *m = NULL;
+  char *why = NULL;
+  if (dir != NULL && dual_jit_cache_load(dir, disk, &image, &size, NULL) == 0) {
+    if (dual_cpu_jit_load(image, size, mode, width, npass, &m, &why) != 0) m = NULL;
+    free(why), free(image);
+  }
+  return m;
+}
+
+/* Keep m among the process's modules under `key`, unless another thread kept one meanwhile (m
+ * is then freed): the module kept, or NULL when out of memory (m freed). */
+static const dual_cpu_jit_module *keep_module(const uint8_t key[32], dual_cpu_jit_module *m) {
+  loaded *l = malloc(sizeof *l);
+  if (l == NULL) {
+    dual_cpu_jit_free(m);
+    return NULL;
+  }
+  pthread_mutex_lock(&lock);
+  const dual_cpu_jit_module *kept = find_loaded(key);
+  if (kept == NULL) {
+    memcpy(l->key, key, 32), l->m = m, l->next = modules, modules = l;
+    kept = m, l = NULL, m = NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  free(l), dual_cpu_jit_free(m);
+  return kept;
+}
+
 /* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu),
  * NULL with why where the generator declines or the source is over DUAL_CPU_JIT_MAX_SOURCE. */
 static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) {
@@ -224,16 +258,8 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
   dual_jit_cpu_disk_key(src, cc.identity, disk);
   char dir[4096];
   const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
-  void *image = NULL;
-  size_t size = 0;
-  dual_cpu_jit_module *m = NULL;
+  dual_cpu_jit_module *m = load_cached(have_dir ? dir : NULL, disk, job->mode, job->width, npass);
   char *why = NULL;
-  if (have_dir && dual_jit_cache_load(dir, disk, &image, &size, NULL) == 0) {
-    /* a checked entry that does not load (another machine's object under the same key would be
-     * a bug; a truncated one fails the check) is compiled again */
-    if (dual_cpu_jit_load(image, size, job->mode, job->width, npass, &m, &why) != 0) free(why), why = NULL;
-    free(image);
-  }
   const int built = m != NULL ? 0 : compile_and_load(&cc, src, job->mode, job->width, npass, have_dir ? dir : NULL,
                                                       disk, &m, &why);
   free(src);
@@ -245,22 +271,8 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
     free(why);
     return st;
   }
-  loaded *l = malloc(sizeof *l);
-  if (l == NULL) {
-    dual_cpu_jit_free(m);
-    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory keeping a compiled CPU module");
-  }
-  pthread_mutex_lock(&lock);
-  const dual_cpu_jit_module *raced = find_loaded(key); /* another thread's, loaded meanwhile */
-  if (raced == NULL) {
-    memcpy(l->key, key, 32), l->m = m, l->next = modules, modules = l;
-    *out = m;
-  } else {
-    *out = raced;
-  }
-  pthread_mutex_unlock(&lock);
-  if (raced != NULL) free(l), dual_cpu_jit_free(m);
-  return DUAL_SUCCESS;
+  *out = keep_module(key, m);
+  return *out != NULL ? DUAL_SUCCESS : dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory keeping a compiled CPU module");
 }
 
 /* ---- DUAL_TIER_AUTO: the interpreter first, the module compiled in the background ---------- */
@@ -273,7 +285,8 @@ typedef struct hot {
   uint64_t uid; /* the program's (0: free) */
   int mode, width, layout, nested;
   double interp_s;              /* seconds interpreted */
-  int state;                    /* 0 counting, 1 queued, 2 declined (the generator's rules) */
+  int state;                    /* 0 counting, 1 queued, 2 declined (the generator's rules, no
+                                   compiler), 3 being queued (its source generated) */
   uint8_t key[32];              /* the module's memory key (state 1) */
   const dual_cpu_jit_module *m; /* the module, once the background compile has loaded it */
 } hot;
@@ -332,16 +345,11 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&lock);
     uint8_t disk[32];
     dual_jit_cpu_disk_key(q->src, cc.identity, disk);
-    dual_cpu_jit_module *m = NULL;
+    dual_cpu_jit_module *m = load_cached(q->dir, disk, q->mode, q->width, q->npass);
     char *why = NULL;
-    void *image = NULL;
-    size_t size = 0;
-    if (q->dir != NULL && dual_jit_cache_load(q->dir, disk, &image, &size, NULL) == 0) {
-      if (dual_cpu_jit_load(image, size, q->mode, q->width, q->npass, &m, &why) != 0) free(why), why = NULL;
-      free(image);
-    }
     if (m == NULL) {
-      image = NULL, size = 0;
+      void *image = NULL;
+      size_t size = 0;
       char *log = NULL;
       int st = dual_rtc_compile_in_child(cc_compile_fn, q->src, 0, q->dir, disk, &image, &size, &log);
       if (st == -1) { /* no child: here, and stored here */
@@ -353,22 +361,15 @@ static void *worker(void *arg) {
       free(image), free(log);
     }
     free(why);
-    loaded *l = m != NULL ? malloc(sizeof *l) : NULL;
-    pthread_mutex_lock(&lock);
-    if (l != NULL && find_loaded(q->key) == NULL) {
-      memcpy(l->key, q->key, 32), l->m = m, l->next = modules, modules = l;
-      l = NULL, m = NULL;
-    }
-    pthread_mutex_unlock(&lock);
-    free(l), dual_cpu_jit_free(m);
+    if (m != NULL) (void)keep_module(q->key, m); /* (out of memory: not kept, interpreted) */
     free(q->src), free(q->dir), free(q);
   }
 }
 
-/* Queue the job's module (source generated here: the program may be gone by the time the
- * worker runs), starting the worker if it is not running; the caller holds the lock.  0 when
- * queued, -1 when the generator declines or memory runs out. */
-static int queue_module(dual_context *ctx, const dual_job *job, int npass, const uint8_t key[32]) {
+/* The job's module as a queue entry: its source (generated now: the program may be gone by the
+ * time the worker runs), keys and cache directory; NULL when the generator declines or memory
+ * runs out.  Called without the lock (kin's source takes milliseconds). */
+static queued *queue_entry(dual_context *ctx, const dual_job *job, int npass) {
   char reason[256];
   char *src = job_source(job, npass, reason, sizeof reason);
   char dir[4096];
@@ -376,11 +377,17 @@ static int queue_module(dual_context *ctx, const dual_job *job, int npass, const
   queued *q = src != NULL ? calloc(1, sizeof *q) : NULL;
   if (q == NULL) {
     free(src);
-    return -1;
+    return NULL;
   }
-  memcpy(q->key, key, 32);
+  module_key(job, npass, q->key);
   q->src = src, q->dir = have_dir ? dual_strdup(dir) : NULL;
   q->mode = job->mode, q->width = job->width, q->npass = npass;
+  return q;
+}
+
+/* Append q to the queue, starting the worker if it is not running; the caller holds the lock.
+ * 0 when queued, -1 (q freed) when no thread could be started. */
+static int queue_module(queued *q) {
   queued **tail = &queue_head;
   while (*tail != NULL) tail = &(*tail)->next;
   *tail = q;
@@ -440,10 +447,17 @@ void dual_cpu_jit_interpreted(dual_context *ctx, const dual_job *job, double sec
   pthread_mutex_lock(&lock);
   hot *h = hot_find(&j);
   h->interp_s += seconds > 0.0 ? seconds : 0.0;
-  if (h->state == 0 && h->interp_s >= after) {
-    if (cc_state == 0) cc_state = dual_cc_find(&cc, &cc_why) == 0 ? 1 : -1;
-    module_key(&j, (int)npass, h->key);
-    h->state = cc_state == 1 && queue_module(ctx, &j, (int)npass, h->key) == 0 ? 1 : 2;
-  }
+  const int due = h->state == 0 && h->interp_s >= after;
+  if (due && cc_state == 0) cc_state = dual_cc_find(&cc, &cc_why) == 0 ? 1 : -1;
+  if (due) h->state = cc_state == 1 ? 3 : 2;
+  pthread_mutex_unlock(&lock);
+  if (!due || cc_state != 1) return;
+  /* the source and keys outside the lock; the entry found again (another product may have
+   * taken its slot meanwhile: this product's entry is then a new one) */
+  queued *q = queue_entry(ctx, &j, (int)npass);
+  pthread_mutex_lock(&lock);
+  h = hot_find(&j);
+  if (q != NULL) memcpy(h->key, q->key, 32);
+  h->state = q != NULL && queue_module(q) == 0 ? 1 : 2;
   pthread_mutex_unlock(&lock);
 }
