@@ -1,8 +1,10 @@
 /*
  * bench_cpu_grad.c — dualbatch_bench_cpu_grad: the CPU gradient benchmark of BENCHMARKS.md (grad,
  * n = 1024, the many-input case reverse mode is for).  dual_gradient with the reverse mode forced
- * (DUAL_AD_REVERSE), with the forward mode forced (DUAL_AD_FORWARD, for reference) and with
- * DUAL_AD_AUTO (the mode it picked is printed), against ADOL-C's gradient driver on one tape
+ * (DUAL_AD_REVERSE) on the interpreter and on the CPU's compiled tier (a context of its own under
+ * DUAL_TIER_COMPILE: its first call, the module's compile or its load from the disk cache, is
+ * timed and printed), with the forward mode forced (DUAL_AD_FORWARD, for reference) and with
+ * DUAL_AD_AUTO (the mode it picked is printed; interpreted), against ADOL-C's gradient driver on one tape
  * (bench/peers/adolc_grad.cc, when libadolc-dev was found), on the identical points, with all
  * cores and with 1 thread: warm-up, then interleaved timed calls, best of the repeats (the median
  * beside it).  Each tool times the first B points of the same point set, B per tool so that a call
@@ -34,7 +36,7 @@
 #define DUAL_SOURCE_DIR "."
 #endif
 
-enum { N = 1024, CHECK_POINTS = 200, MAX_TOOLS = 4 };
+enum { N = 1024, CHECK_POINTS = 200, MAX_TOOLS = 5 };
 /* Agreement with the formula, relative to each point's largest gradient entry: every tool sums
  * the same terms in a different order (~1e-16); a wrong term is O(1). */
 #define CHECK_TOL 1e-12
@@ -44,10 +46,11 @@ enum { N = 1024, CHECK_POINTS = 200, MAX_TOOLS = 4 };
 #define BATCH_REVERSE 40000
 #define BATCH_FORWARD 1500
 #define BATCH_ADOLC 25000
+#define BATCH_COMPILED 80000
 
 typedef int (*grad_fn)(int64_t B, const double *x, double *g, int threads);
 
-static dual_context *g_ctx;
+static dual_context *g_ctx, *g_cctx; /* the interpreter's context, the compiled tier's */
 static dual_program *g_prog;
 
 static int dual_with_mode(int mode, int64_t B, const double *x, double *g, int threads) {
@@ -64,13 +67,19 @@ static int dual_forward(int64_t B, const double *x, double *g, int threads) {
 static int dual_auto(int64_t B, const double *x, double *g, int threads) {
   return dual_with_mode(DUAL_AD_AUTO, B, x, g, threads);
 }
+static int dual_compiled(int64_t B, const double *x, double *g, int threads) {
+  dual_context_set_threads(g_cctx, threads);
+  const int rc = dual_gradient(g_cctx, g_prog, B, x, N, NULL, 0, NULL, g, N, NULL);
+  return rc == DUAL_SUCCESS && dual_context_last_tier(g_cctx) != DUAL_TIER_COMPILE ? DUAL_ERR_INTERNAL : rc;
+}
 
 typedef struct tool {
   char name[48];
   grad_fn run;
   int64_t batch; /* points per timed call: the first `batch` points */
   double worst;  /* worst scaled difference from the formula over every check */
-  int ours;      /* a dualbatch call: its error is the context's last error */
+  int ours;      /* a dualbatch call: its error is the context's last error (2: the compiled
+                    tier's context) */
 } tool;
 
 static const char *mode_name(int mode) {
@@ -89,22 +98,24 @@ static void check_call(tool *t, int64_t B, const double *x, const double *g) {
 
 static void usage(void) {
   fprintf(stderr, "usage: dualbatch_bench_cpu_grad [--batch B] [--batch-reverse B] "
-                  "[--batch-forward B] [--batch-adolc B] [--reps R] [--threads T]\n"
+                  "[--batch-forward B] [--batch-adolc B] [--batch-compiled B] [--reps R] [--threads T]\n"
                   "  --batch sets every tool's points per call; the others one tool's "
-                  "(defaults %d, %d, %d)\n",
-          BATCH_REVERSE, BATCH_FORWARD, BATCH_ADOLC);
+                  "(defaults %d, %d, %d, %d)\n",
+          BATCH_REVERSE, BATCH_FORWARD, BATCH_ADOLC, BATCH_COMPILED);
 }
 
 int main(int argc, char **argv) {
   int64_t batch_reverse = BATCH_REVERSE, batch_forward = BATCH_FORWARD, batch_adolc = BATCH_ADOLC;
+  int64_t batch_compiled = BATCH_COMPILED;
   int reps = 3, nthreads = 2, threads[2] = {omp_get_num_procs(), 1};
   for (int i = 1; i < argc; ++i) {
     const int more = i + 1 < argc;
     if (strcmp(argv[i], "--batch") == 0 && more)
-      batch_reverse = batch_forward = batch_adolc = (int64_t)strtod(argv[++i], NULL);
+      batch_reverse = batch_forward = batch_adolc = batch_compiled = (int64_t)strtod(argv[++i], NULL);
     else if (strcmp(argv[i], "--batch-reverse") == 0 && more) batch_reverse = (int64_t)strtod(argv[++i], NULL);
     else if (strcmp(argv[i], "--batch-forward") == 0 && more) batch_forward = (int64_t)strtod(argv[++i], NULL);
     else if (strcmp(argv[i], "--batch-adolc") == 0 && more) batch_adolc = (int64_t)strtod(argv[++i], NULL);
+    else if (strcmp(argv[i], "--batch-compiled") == 0 && more) batch_compiled = (int64_t)strtod(argv[++i], NULL);
     else if (strcmp(argv[i], "--reps") == 0 && more) reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--threads") == 0 && more) nthreads = 1, threads[0] = atoi(argv[++i]);
     else {
@@ -115,10 +126,16 @@ int main(int argc, char **argv) {
   if (batch_reverse < CHECK_POINTS) batch_reverse = CHECK_POINTS;
   if (batch_forward < CHECK_POINTS) batch_forward = CHECK_POINTS;
   if (batch_adolc < CHECK_POINTS) batch_adolc = CHECK_POINTS;
+  if (batch_compiled < CHECK_POINTS) batch_compiled = CHECK_POINTS;
   if (reps < 1 || reps > BENCH_MAX_REPS) reps = 3;
   if (threads[0] < 1) threads[0] = omp_get_num_procs();
   if (threads[0] == 1) nthreads = 1;
+  /* the interpreter's context stays on the interpreter (AUTO would compile it once hot) */
   if (dual_context_create(&g_ctx, DUAL_DEVICE_CPU) != DUAL_SUCCESS ||
+      dual_context_set_tier(g_ctx, DUAL_TIER_INTERPRET) != DUAL_SUCCESS ||
+      dual_context_create(&g_cctx, DUAL_DEVICE_CPU) != DUAL_SUCCESS ||
+      dual_context_set_tier(g_cctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS ||
+      dual_context_set_ad_mode(g_cctx, DUAL_AD_REVERSE) != DUAL_SUCCESS ||
       dual_program_compile_file(g_ctx, DUAL_SOURCE_DIR "/bench/programs/grad.db", &g_prog) != DUAL_SUCCESS) {
     fprintf(stderr, "dualbatch_bench_cpu_grad: %s\n", dual_context_last_error(g_ctx));
     return 2;
@@ -131,6 +148,7 @@ int main(int argc, char **argv) {
 
   int64_t bmax = batch_reverse > batch_forward ? batch_reverse : batch_forward;
   if (batch_adolc > bmax) bmax = batch_adolc;
+  if (batch_compiled > bmax) bmax = batch_compiled;
   double *x = bench_xmalloc(sizeof(double) * (size_t)(bmax * N));
   double *g = bench_xmalloc(sizeof(double) * (size_t)(bmax * N));
   bench_points_grad(bmax, N, 5, x);
@@ -138,9 +156,18 @@ int main(int argc, char **argv) {
   /* which mode AUTO takes here: one call on the check points */
   int auto_mode = 0;
   if (dual_auto(CHECK_POINTS, x, g, 0) == DUAL_SUCCESS) auto_mode = dual_context_last_ad_mode(g_ctx);
+  /* the compiled tier's first call: its module compiled, or loaded from the disk cache */
+  const double c0 = omp_get_wtime();
+  const int compiled_rc = dual_compiled(1, x, g, 1);
+  const double first_call = omp_get_wtime() - c0;
+  if (compiled_rc != DUAL_SUCCESS) {
+    fprintf(stderr, "dualbatch_bench_cpu_grad: the compiled tier failed: %s\n", dual_context_last_error(g_cctx));
+    return 2;
+  }
   tool tools[MAX_TOOLS];
   int ntools = 0;
   tools[ntools++] = (tool){"dualbatch reverse", dual_reverse, batch_reverse, 0.0, 1};
+  tools[ntools++] = (tool){"dualbatch reverse, compiled", dual_compiled, batch_compiled, 0.0, 2};
   tools[ntools++] = (tool){"dualbatch forward", dual_forward, batch_forward, 0.0, 1};
   tools[ntools] = (tool){"", dual_auto, auto_mode == DUAL_AD_REVERSE ? batch_reverse : batch_forward, 0.0, 1};
   snprintf(tools[ntools++].name, sizeof tools[0].name, "dualbatch auto (%s)", mode_name(auto_mode));
@@ -170,6 +197,8 @@ int main(int argc, char **argv) {
 #endif
   printf("AUTO:      dual_gradient with DUAL_AD_AUTO ran in %s mode "
          "(dual_context_last_ad_mode)\n", auto_mode ? mode_name(auto_mode) : "no (the call failed)");
+  printf("compiled:  the CPU compiled tier (DUAL_TIER_COMPILE, reverse mode); its first call, the "
+         "module's compile or its load from the disk cache: %.2f s\n", first_call);
   printf("method:    grad (n = %d), FP64 gradient per point, points N(0,1); per tool the first B "
          "points; warm-up, then %d timed calls per tool, interleaved; best (median)\n\n", N, reps);
 
@@ -186,8 +215,8 @@ int main(int argc, char **argv) {
 #endif
 
   printf("\n| workload | B | threads | tool | points/s (best (median)) | dualbatch reverse / tool "
-         "| others' CPU |\n");
-  printf("|---|---|---|---|---|---|---|\n");
+         "| compiled / tool | others' CPU |\n");
+  printf("|---|---|---|---|---|---|---|---|\n");
   for (int it = 0; it < nthreads; ++it) {
     double rate[MAX_TOOLS][BENCH_MAX_REPS];
     for (int t = 0; t < ntools; ++t) tools[t].run(tools[t].batch, x, g, threads[it]); /* warm-up */
@@ -198,7 +227,8 @@ int main(int argc, char **argv) {
         const double t0 = omp_get_wtime();
         if (tools[t].run(tools[t].batch, x, g, threads[it]) != 0) {
           fprintf(stderr, "dualbatch_bench_cpu_grad: %s failed%s%s\n", tools[t].name,
-                  tools[t].ours ? ": " : "", tools[t].ours ? dual_context_last_error(g_ctx) : "");
+                  tools[t].ours ? ": " : "",
+                  tools[t].ours == 2 ? dual_context_last_error(g_cctx) : tools[t].ours ? dual_context_last_error(g_ctx) : "");
           return 2;
         }
         rate[t][r] = (double)tools[t].batch / (omp_get_wtime() - t0);
@@ -212,9 +242,9 @@ int main(int argc, char **argv) {
       for (int r = 1; r < reps; ++r) best[t] = fmax(best[t], rate[t][r]);
     }
     for (int t = 0; t < ntools; ++t)
-      printf("| grad | %lld | %d | %s | %.3g (%.3g) | %.2f× | %.0f%%%s |\n",
+      printf("| grad | %lld | %d | %s | %.3g (%.3g) | %.2f× | %.2f× | %.0f%%%s |\n",
              (long long)tools[t].batch, threads[it], tools[t].name, best[t],
-             bench_median(rate[t], reps), best[0] / best[t], others * 100.0,
+             bench_median(rate[t], reps), best[0] / best[t], best[1] / best[t], others * 100.0,
              others > BENCH_OTHERS_WARN ? " (busy)" : "");
   }
   printf("\nagreement with the formula, worst over every check (max row-scaled difference, "
@@ -228,5 +258,6 @@ int main(int argc, char **argv) {
   free(x), free(g);
   dual_program_destroy(&g_prog);
   dual_context_destroy(&g_ctx);
+  dual_context_destroy(&g_cctx);
   return wrong ? 1 : 0;
 }

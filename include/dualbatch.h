@@ -247,17 +247,18 @@ int dual_context_last_ad_mode(const dual_context *ctx);
  * reverse-mode dual_sgrad over 1000 instructions or a sample row of 47 doubles.  A program over
  * a rule stays on the interpreter under AUTO (the note names the rule) and fails under COMPILE.
  * CPU contexts (the CPU's compiled tier, under construction: issue 21): DUAL_TIER_COMPILE runs
- * eval, JVP, Jacobian and gradient calls, and Hessians and HVPs by nested forward passes,
- * through C generated from the program (the same rules, one straight-line loop over a block of
- * points that the compiler vectorizes) and compiled with the system C compiler ($DUALBATCH_CC,
+ * eval, JVP, Jacobian and gradient calls, Hessians and HVPs by nested forward passes, and
+ * reverse-mode gradients, Jacobians and VJPs (within the GPU tier's reverse-mode rules above,
+ * a long program only as loops), through C generated from the program (the same rules, loops
+ * over a block of points that the compiler vectorizes) and compiled with the system C compiler ($DUALBATCH_CC,
  * else `cc` on PATH; flags that keep every rounding), loaded into the process, kept in memory
  * and in the same disk cache (its key names the compiler, its flags and the CPU); a call waits
  * for its compile (up to seconds for a large program); no compiler or a failed compile is
  * DUAL_ERR_COMPILE with the reason.  DUAL_TIER_AUTO interprets a product until it has taken
  * DUAL_KNOB_CPU_JIT_AFTER_MS (default 1 s) of interpreter time in the process, then builds its
  * module in a background thread (from the disk cache when there) and runs it from the next call
- * on; without a compiler, or where the compile fails, it keeps interpreting.  Reverse mode,
- * forward-over-reverse and dual_sgrad interpret for now.  Results are bitwise the interpreter's.
+ * on; without a compiler, or where the compile fails, it keeps interpreting.  Forward-over-reverse
+ * and dual_sgrad interpret for now.  Results are bitwise the interpreter's.
  * DUALBATCH_TIER=auto|interpret|compile (GPU contexts) and DUALBATCH_CPU_TIER (CPU contexts),
  * read when the context is created, override the default. */
 typedef enum dual_tier { DUAL_TIER_AUTO = 0, DUAL_TIER_INTERPRET = 1, DUAL_TIER_COMPILE = 2 } dual_tier;

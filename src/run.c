@@ -152,12 +152,13 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 /* Run on the context's device; AUTO falls back to the CPU for host arrays. */
 static int cpu_run(dual_context *ctx, const dual_job *job) {
   if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job);
-  if (job->reverse) return dual_cpu_run_rev(ctx, job);
   int ran = 0; /* the compiled CPU tier (jit/cpu_jit.h: a CPU context not under DUAL_TIER_INTERPRET) */
   int st = dual_cpu_jit_try(ctx, job, &ran);
   if (ran) return st;
   const double t0 = dual_dispatch_now();
-  st = dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job) : dual_cpu_run(ctx, job);
+  st = job->reverse                         ? dual_cpu_run_rev(ctx, job)
+       : dual_mode_is_second_order(job->mode) ? dual_cpu_run2(ctx, job)
+                                              : dual_cpu_run(ctx, job);
   if (st == DUAL_SUCCESS) dual_cpu_jit_interpreted(ctx, job, dual_dispatch_now() - t0); /* (AUTO's count) */
   return st;
 }

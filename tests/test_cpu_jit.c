@@ -6,8 +6,9 @@
  * that mix every op (inputs that make some partials NaN or infinite, so that the guarded rerun
  * runs), on every op alone, and on the benchmark functions ba and kin; batches that end in a
  * partial block; one and two threads.  Second order (jit/jit_source2.h's CPU target): Hessians
- * in both layouts and HVPs of random programs and of hess, through the public API.  Skipped
- * where no C compiler is found.
+ * in both layouts and HVPs of random programs and of hess, through the public API; reverse mode
+ * (jit/jit_source_rev.h's CPU target): gradients, Jacobians and VJPs of random programs, ba and
+ * long programs of loops (grad).  Skipped where no C compiler is found.
  */
 #define _GNU_SOURCE /* mkdtemp, setenv */
 #include <criterion/criterion.h>
@@ -20,10 +21,13 @@
 #include <unistd.h>
 
 #include "bench_program.h"
+#include "loop_programs.h"
 #include "dual/ops.h"
 #include "dualbatch.h"
 #include "exec.h"
 #include "jit/cpu_jit.h"
+#include "jit/jit_source_rev.h"
+#include "program.h"
 #include "random_program.h"
 #include "temp_dirs.h"
 #include "test_arrays.h"
@@ -213,14 +217,17 @@ Test(cpu_jit, benchmark_functions) {
   dual_context_destroy(&ctx);
 }
 
-/* Two CPU contexts on tiers t0 and t1, the second's disk cache in dir (NULL: the default). */
-static void two_contexts(dual_context *ctx[2], int t0, int t1, const char *dir) {
+/* Two CPU contexts on tiers t0 and t1, the second's disk cache in a new directory made from the
+ * mkdtemp template dir (NULL: the default cache). */
+static void two_contexts(dual_context *ctx[2], int t0, int t1, char *dir) {
   for (int k = 0; k < 2; ++k) {
     ctx[k] = NULL;
     cr_assert_eq(dual_context_create(&ctx[k], DUAL_DEVICE_CPU), DUAL_SUCCESS);
     cr_assert_eq(dual_context_set_tier(ctx[k], k ? t1 : t0), DUAL_SUCCESS);
   }
-  if (dir != NULL) cr_assert_eq(dual_context_set_cache_dir(ctx[1], dir), DUAL_SUCCESS);
+  if (dir == NULL) return;
+  cr_assert_not_null(mkdtemp(dir));
+  cr_assert_eq(dual_context_set_cache_dir(ctx[1], dir), DUAL_SUCCESS);
 }
 
 /* Through the public API: a CPU context under DUAL_TIER_COMPILE gives the interpreter's bits
@@ -229,7 +236,6 @@ static void two_contexts(dual_context *ctx[2], int t0, int t1, const char *dir) 
 Test(cpu_jit, a_cpu_context_under_the_compile_tier) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
   dual_context *pair[2];
   two_contexts(pair, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
   dual_context *interp = pair[0], *comp = pair[1];
@@ -319,7 +325,6 @@ static void compare2(dual_context *ctx[2], const dual_program *prog, int64_t B, 
 Test(cpu_jit, second_order_random_programs_and_hess) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit2-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
   dual_context *ctx[2];
   two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
   for (int k = 0; k < 2; ++k)
@@ -354,6 +359,146 @@ Test(cpu_jit, second_order_random_programs_and_hess) {
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
+/* ---- reverse mode (jit/jit_source_rev.h's CPU target) ------------------------------------ */
+
+/* One first-order reverse-mode call of prog on B points through the public API on the
+ * interpreter's context (k = 0) and the compiled one (k = 1), both in DUAL_AD_REVERSE, `threads`
+ * threads each: a gradient, a Jacobian or a VJP (cotangents u); the same bits everywhere —
+ * values, derivative rows, status words — and the compiled context says it ran compiled.  d of
+ * the Jacobian and gradient column-major (colmajor: strides exchanged), so the stores' strides
+ * are both the generated code's. */
+static int64_t checkedr_finite, checkedr_flagged;
+static void compare_rev(dual_context *ctx[2], const dual_program *prog, int64_t B, const double *x, const double *p,
+                        const double *u, int mode, int threads, int colmajor, const char *what) {
+  const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog), m = dual_program_num_outputs(prog);
+  const int64_t rows = mode == DUAL_MODE_VJP ? 1 : m, nd = B * rows * n;
+  double *y[2], *d[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    y[k] = malloc(sizeof(double) * (size_t)(B * m + 1)), d[k] = malloc(sizeof(double) * (size_t)(nd + 1));
+    st[k] = malloc(sizeof(int32_t) * (size_t)(B + 1));
+    memset(y[k], 0x5a + k, sizeof(double) * (size_t)(B * m + 1)), memset(d[k], 0x3c + k, sizeof(double) * (size_t)(nd + 1));
+    memset(st[k], 0x11 + k, sizeof(int32_t) * (size_t)(B + 1));
+    dual_batch b;
+    dual_batch_init(&b);
+    b.count = B, b.x = x, b.x_ps = n, b.x_es = 1;
+    if (np > 0) b.p = p, b.p_ps = np, b.p_es = 1;
+    b.y = y[k], b.y_ps = m, b.y_es = 1, b.status = st[k];
+    b.d = d[k], b.d_ps = colmajor ? 1 : rows * n, b.d_rs = colmajor ? B * n : n, b.d_cs = colmajor ? B : 1;
+    if (mode == DUAL_MODE_VJP) b.u = u, b.u_ps = m, b.u_es = 1;
+    cr_assert_eq(dual_context_set_threads(ctx[k], threads), DUAL_SUCCESS);
+    cr_assert_eq(dual_run(ctx[k], prog, mode, &b), DUAL_SUCCESS, "%s: %s", what, dual_context_last_error(ctx[k]));
+    cr_assert_eq(dual_context_last_ad_mode(ctx[k]), DUAL_AD_REVERSE, "%s: not reverse mode", what);
+  }
+  cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_COMPILE, "%s: not compiled", what);
+  for (int64_t i = 0; i < B * m; ++i)
+    cr_assert(same_bits(y[0][i], y[1][i]), "%s: y[%lld] %.17g vs %.17g", what, (long long)i, y[0][i], y[1][i]);
+  for (int64_t i = 0; i < nd; ++i) {
+    cr_assert(same_bits(d[0][i], d[1][i]), "%s: d[%lld] %.17g vs %.17g", what, (long long)i, d[0][i], d[1][i]);
+    checkedr_finite += isfinite(d[0][i]) && d[0][i] != 0.0;
+  }
+  for (int64_t i = 0; i < B; ++i) {
+    cr_assert_eq(st[0][i], st[1][i], "%s: status[%lld] %#x vs %#x", what, (long long)i, st[0][i], st[1][i]);
+    checkedr_flagged += st[0][i] != 0;
+  }
+  for (int k = 0; k < 2; ++k) free(y[k]), free(d[k]), free(st[k]);
+}
+
+/* Whether the CPU tier's reverse-mode source of prog's gradient (VJP when vjp) is looped: 1, or
+ * 2 when its forward loops also tape values for the backward ones. */
+static int looped_source(const dual_program *prog, int vjp) {
+  dual_batch b;
+  dual_batch_init(&b);
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = vjp ? DUAL_MODE_VJP : DUAL_MODE_GRADIENT, job.reverse = 1;
+  char why[256];
+  char *src = dual_jit_source_rev_cpu(&job, why, sizeof why);
+  cr_assert_not_null(src, "%s", why);
+  const int looped = strstr(src, ", looped */") != NULL, taped = strstr(src, "double *const tw0_") != NULL;
+  free(src);
+  return looped + (looped && taped);
+}
+
+/* Reverse mode (gradients, Jacobians by rows, VJPs): random programs of every op (inputs at
+ * kinks and poles, a NaN input, cotangents with a zero and a NaN) and ba's Jacobian as straight-
+ * line modules; long programs of loops as looped modules — grad (n = 1024), a sum with normal
+ * draws, a parameter and a value from before the loop, one that computes the iteration before's
+ * value again, one with a passive running count (their costly values taped by the forward loops),
+ * and one whose tapes would be too large (n = 4000: computed again); one and two threads, batches
+ * that end in a partial block, d row- and column-major.  A long program that is not made of loops (a product
+ * of 400 factors, whose GPU module is segmented) is declined with a reason under the compile
+ * tier and interpreted under AUTO. */
+Test(cpu_jit, reverse_mode_straight_line_and_looped) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujitr-XXXXXX";
+  dual_context *ctx[2];
+  two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
+  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_REVERSE), DUAL_SUCCESS);
+  uint64_t rng = 2026112903;
+  for (int trial = 0; trial < 3; ++trial) {
+    const int m = trial == 0 ? 1 : 3;
+    dual_program *prog = rp_random_program(ctx[0], &rng, 40 + 10 * trial, 5, 2, m);
+    cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
+    cr_assert_eq(looped_source(prog, 0), 0);
+    const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+    const int64_t B = 203;
+    double *x = random_array(&rng, B * n, -2.0, 2.0), *p = random_array(&rng, B * (np > 0 ? np : 1), -2.0, 2.0);
+    double *u = random_array(&rng, B * m, -1.5, 1.5);
+    x[5] = 0.0, x[7] = 1.0, x[11] = NAN, u[1] = 0.0, u[4] = NAN; /* kinks, poles, bad inputs */
+    char what[64];
+    snprintf(what, sizeof what, "program %d, %s", trial, m == 1 ? "gradient" : "Jacobian");
+    compare_rev(ctx, prog, B, x, p, u, m == 1 ? DUAL_MODE_GRADIENT : DUAL_MODE_JACOBIAN, 1 + (trial & 1), trial == 2, what);
+    snprintf(what, sizeof what, "program %d, VJP", trial);
+    compare_rev(ctx, prog, B, x, p, u, DUAL_MODE_VJP, 2 - (trial & 1), 0, what);
+    free(x), free(p), free(u);
+    dual_program_destroy(&prog);
+  }
+  dual_program *ba = bench_program(ctx[0], "ba");
+  double *x = random_array(&rng, 150 * dual_program_num_inputs(ba), 0.5, 1.5);
+  double *pb = random_array(&rng, 150 * dual_program_num_params(ba), 0.5, 1.5);
+  compare_rev(ctx, ba, 150, x, pb, NULL, DUAL_MODE_JACOBIAN, 2, 0, "ba");
+  free(x), free(pb);
+  dual_program_destroy(&ba);
+  /* the loop programs but the product (below), and one whose tapes would be too large */
+  const char *looped[] = {dual_test_loop_programs[0], dual_test_loop_programs[1], dual_test_loop_programs[3],
+                          dual_test_loop_programs[4], "input x[4000]\noutput f = sum(i in 0..4000, sin(x[i]) * exp(x[i]))\n"};
+  for (int c = 0; c < 5; ++c) {
+    dual_program *prog = NULL;
+    cr_assert_eq(dual_program_compile(ctx[0], looped[c], "looped", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx[0]));
+    cr_assert_gt(prog->n_instr, DUAL_JIT_MAX_REV_INSTR);
+    const int want = c < 4 ? 2 : 1; /* looped and taped; the last one looped only */
+    cr_assert(looped_source(prog, 0) == want && looped_source(prog, 1) == want, "program %d: not looped as %d", c, want);
+    const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+    const int64_t B = 45;
+    double *xl = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * (np + 1), 0.5, 2.0);
+    double *u = random_array(&rng, B, -2.0, 2.0);
+    xl[3] = NAN, xl[n + 5] = INFINITY, xl[2 * n] = 0.0, xl[2 * n + 1] = -0.0, u[1] = 0.0, u[2] = NAN;
+    char what[64];
+    snprintf(what, sizeof what, "looped program %d, gradient", c);
+    compare_rev(ctx, prog, B, xl, p, u, DUAL_MODE_GRADIENT, 2 - (c & 1), c == 0, what);
+    snprintf(what, sizeof what, "looped program %d, VJP", c);
+    compare_rev(ctx, prog, B, xl, p, u, DUAL_MODE_VJP, 1 + (c & 1), 0, what);
+    free(xl), free(p), free(u);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(checkedr_flagged, 0, "no point raised a flag");
+  cr_assert_gt(checkedr_finite, 100000, "only %lld finite nonzero derivative entries compared", (long long)checkedr_finite);
+  /* not made of loops: declined under the compile tier, interpreted under AUTO */
+  dual_program *prod = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[DUAL_TEST_LOOP_PROD], "prod", &prod), DUAL_SUCCESS);
+  double *xp = random_array(&rng, 4 * 400, -1.0, 1.0), g[4 * 400];
+  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_ERR_COMPILE);
+  cr_assert(strstr(dual_context_last_error(ctx[1]), "not made of loops") != NULL, "%s", dual_context_last_error(ctx[1]));
+  cr_assert_eq(dual_context_set_tier(ctx[1], DUAL_TIER_AUTO), DUAL_SUCCESS);
+  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
+  free(xp);
+  dual_program_destroy(&prod);
+  for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -367,7 +512,6 @@ static double now_s(void) {
 Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-auto-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
   dual_context *pair[2];
   two_contexts(pair, DUAL_TIER_INTERPRET, DUAL_TIER_AUTO, dir);
   dual_context *interp = pair[0], *aut = pair[1];
@@ -422,7 +566,6 @@ Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
 Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-rule-XXXXXX";
-  cr_assert_not_null(mkdtemp(dir));
   dual_context *both[2];
   two_contexts(both, DUAL_TIER_COMPILE, DUAL_TIER_AUTO, dir);
   dual_context *comp = both[0], *aut = both[1];

@@ -27,6 +27,7 @@
 #include "program.h"
 #include "random_program.h"
 #include "sgrad_score.h"
+#include "loop_programs.h"
 #include "test_arrays.h"
 
 #ifndef DUAL_HOST_CXX
@@ -704,18 +705,8 @@ static char *gradient_source(const dual_program *prog, char *why, int64_t cap) {
 Test(jit_host_rev, looped_reverse_mode) {
   dual_context *ctx = NULL;
   cr_assert(dual_context_create(&ctx, DUAL_DEVICE_CPU) == DUAL_SUCCESS);
-  const char *texts[] = {
-      "input x[1024]\n"
-      "let ring = sum(i in 0..1023, sin(x[i]) * x[i + 1]) + sin(x[1023]) * x[0]\n"
-      "let norm = log1p(sum(i in 0..1024, square(x[i])))\n"
-      "output f = ring + norm\n",
-      "input x[300]\nparam w[300]\nlet c = exp(x[0])\n"
-      "output f = sum(i in 0..300, w[i] * normal(x[i], 0.3) / (1.5 + cos(x[i]) * c))\n",
-      "input x[400]\noutput f = prod(i in 0..400, 1 + 0.001 * x[i])\n",
-      "input x[400]\noutput f = sum(i in 0..399, square(x[i + 1]) * sin(x[i]) + square(x[i]) * x[i + 1])\n",
-      "input x[300]\nlet acc = 0.5\nlet cnt = 0\nfor i in 0..300 {\n  acc += sin(x[i]) * x[i]\n"
-      "  cnt += (x[i] > 0)\n}\noutput f = acc * acc + cnt * x[0]\n"};
-  const int looped[] = {1, 1, 0, 1, 1};
+  const char *const *texts = dual_test_loop_programs;
+  const int looped[DUAL_TEST_LOOP_PROGRAMS] = {1, 1, 0, 1, 1};
   uint64_t rng = 6063;
   const int64_t B = 40;
   for (int c = 0; c < 5; ++c) {

@@ -21,6 +21,7 @@
 #include "jit/jit_cache.h"
 #include "jit/jit_key.h"
 #include "jit/jit_source2.h"
+#include "jit/jit_source_rev.h"
 #include "jit/rtc_child.h"
 
 int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int npass,
@@ -43,6 +44,13 @@ int dual_cpu_jit_load(const void *image, size_t size, int mode, int width, int n
   if (blk != NULL) memcpy(&m->block, blk, sizeof m->block);
   if (blk == NULL || m->block < 1 || m->block > DUAL_CPU_JIT_BLOCK) {
     *why = dual_strdup("the compiled CPU module has no block size in range");
+    dual_cpu_jit_free(m);
+    return -1;
+  }
+  const void *scr = dlsym(m->handle, DUAL_CPU_JIT_SCRATCH_NAME);
+  if (scr != NULL) memcpy(&m->scratch, scr, sizeof m->scratch);
+  if (m->scratch < 0 || m->scratch > ((int64_t)1 << 30)) {
+    *why = dual_strdup("the compiled CPU module's scratch size is out of range");
     dual_cpu_jit_free(m);
     return -1;
   }
@@ -108,7 +116,7 @@ static void job_args(const dual_job *job, dual_jit_args *a) {
   const dual_batch *b = job->b;
   memset(a, 0, sizeof *a);
   a->count = b->count;
-  a->x = b->x, a->p = b->p, a->v = b->v;
+  a->x = b->x, a->p = b->p, a->v = b->v, a->u = b->u, a->u_ps = b->u_ps, a->u_es = b->u_es;
   a->x_ps = b->x_ps, a->x_es = b->x_es, a->p_ps = b->p_ps, a->p_es = b->p_es, a->v_ps = b->v_ps, a->v_es = b->v_es;
   a->y = b->y, a->y_ps = b->y_ps, a->y_es = b->y_es;
   a->d = b->d, a->d_ps = b->d_ps, a->d_rs = b->d_rs, a->d_cs = b->d_cs;
@@ -117,8 +125,10 @@ static void job_args(const dual_job *job, dual_jit_args *a) {
   a->seed = job->seed, a->point0 = job->point0, a->antithetic = job->antithetic;
 }
 
-/* The passes of a job: first order's (dual_job_passes) or second order's (engine/pass2.h). */
+/* The passes of a job: reverse mode's one, first order's (dual_job_passes) or second order's
+ * (engine/pass2.h). */
 static int64_t job_passes(const dual_job *job) {
+  if (job->reverse) return 1;
   return dual_mode_is_second_order(job->mode) ? dual_pass2_count(job) : dual_job_passes(job);
 }
 
@@ -141,12 +151,30 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
                                   (double)dual_program_jacobian_columns(job->prog)
                             : 0.0; /* (second order: its copy-out never streams) */
   const int stream = dbytes >= (double)DUAL_CPU_JIT_STREAM_BYTES;
-  /* passes inside the block loop: a block's points stay in cache from pass to pass */
-#pragma omp parallel for num_threads(threads) schedule(dynamic, take)
-  for (int64_t ib = 0; ib < nblocks; ++ib) {
-    const int64_t p0 = ib * blk, nb = count - p0 < blk ? count - p0 : blk;
-    for (int k = 0; k < m->npass; ++k) m->pass[k](&a, p0, nb, stream);
+  /* passes inside the block loop: a block's points stay in cache from pass to pass; each thread
+   * its own scratch (a thread that gets none takes no block) */
+  int nomem = 0;
+#pragma omp parallel num_threads(threads)
+  {
+    double *scratch = NULL;
+    if (m->scratch > 0) {
+      scratch = (double *)malloc((size_t)m->scratch);
+      if (scratch == NULL) {
+#pragma omp atomic write
+        nomem = 1;
+      }
+    }
+#pragma omp for schedule(dynamic, take)
+    for (int64_t ib = 0; ib < nblocks; ++ib) {
+      if (m->scratch > 0 && scratch == NULL) continue;
+      const int64_t p0 = ib * blk, nb = count - p0 < blk ? count - p0 : blk;
+      for (int k = 0; k < m->npass; ++k) m->pass[k](&a, p0, nb, stream, scratch);
+    }
+    free(scratch);
   }
+  if (nomem)
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory: %lld bytes of scratch per thread for a compiled CPU module",
+                     (long long)m->scratch);
   return DUAL_SUCCESS;
 }
 
@@ -204,12 +232,14 @@ static const dual_cpu_jit_module *keep_module(const uint8_t key[32], dual_cpu_ji
   return kept;
 }
 
-/* The source of the job's module: first order (dual_jit_source_cpu) or second (dual_jit_source2_cpu),
- * NULL with why where the generator declines or the source is over DUAL_CPU_JIT_MAX_SOURCE. */
+/* The source of the job's module: reverse mode (dual_jit_source_rev_cpu), first order
+ * (dual_jit_source_cpu) or second (dual_jit_source2_cpu), NULL with why where the generator
+ * declines or the source is over DUAL_CPU_JIT_MAX_SOURCE. */
 static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) {
   int made = npass;
-  char *src = dual_mode_is_second_order(job->mode) ? dual_jit_source2_cpu(job, &made, why, cap)
-                                                   : dual_jit_source_cpu(job->prog, job->mode, job->width, npass, why, cap);
+  char *src = job->reverse                         ? dual_jit_source_rev_cpu(job, why, cap)
+              : dual_mode_is_second_order(job->mode) ? dual_jit_source2_cpu(job, &made, why, cap)
+                                                     : dual_jit_source_cpu(job->prog, job->mode, job->width, npass, why, cap);
   if (src != NULL && made != npass) {
     free(src);
     snprintf(why, (size_t)cap, "the generator made %d passes for %d", made, npass);
@@ -226,10 +256,12 @@ static char *job_source(const dual_job *job, int npass, char *why, int64_t cap) 
 }
 
 /* The module's memory key: the program, and the job's mode with, for second order, what the
- * generator bakes in beside it (the h layout, the nested-Hessian choice), its width and passes. */
+ * generator bakes in beside it (the h layout, the nested-Hessian choice), or reverse mode, its
+ * width and passes. */
 static void module_key(const dual_job *job, int npass, uint8_t key[32]) {
   const int second = dual_mode_is_second_order(job->mode);
-  const int key_mode = job->mode | (second ? 1 << 16 | job->b->h_layout << 8 | job->nested_hessian << 12 : 0);
+  const int key_mode = job->mode | (second ? 1 << 16 | job->b->h_layout << 8 | job->nested_hessian << 12 : 0) |
+                       (job->reverse ? 1 << 20 : 0);
   dual_jit_memory_key(job->prog, key_mode, job->width, npass, 0, -1, key);
 }
 
@@ -283,7 +315,7 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
 enum { HOT_SLOTS = 64 };
 typedef struct hot {
   uint64_t uid; /* the program's (0: free) */
-  int mode, width, layout, nested;
+  int mode, width, layout, nested, reverse;
   double interp_s;              /* seconds interpreted */
   int state;                    /* 0 counting, 1 queued, 2 declined (the generator's rules, no
                                    compiler), 3 being queued (its source generated) */
@@ -309,13 +341,14 @@ static hot *hot_find(const dual_job *job) { /* (caller holds the lock) */
   for (int i = 0; i < HOT_SLOTS; ++i) {
     hot *h = &hots[i];
     if (h->uid == job->prog->uid && h->mode == job->mode && h->width == job->width && h->layout == layout &&
-        h->nested == nested)
+        h->nested == nested && h->reverse == job->reverse)
       return h;
   }
   hot *h = &hots[hot_next];
   hot_next = (hot_next + 1) % HOT_SLOTS;
   memset(h, 0, sizeof *h);
   h->uid = job->prog->uid, h->mode = job->mode, h->width = job->width, h->layout = layout, h->nested = nested;
+  h->reverse = job->reverse;
   return h;
 }
 
@@ -407,13 +440,16 @@ static int queue_module(queued *q) {
   return 0;
 }
 
-/* The job as the tier sees it (an eval's width 0) and its passes; 0 when the tier does not take
- * it (reverse mode, forward-over-reverse, dual_sgrad, over the second-order generator's passes). */
+/* The job as the tier sees it (an eval's or reverse mode's width 0, no loads ahead) and its
+ * passes; 0 when the tier does not take it (forward-over-reverse, dual_sgrad, over the
+ * second-order generator's passes). */
 static int tier_job(const dual_context *ctx, const dual_job *job, dual_job *j, int64_t *npass) {
-  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0 || job->reverse)
+  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0 ||
+      (job->reverse && dual_mode_is_second_order(job->mode)))
     return 0;
   *j = *job;
-  if (j->mode == DUAL_MODE_EVAL) j->width = 0;
+  if (j->mode == DUAL_MODE_EVAL || j->reverse) j->width = 0;
+  j->loads_ahead = 0, j->groups = 0;
   *npass = job_passes(j);
   return *npass <= 4096;
 }

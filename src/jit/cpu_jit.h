@@ -1,6 +1,7 @@
 /*
  * cpu_jit.h — the CPU compiled tier's modules (issue 21): a program's first-order passes as C
- * from the one generator (jit/jit_source.h, dual_jit_source_cpu; second order: jit_source2.h), compiled by the system compiler
+ * from the one generator (jit/jit_source.h, dual_jit_source_cpu; second order: jit_source2.h;
+ * reverse mode: jit_source_rev.h), compiled by the system compiler
  * (jit/cc_compile.h), loaded, and run over a batch with OpenMP, each thread taking blocks of the
  * module's points through every pass's function (a block's points stay in cache from pass to pass).  Results are bitwise the CPU
  * interpreter's (cpu/engine.c) at the same width.
@@ -30,6 +31,7 @@ typedef struct dual_cpu_jit_module {
   int fd;                  /* its memory file (jit/cc_compile.h: dual_cc_load), or -1 */
   int mode, width, npass;  /* what it computes: passes 0 .. npass - 1 of width `width` */
   int block;               /* points per call of a pass function (the module's own figure) */
+  int64_t scratch;         /* bytes of scratch each thread hands its pass functions (0: none) */
   dual_cpu_jit_pass *pass; /* [npass] */
 } dual_cpu_jit_module;
 
@@ -51,8 +53,8 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
 
 /* The compiled tier on a CPU context (issue 21): where the context's CPU tier (DUALBATCH_CPU_TIER,
  * or dual_context_set_tier) is DUAL_TIER_COMPILE
- * and the job is forward mode (eval, JVP, Jacobian, gradient; nested second order: Hessian, HVP;
- * not reverse mode, forward-over-reverse or dual_sgrad), run it
+ * and the job is forward mode (eval, JVP, Jacobian, gradient; nested second order: Hessian, HVP)
+ * or first-order reverse mode (gradient, Jacobian, VJP; not forward-over-reverse or dual_sgrad), run it
  * through its module — loaded before in this process, else from the disk cache, else generated and
  * compiled now (blocking) — and set *ran; DUAL_ERR_COMPILE when there is no compiler or the
  * module cannot be built (the message says why); under DUAL_TIER_AUTO, run it through its module

@@ -1,6 +1,6 @@
 /*
- * cpu_kernel.h — what every generated CPU pass function (jit/jit_source.c, jit_source2.c: the
- * CPU target) includes: the shared rules (dual/rules.h), tangent arithmetic
+ * cpu_kernel.h — what every generated CPU pass function (jit/jit_source.c, jit_source2.c,
+ * jit_source_rev.c and jit_rev_loops.c: the CPU target) includes: the shared rules (dual/rules.h), tangent arithmetic
  * (engine/tangent_terms.h), random draws (engine/draws.h), the argument block (jit/jit_args.h),
  * and the loads, stores and point loop the generator's code calls.  Compiled by the system C compiler at run time
  * (jit/cc_compile.h), embedded in the library as text.
@@ -13,7 +13,8 @@
  * slot (a slot's points contiguous: vector stores); a point whose partials were not all finite is
  * run again by the guarded body (per point, out of the loop), which rewrites its slots; then
  * each point's rows are copied to the caller's arrays whole, structural zeros included, and its
- * status word is written.
+ * status word is written.  Reverse mode's functions (below: DUAL_CPU_SEG_BEGIN) run their pieces
+ * as point loops of their own and store straight to the caller's arrays.
  */
 #ifndef DUAL_CPU_KERNEL_H
 #define DUAL_CPU_KERNEL_H
@@ -35,8 +36,19 @@
  * stride it cannot vectorize.  So a load's flags are a statement of their own, a rule's value,
  * partials and flags come back in a struct (dual_cpu_step_<name>, the rule of dual/rules.h
  * inlined), and a pair of normal draws too. */
-#define DUAL_JIT_LDX(i) ax_[pt * axps_ + (int64_t)(i) * axes_]
-#define DUAL_JIT_LDP(i) ap_[pt * apps_ + (int64_t)(i) * apes_]
+#define DUAL_CPU_X(i) ax_[pt * axps_ + (int64_t)(i) * axes_]
+#define DUAL_CPU_P(i) ap_[pt * apps_ + (int64_t)(i) * apes_]
+#if defined(DUAL_CPU_LOADS_FLAGGED)
+/* Reverse mode's loads (jit_source_rev.c's CPU target) are read inside expressions, as the GPU
+ * kernels', and flag themselves there: the load is written twice, which the compiler reads once. */
+#define DUAL_CPU_FLAGGED(v) (st |= DUAL_INPUT_FLAGS(v), (v))
+#define DUAL_JIT_LDX(i) DUAL_CPU_FLAGGED(DUAL_CPU_X(i))
+#define DUAL_JIT_LDP(i) DUAL_CPU_FLAGGED(DUAL_CPU_P(i))
+#define DUAL_JIT_LDU(i) DUAL_CPU_FLAGGED(au_[pt * aups_ + (int64_t)(i) * aues_])
+#else
+#define DUAL_JIT_LDX(i) DUAL_CPU_X(i)
+#define DUAL_JIT_LDP(i) DUAL_CPU_P(i)
+#endif
 #define DUAL_JIT_LDV(i) av_[pt * avps_ + (int64_t)(i) * aves_]
 /* An input's flag (the interpreter's DUAL_LOAD_X_VALUES). */
 #define DUAL_CPU_TAKEN(v) st |= DUAL_INPUT_FLAGS(v);
@@ -50,6 +62,14 @@ DUAL_INLINE dual_cpu_pair dual_cpu_normals(uint64_t seed, int64_t point, int ant
   return p;
 }
 #define DUAL_CPU_NORMALS(j) dual_cpu_normals(aseed_, apoint0_ + pt, aanti_, (j))
+
+/* A constant the generator writes by its bits (NaN or infinite: jit/strbuf.h). */
+DUAL_INLINE double dual_cpu_from_bits(uint64_t u) {
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+#define __longlong_as_double(u) dual_cpu_from_bits((uint64_t)(u))
 
 /* One op's rule by value: its result, partials and flags. */
 typedef struct dual_cpu_step {
@@ -258,10 +278,11 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
 /* A's fields as locals (the body and the guarded body read them so): the compiler then knows
  * that the loop's stores do not move them, and keeps them out of the loop. */
 #define DUAL_CPU_ARGS                                                                            \
-  const double *const ax_ = A->x, *const ap_ = A->p, *const av_ = A->v;                          \
+  const double *const ax_ = A->x, *const ap_ = A->p, *const av_ = A->v, *const au_ = A->u;      \
   double *const ay_ = A->y, *const ad_ = A->d, *const ah_ = A->h;                               \
   const int64_t axps_ = A->x_ps, axes_ = A->x_es, apps_ = A->p_ps, apes_ = A->p_es;              \
   const int64_t avps_ = A->v_ps, aves_ = A->v_es, ayps_ = A->y_ps, ayes_ = A->y_es;              \
+  const int64_t aups_ = A->u_ps, aues_ = A->u_es;                                                \
   const int64_t adps_ = A->d_ps, adrs_ = A->d_rs, adcs_ = A->d_cs;                               \
   const int64_t ahps_ = A->h_ps, ahrs_ = A->h_rs, ahes_ = A->h_es;                               \
   const uint64_t aseed_ = A->seed;                                                               \
@@ -269,7 +290,8 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
   const int32_t aanti_ = A->antithetic;                                                          \
   (void)ax_, (void)ap_, (void)av_, (void)ay_, (void)ad_, (void)axps_, (void)axes_, (void)apps_,  \
       (void)apes_, (void)avps_, (void)aves_, (void)ayps_, (void)ayes_, (void)adps_, (void)adrs_, \
-      (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_, (void)ah_, (void)ahps_, (void)ahrs_, (void)ahes_;
+      (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_, (void)ah_, (void)ahps_, (void)ahrs_, (void)ahes_, \
+      (void)au_, (void)aups_, (void)aues_;
 
 /* The point loop of a pass function: `pt` the point. */
 #define DUAL_CPU_LOOP_BEGIN                                                                      \
@@ -295,5 +317,49 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
   } else {                                                                                       \
     A->status[p0 + (i)] |= (st) & (mask);                                                        \
   }
+
+/* Reverse mode's pieces (jit_source_rev.c, jit_rev_loops.c: the CPU target): each piece of a
+ * pass function — its whole body, or in a looped module each straight piece and each iteration
+ * of a loop — is one `omp simd` loop over the block's points, its flags ORed into the point's
+ * st_b_ entry (the function zeroes them first and stores them as the status after). */
+#define DUAL_CPU_SEG_BEGIN                                                                       \
+  _Pragma("omp simd") for (int64_t i_ = 0; i_ < nb; ++i_) {                                      \
+    const int64_t pt = p0 + i_;                                                                  \
+    int st = 0;                                                                                  \
+    (void)pt;
+#define DUAL_CPU_SEG_END                                                                         \
+    st_b_[i_] |= st;                                                                             \
+  }
+/* Its stores are unconditional (a store under a condition, even one the loop never changes,
+ * keeps gcc 12 from vectorizing a loop whose stores are scatters): y and d, where the caller
+ * passed none, are a sink of one element (strides 0) whose value nobody reads. */
+#define DUAL_CPU_REV_ARGS                                                                        \
+  double sink_[1];                                                                               \
+  const int has_y_ = ay_ != NULL, has_d_ = ad_ != NULL;                                          \
+  double *const ry_ = has_y_ ? ay_ : sink_, *const rd_ = has_d_ ? ad_ : sink_;                   \
+  const int64_t ryps_ = has_y_ ? ayps_ : 0, ryes_ = has_y_ ? ayes_ : 0;                          \
+  const int64_t rdps_ = has_d_ ? adps_ : 0, rdrs_ = has_d_ ? adrs_ : 0, rdcs_ = has_d_ ? adcs_ : 0; \
+  (void)ry_, (void)ryps_, (void)ryes_, (void)rd_, (void)rdps_, (void)rdrs_, (void)rdcs_;
+/* Output b's value, flagged (reverse mode's only pass stores it). */
+#define DUAL_CPU_OUT_VALUE(b, v)                                                                 \
+  st |= DUAL_FINITE_FLAGS(v);                                                                    \
+  ry_[pt * ryps_ + (int64_t)(b) * ryes_] = (v);
+/* Entry j of output b's gradient (Jacobian row), straight to d, flagged when the caller passed a
+ * d (as the GPU's DUAL_JIT2_PUT_D). */
+#define DUAL_CPU_PUT_D(b, j, value)                                                              \
+  {                                                                                              \
+    const double g_ = (value);                                                                   \
+    st |= has_d_ ? DUAL_FINITE_FLAGS(g_) : 0;                                                    \
+    rd_[(int64_t)(b) * rdrs_ + pt * rdps_ + (int64_t)(j) * rdcs_] = g_;                          \
+  }
+/* a where c is nonzero, else b, for a c the point loop does not change (iteration k_'s): both
+ * read, one kept by bit masks.  (A choice with a load in one arm is a masked gather, and a ?:
+ * on a scalar condition between vectors a statement, that gcc 12 does not vectorize.) */
+DUAL_INLINE double dual_cpu_sel(int c, double a, double b) {
+  const uint64_t m = 0 - (uint64_t)(c != 0);
+  return dual_cpu_from_bits((dual_cpu_bits(a) & m) | (dual_cpu_bits(b) & ~m));
+}
+/* Iteration k - s, clamped to the loop's first (iteration 0 reads its inputs anyway). */
+DUAL_INLINE int64_t dual_cpu_back(int64_t k, int64_t s) { return k >= s ? k - s : 0; }
 
 #endif /* DUAL_CPU_KERNEL_H */

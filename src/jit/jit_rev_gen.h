@@ -76,8 +76,44 @@ typedef struct genr {
   int piping, npipe;
   int64_t pipe[DUAL_JITR_MAX_PIPE][4];
   const uint8_t *gx_ahead;
+  /* the CPU target (jit/cpu_kernel.h; first-order reverse mode only): the rules by value, the
+   * loads flagged in place, gradient entries stored directly (DUAL_CPU_PUT_D).  A looped module
+   * (`arrays`) runs each piece between loops and each loop iteration as an `omp simd` loop over
+   * the block's points, so every name that crosses them (every name outside a loop's body) is a
+   * block array indexed by the point, in the thread's scratch after gx_ (decls: their pointers),
+   * and gx_ holds slot j of point i_ at j * DUAL_CPU_BLK + i_. */
+  int cpu, arrays;
+  dual_strbuf decls;
+  int64_t ndecl; /* the units (DUAL_CPU_BLK doubles) of the block arrays in decls */
 } genr;
 
+/* The index a name outside a loop's body takes: "[i_]" in a looped CPU module, else "". */
+const char *dual_jitr_ix(const genr *g);
+
+/* Declare name (type: "double" or "const double"), with an initializer when init (the caller
+ * writes it and the ";\n"): in a looped CPU module the block array is declared at the head (in
+ * the scratch) and here only name[i_] = is written (nothing without init). */
+void dual_jitr_declare(genr *g, const char *indent, const char *type, const char *name, int init);
+
+/* A looped CPU module's block array `name` of `units` times DUAL_CPU_BLK doubles in the scratch
+ * (a tape: one unit per iteration of its loop). */
+void dual_jitr_declare_block(genr *g, const char *name, int64_t units);
+
+/* gx_'s slot `index` (an expression) as the module reads it. */
+void dual_jitr_gx(const genr *g, const char *index, char *buf, size_t cap);
+
+/* A value step of op `info` on operands a b c into result `res`, its partials into q<i> names
+ * (partials[i] NULL: not kept; the GPU's DUAL_VALUE_STEP, the CPU's DUAL_CPU_STEP by value),
+ * inside braces of its own at `indent`. */
+void dual_jitr_emit_step(genr *g, const char *indent, int op, const char *a, const char *b, const char *c,
+                         const char *res, const char *const partials[3]);
+
+
+/* The CPU target's pass function dual_cpu_p0 (jit/cpu_kernel.h) around `body` (NULL: the
+ * generation fails), whose pieces open and close their point loops (DUAL_CPU_SEG_BEGIN/END):
+ * the block arrays in its scratch (gx_ of gx_len slots, then g->decls; the module's
+ * dual_cpu_scratch says how many bytes), every point's status zeroed before and stored after. */
+void dual_jitr_emit_cpu_function(genr *g, int64_t gx_len, const char *body);
 
 /* Whether register r is active (carries derivatives). */
 int dual_jitr_active(const dual_program *prog, int32_t r);

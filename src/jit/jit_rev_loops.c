@@ -22,6 +22,14 @@
  * touched).  Every accumulator takes its terms in the interpreters' order with the interpreters'
  * products (DUAL_RTM: the guarded ones), so the bits are theirs.  Gradient entries are stored as
  * they become final (DUAL_JIT2_PUT_D).
+ *
+ * The CPU target (g->cpu, g->arrays) writes the same code with each straight piece and each
+ * iteration of a loop an `omp simd` loop over a block of points (jit/cpu_kernel.h's
+ * DUAL_CPU_SEG_BEGIN/END), every name outside a loop's body a block array in the thread's
+ * scratch; a choice on k_ reads both sides and keeps one (dual_cpu_sel: gcc 12 vectorizes no
+ * masked gather and no ?: between vectors on a scalar condition), loads of the iteration before
+ * are clamped to the loop's first; and the costly values and partials the backward loop would
+ * compute again are taped by the forward loop instead (tape_plan).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +41,7 @@
 #include "dualbatch.h"
 #include "jit/jit_rev_gen.h"
 #include "jit/jit_runs.h"
+#include "jit/jit_source.h"  /* DUAL_CPU_JIT_PASS_NAME */
 #include "jit/jit_source2.h" /* DUAL_JIT2_KERNEL_NAME */
 #include "jit/jit_source_rev.h"
 
@@ -50,12 +59,18 @@ typedef struct loops {
   uint8_t *comp;   /* per run, [period]: computed again backward (run r at comp + r * max P) */
   uint8_t *prev;   /* per run, [period]: the iteration before's values computed again backward
                       (an operand carried from it that is not an input) */
+  uint8_t *tape;   /* the CPU's, per run, [period]: TAPE_VALUE and TAPE_PARTIALS of a position the
+                      forward loop stores for the backward loop (tape_plan), which reads them
+                      instead of computing them again; NULL: none */
   int64_t maxp;
 } loops;
 
+/* What a looped CPU module tapes of a position (loops.tape). */
+enum { TAPE_VALUE = 1, TAPE_PARTIALS = 2 };
+
 static void loops_free(loops *L) {
   dual_jit_runs_free(L->runs, L->nruns);
-  free(L->run_of), free(L->later), free(L->comp), free(L->prev);
+  free(L->run_of), free(L->later), free(L->comp), free(L->prev), free(L->tape);
   memset(L, 0, sizeof *L);
 }
 
@@ -140,9 +155,14 @@ static int plan(const genr *g, loops *L) {
  * slot, any other definition its a<d>. */
 static void acc_of(const genr *g, int64_t d, char *buf, size_t cap) {
   const uint32_t *w = words(g->prog, d);
-  if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) snprintf(buf, cap, "gx_[%d]", DUAL_INSTR_A(w));
-  else snprintf(buf, cap, "a%" PRId64, d);
+  char idx[32];
+  snprintf(idx, sizeof idx, "%d", DUAL_INSTR_A(w));
+  if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) dual_jitr_gx(g, idx, buf, cap);
+  else snprintf(buf, cap, "a%" PRId64 "%s", d, dual_jitr_ix(g));
 }
+
+/* The store of a gradient entry: straight to d (jit_kernel2.h, or the CPU's jit/cpu_kernel.h). */
+static const char *put_d(const genr *g) { return g->cpu ? "DUAL_CPU_PUT_D" : "DUAL_JIT2_PUT_D"; }
 
 /* The index of load position j of run r in iteration `k` (an expression). */
 static void load_index(const dual_jit_run *run, const dual_program *prog, int64_t j, const char *k, char *buf, size_t cap) {
@@ -166,7 +186,9 @@ static int pipe_ref(genr *g, int64_t base, int64_t step, int shift, int gx, char
  * load there, or while piping its variable lx<q>, loaded by the iteration before. */
 static void load_ref(genr *g, int64_t base, int64_t step, int shift, char *buf, size_t cap) {
   if (g->piping && pipe_ref(g, base, step, shift, 0, buf, cap)) return;
-  if (shift == 0) snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_) * %" PRId64 ")", base, step);
+  if (shift != 0 && g->cpu) /* (read unconditionally there: clamped to the loop's first) */
+    snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + dual_cpu_back(k_, %d) * %" PRId64 ")", base, -shift, step);
+  else if (shift == 0) snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_) * %" PRId64 ")", base, step);
   else snprintf(buf, cap, "DUAL_JIT_LDX(%" PRId64 " + (k_ - %d) * %" PRId64 ")", base, -shift, step);
 }
 
@@ -175,35 +197,103 @@ static void load_ref(genr *g, int64_t base, int64_t step, int shift, char *buf, 
 static void operand(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int i, int back, int prev,
                     char *buf, size_t cap) {
   const int64_t x = 3 * j + i, js = j + run->off[x] + run->period;
-  const char *k = prev ? "k_ - 1" : "k_";
+  const char *k = prev ? "k_ - 1" : "k_", *ix = dual_jitr_ix(g);
   char idx[96];
   switch (run->kind[x]) {
   case DUAL_RUN_SAME: snprintf(buf, cap, "%c%" PRId64, prev ? 'p' : 'w', j + run->off[x]); break;
   case DUAL_RUN_CARRY:
-    if (!back) snprintf(buf, cap, "c%" PRId64 "_%" PRId64, r, x);
+    if (!back) snprintf(buf, cap, "c%" PRId64 "_%" PRId64 "%s", r, x, ix);
     else if (DUAL_INSTR_OP(words(g->prog, run->t0 + js)) == DUAL_OP_LDX) { /* an input: loaded again */
       load_ref(g, DUAL_INSTR_A(words(g->prog, run->t0 + js)), run->astep[js], prev ? -2 : -1, idx, sizeof idx);
-      snprintf(buf, cap, "(%s > 0 ? %s : v%" PRId64 ")", k, idx, run->init[x]);
+      if (g->cpu) snprintf(buf, cap, "dual_cpu_sel(%s > 0, %s, v%" PRId64 "%s)", k, idx, run->init[x], ix);
+      else snprintf(buf, cap, "(%s > 0 ? %s : v%" PRId64 "%s)", k, idx, run->init[x], ix);
     } else { /* (plan: only from iteration k_) */
-      snprintf(buf, cap, "(k_ > 0 ? p%" PRId64 " : v%" PRId64 ")", js, run->init[x]);
+      snprintf(buf, cap, "%s(k_ > 0%s p%" PRId64 "%s v%" PRId64 "%s)", g->cpu ? "dual_cpu_sel" : "",
+               g->cpu ? "," : " ?", js, g->cpu ? "," : " :", run->init[x], ix);
     }
     break;
-  case DUAL_RUN_FIXED: snprintf(buf, cap, "v%" PRId64, run->off[x]); break;
+  case DUAL_RUN_FIXED: snprintf(buf, cap, "v%" PRId64 "%s", run->off[x], ix); break;
   case DUAL_RUN_LOAD: load_ref(g, run->off[x], run->step[x], prev ? -1 : 0, buf, cap); break;
   default: snprintf(buf, cap, "0.0"); break;
   }
 }
 
+/* What the forward loop of run r tapes of position j (0: nothing). */
+static int tape_of(const loops *L, int64_t r, int64_t j) { return L->tape != NULL ? L->tape[r * L->maxp + j] : 0; }
+
+/* The CPU's tape (loops.tape): the positions the backward loop would compute again whose op is
+ * costly (ops.def's F_SPECIAL: the elementary functions, division, powers, draws) — their values
+ * (and, for an op the adjoint reads partials of, their partials) stored by the forward loop, one
+ * block array per quantity and iteration; a multiply or an add is computed again.  grad on the
+ * 2-core development machine: the backward ring loop's sine from the tape ran 1.45x as fast.
+ * None when the tapes, gx_ and 64 other arrays would not fit DUAL_CPU_JIT_LOOP_BYTES at the
+ * smallest block (4 points): a loop of millions of iterations computes again.  0 on allocation
+ * failure. */
+static int tape_plan(const genr *g, loops *L) {
+  const dual_program *prog = g->prog;
+  L->tape = (uint8_t *)calloc((size_t)(L->nruns * L->maxp + 1), 1);
+  if (L->tape == NULL) return 0;
+  int64_t units = 0;
+  for (int64_t r = 0; r < L->nruns; ++r) {
+    const dual_jit_run *run = &L->runs[r];
+    for (int64_t j = 0; j < run->period; ++j) {
+      const uint32_t *w = words(prog, at(run, 1, j));
+      const dual_op_info *info = &dual_op_table[DUAL_INSTR_OP(w)];
+      const int comp = L->comp[r * L->maxp + j], prev = L->prev[r * L->maxp + j];
+      if (!(info->flags & F_SPECIAL) || (!comp && !prev)) continue;
+      int t = TAPE_VALUE, q = 0;
+      if (comp && dual_jitr_active(prog, DUAL_INSTR_DST(w)) && (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE))
+        t |= TAPE_PARTIALS, q = info->arity;
+      L->tape[r * L->maxp + j] = (uint8_t)t;
+      units += run->count * (1 + q);
+    }
+  }
+  if ((units + prog->n_in + 64) * 4 * 8 > DUAL_CPU_JIT_LOOP_BYTES) memset(L->tape, 0, (size_t)(L->nruns * L->maxp + 1));
+  return 1;
+}
+
+/* Declare run r's tapes (dual_jitr_declare_block: one unit per iteration). */
+static void declare_tapes(genr *g, const loops *L, int64_t r) {
+  const dual_jit_run *run = &L->runs[r];
+  for (int64_t j = 0; j < run->period; ++j) {
+    const int t = tape_of(L, r, j);
+    char name[64];
+    if (t & TAPE_VALUE) snprintf(name, sizeof name, "tw%" PRId64 "_%" PRId64, r, j), dual_jitr_declare_block(g, name, run->count);
+    const int arity = dual_op_table[DUAL_INSTR_OP(words(g->prog, at(run, 1, j)))].arity;
+    for (int i = 0; (t & TAPE_PARTIALS) && i < arity; ++i)
+      snprintf(name, sizeof name, "tq%" PRId64 "_%" PRId64 "_%d", r, j, i), dual_jitr_declare_block(g, name, run->count);
+  }
+}
+
+/* The tape of position j of run r: its value (i < 0) or partial i, in iteration `k` (an
+ * expression). */
+static void tape_ref(int64_t r, int64_t j, int i, const char *k, char *buf, size_t cap) {
+  if (i < 0) snprintf(buf, cap, "tw%" PRId64 "_%" PRId64 "[(%s) * DUAL_CPU_BLK + i_]", r, j, k);
+  else snprintf(buf, cap, "tq%" PRId64 "_%" PRId64 "_%d[(%s) * DUAL_CPU_BLK + i_]", r, j, i, k);
+}
+
 /* Position j's value (and partials) in the loop's iteration k_: w<j>, q<j>_<i>; with `prev`
- * (backward), its value in iteration k_ - 1 into p<j>, declared before. */
-static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back, int prev) {
+ * (backward), its value in iteration k_ - 1 into p<j>, declared before.  tape (a looped CPU
+ * module's loops.tape of the position): forward, the value and partials are stored on the tape
+ * too; backward, read from it. */
+static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j, int back, int prev, int tape) {
   const dual_program *prog = g->prog;
   const uint32_t *w = words(prog, at(run, 1, j));
   const int op = DUAL_INSTR_OP(w);
   const dual_op_info *info = &dual_op_table[op];
   const char *decl = prev ? "      " : "      const double ", vn = prev ? 'p' : 'w';
-  char idx[96];
-  load_index(run, prog, j, prev ? "k_ - 1" : "k_", idx, sizeof idx);
+  char tref[128];
+  if (back && (tape & TAPE_VALUE)) { /* from the tape: no flags (the forward loop raised them) */
+    tape_ref(r, j, -1, prev ? "dual_cpu_back(k_, 1)" : "k_", tref, sizeof tref);
+    EMIT("%s%c%" PRId64 " = %s;\n", prev ? "      " : "      double ", vn, j, tref);
+    for (int i = 0; !prev && (tape & TAPE_PARTIALS) && i < info->arity; ++i) {
+      tape_ref(r, j, i, "k_", tref, sizeof tref);
+      EMIT("      const double q%" PRId64 "_%d = %s;\n", j, i, tref);
+    }
+    return;
+  }
+  char idx[96]; /* (the CPU's iteration before is computed at k_ = 0 too, from clamped loads) */
+  load_index(run, prog, j, !prev ? "k_" : g->cpu ? "dual_cpu_back(k_, 1)" : "k_ - 1", idx, sizeof idx);
   switch (op) {
   case DUAL_OP_LDX:
     load_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], prev ? -1 : 0, idx, sizeof idx);
@@ -215,8 +305,11 @@ static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j
     dual_strbuf_double(&g->out, prog->consts[DUAL_INSTR_A(w)]);
     EMIT(";\n");
     return;
-  case DUAL_OP_RNORM: EMIT("%s%c%" PRId64 " = DUAL_JIT_DRAW(1, %s);\n", decl, vn, j, idx); return;
-  case DUAL_OP_RUNIF: EMIT("%s%c%" PRId64 " = DUAL_JIT_DRAW(0, %s);\n", decl, vn, j, idx); return;
+  case DUAL_OP_RNORM:
+  case DUAL_OP_RUNIF:
+    EMIT("%s%c%" PRId64 " = DUAL_JIT_DRAW(%d, %s);\n", decl, vn, j, op == DUAL_OP_RNORM, idx);
+    if (tape & TAPE_VALUE) tape_ref(r, j, -1, "k_", tref, sizeof tref), EMIT("      %s = w%" PRId64 ";\n", tref, j);
+    return;
   default: break;
   }
   char v[3][160];
@@ -224,14 +317,18 @@ static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j
     if (i < info->arity) operand(g, run, r, j, i, back, prev, v[i], sizeof v[i]);
     else snprintf(v[i], sizeof v[i], "0.0");
   }
-  const int taped = back && !prev && dual_jitr_active(prog, DUAL_INSTR_DST(w)) &&
+  const int taped = ((back && !prev) || (tape & TAPE_PARTIALS)) && dual_jitr_active(prog, DUAL_INSTR_DST(w)) &&
                     (info->adj == DUAL_ADJ_LIN || info->adj == DUAL_ADJ_CHOOSE);
   if (!prev) EMIT("      double w%" PRId64 ";\n", j);
   for (int i = 0; taped && i < info->arity; ++i) EMIT("      double q%" PRId64 "_%d;\n", j, i);
-  EMIT("      {\n        double d_[3];\n        DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, %c%" PRId64 ", d_, st)\n",
-       info->name, (unsigned)info->flags, v[0], v[1], v[2], vn, j);
-  for (int i = 0; taped && i < info->arity; ++i) EMIT("        q%" PRId64 "_%d = d_[%d];\n", j, i, i);
-  EMIT("      }\n");
+  char res[32], qn[3][32];
+  const char *part[3] = {NULL, NULL, NULL};
+  snprintf(res, sizeof res, "%c%" PRId64, vn, j);
+  for (int i = 0; taped && i < info->arity; ++i) snprintf(qn[i], sizeof qn[i], "q%" PRId64 "_%d", j, i), part[i] = qn[i];
+  dual_jitr_emit_step(g, "      ", op, v[0], v[1], v[2], res, part);
+  if (tape & TAPE_VALUE) tape_ref(r, j, -1, "k_", tref, sizeof tref), EMIT("      %s = w%" PRId64 ";\n", tref, j);
+  for (int i = 0; taped && (tape & TAPE_PARTIALS) && i < info->arity; ++i)
+    tape_ref(r, j, i, "k_", tref, sizeof tref), EMIT("      %s = q%" PRId64 "_%d;\n", tref, j, i);
 }
 
 /* A loop's body is written into a buffer of its own (returns the text so far), its loads of
@@ -239,7 +336,7 @@ static void emit_position(genr *g, const dual_jit_run *run, int64_t r, int64_t j
 static dual_strbuf body_begin(genr *g) {
   const dual_strbuf outer = g->out;
   memset(&g->out, 0, sizeof g->out);
-  g->piping = g->job->loads_ahead > 0, g->npipe = 0;
+  g->piping = g->job->loads_ahead > 0 && !g->cpu, g->npipe = 0;
   return outer;
 }
 
@@ -277,7 +374,9 @@ static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first
            pq[3] ? "gx_[" : "DUAL_JIT_LDX_AHEAD(", pq[0] + k0 * pq[1], pq[3] ? "]" : ")");
     }
   }
+  if (g->arrays) EMIT("  DUAL_CPU_SEG_END\n"); /* (the CPU's: the loop's iterations a point loop each) */
   EMIT("%s", head);
+  if (g->arrays) EMIT("      DUAL_CPU_SEG_BEGIN\n");
   for (int q = 0; q < g->npipe; ++q) {
     if (g->pipe[q][3]) EMIT("      const double lx%d = n%c%" PRId64 "_%d_0;\n", q, tag, r, q);
     else EMIT("      const double lx%d = DUAL_JIT_TAKE(n%c%" PRId64 "_%d_0);\n", q, tag, r, q);
@@ -298,8 +397,15 @@ static void body_end(genr *g, dual_strbuf outer, const char *head, int64_t first
          pq[1], pq[3] ? "]" : ")");
   }
   if (body.s != NULL) EMIT("%s", body.s);
+  if (g->arrays) EMIT("      DUAL_CPU_SEG_END\n");
   free(body.s);
   g->piping = 0, g->npipe = 0;
+}
+
+/* The end of a loop body_end wrote (the CPU's: the next piece's point loop begins). */
+static void loop_close(genr *g) {
+  EMIT("    }\n");
+  if (g->arrays) EMIT("  DUAL_CPU_SEG_BEGIN\n");
 }
 
 /* The forward loop of run r, then the names of its values read later. */
@@ -309,28 +415,40 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
   const int64_t P = run->period;
   EMIT("    /* run %" PRId64 ": %" PRId64 " iterations of %" PRId64 " instructions from %" PRId64 " */\n",
        r, run->count, P, run->t0);
+  const char *ix = dual_jitr_ix(g);
+  char name[64];
+  declare_tapes(g, L, r);
   for (int64_t x = 0; x < 3 * P; ++x)
-    if (run->kind[x] == DUAL_RUN_CARRY) EMIT("    double c%" PRId64 "_%" PRId64 " = v%" PRId64 ";\n", r, x, run->init[x]);
+    if (run->kind[x] == DUAL_RUN_CARRY) {
+      snprintf(name, sizeof name, "c%" PRId64 "_%" PRId64, r, x);
+      dual_jitr_declare(g, "    ", "double", name, 1);
+      EMIT("v%" PRId64 "%s;\n", run->init[x], ix);
+    }
   for (int64_t j = 0; j < P; ++j)
-    if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
-      EMIT("    double e%" PRId64 "_%" PRId64 " = 0.0;\n", r, j);
+    if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX) {
+      snprintf(name, sizeof name, "e%" PRId64 "_%" PRId64, r, j);
+      dual_jitr_declare(g, "    ", "double", name, 1);
+      EMIT("0.0;\n");
+    }
   const dual_strbuf outer = body_begin(g);
-  for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0, 0);
+  for (int64_t j = 0; j < P; ++j) emit_position(g, run, r, j, 0, 0, tape_of(L, r, j));
   for (int64_t x = 0; x < 3 * P; ++x) /* the carried operands for the next iteration */
     if (run->kind[x] == DUAL_RUN_CARRY)
-      EMIT("      c%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, x, x / 3 + run->off[x] + P);
+      EMIT("      c%" PRId64 "_%" PRId64 "%s = w%" PRId64 ";\n", r, x, ix, x / 3 + run->off[x] + P);
   for (int64_t j = 0; j < P; ++j)
     if (L->later[at(run, run->count - 1, j)] && DUAL_INSTR_OP(words(prog, run->t0 + j)) != DUAL_OP_LDX)
-      EMIT("      e%" PRId64 "_%" PRId64 " = w%" PRId64 ";\n", r, j, j);
+      EMIT("      e%" PRId64 "_%" PRId64 "%s = w%" PRId64 ";\n", r, j, ix, j);
   char head[96];
   snprintf(head, sizeof head, "    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) {\n", run->count);
   body_end(g, outer, head, 0, 0, run->count, r, 'f');
-  EMIT("    }\n");
+  loop_close(g);
   for (int64_t t = run->t0; t < at(run, run->count, 0); ++t) {
     if (!L->later[t]) continue;
     const uint32_t *w = words(prog, t);
-    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%d);\n", t, DUAL_INSTR_A(w));
-    else EMIT("    const double v%" PRId64 " = e%" PRId64 "_%" PRId64 ";\n", t, r, (t - run->t0) % P);
+    snprintf(name, sizeof name, "v%" PRId64, t);
+    dual_jitr_declare(g, "    ", "const double", name, 1);
+    if (DUAL_INSTR_OP(w) == DUAL_OP_LDX) EMIT("DUAL_JIT_LDX(%d);\n", DUAL_INSTR_A(w));
+    else EMIT("e%" PRId64 "_%" PRId64 "%s;\n", r, (t - run->t0) % P, ix);
   }
 }
 
@@ -339,7 +457,7 @@ static void emit_forward_run(genr *g, const loops *L, int64_t r) {
 static void incoming(genr *g, const loops *L, const dual_jit_run *run, int64_t j, int prev, int last,
                      int zero, char *buf, size_t cap) {
   const dual_program *prog = g->prog;
-  const char *k = prev ? "k_ - 1" : "k_";
+  const char *k = !prev ? "k_" : g->cpu ? "dual_cpu_back(k_, 1)" : "k_ - 1"; /* (the CPU's: clamped) */
   char idx[96];
   if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && zero) {
     snprintf(buf, cap, "0.0"); /* (its slots untouched so far: gx_plan) */
@@ -348,10 +466,13 @@ static void incoming(genr *g, const loops *L, const dual_jit_run *run, int64_t j
         pipe_ref(g, DUAL_INSTR_A(words(prog, run->t0 + j)), run->astep[j], prev ? -1 : 0, 1, buf, cap))
       return; /* read an iteration ahead (gx_ahead_plan) */
     load_index(run, prog, j, k, idx, sizeof idx);
-    snprintf(buf, cap, "gx_[%s]", idx);
+    dual_jitr_gx(g, idx, buf, cap);
   } else if (L->later[at(run, run->count - 1, j)]) {
-    if (last) snprintf(buf, cap, "a%" PRId64, at(run, run->count - 1, j));
-    else snprintf(buf, cap, "(%s == %" PRId64 " ? a%" PRId64 " : 0.0)", k, run->count - 1, at(run, run->count - 1, j));
+    const char *ix = dual_jitr_ix(g);
+    if (last) snprintf(buf, cap, "a%" PRId64 "%s", at(run, run->count - 1, j), ix);
+    else if (g->cpu) snprintf(buf, cap, "dual_cpu_sel(%s == %" PRId64 ", a%" PRId64 "%s, 0.0)", prev ? "k_ - 1" : "k_",
+                              run->count - 1, at(run, run->count - 1, j), ix);
+    else snprintf(buf, cap, "(%s == %" PRId64 " ? a%" PRId64 "%s : 0.0)", k, run->count - 1, at(run, run->count - 1, j), ix);
   } else {
     snprintf(buf, cap, "0.0");
   }
@@ -403,9 +524,14 @@ static void gx_plan(genr *g, const dual_jit_run *run, uint8_t *inc_zero, uint8_t
     const int64_t who = pr[q][3];
     if (!overlap && who >= 0 && who < P) inc_zero[who] = 1;
     else if (!overlap && who >= P) assign[who - P] = 1;
-    else if (pr[q][2] == 1) EMIT("    gx_[%" PRId64 "] = 0.0;\n", pr[q][0]);
-    else EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) gx_[%" PRId64 " + k_ * %" PRId64 "] = 0.0;\n",
-              pr[q][2], pr[q][0], pr[q][1]);
+    else {
+      char idx[64], ref[128];
+      if (pr[q][2] == 1) snprintf(idx, sizeof idx, "%" PRId64, pr[q][0]);
+      else snprintf(idx, sizeof idx, "%" PRId64 " + k_ * %" PRId64, pr[q][0], pr[q][1]);
+      dual_jitr_gx(g, idx, ref, sizeof ref);
+      if (pr[q][2] == 1) EMIT("    %s = 0.0;\n", ref);
+      else EMIT("    for (int64_t k_ = 0; k_ < %" PRId64 "; ++k_) %s = 0.0;\n", pr[q][2], ref);
+    }
   }
   for (int64_t q = 0; q < np; ++q)
     for (int64_t k = 0; k < pr[q][2]; ++k) g->gx_seen[pr[q][0] + k * pr[q][1]] = 1;
@@ -458,18 +584,23 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
     if (run->kind[x] == DUAL_RUN_CARRY &&
         dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, run->t0 + x / 3 + run->off[x] + P))))
       carried[x / 3 + run->off[x] + P] = 1;
-  char buf[256], idx[96];
-  EMIT("    { /* run %" PRId64 ", backward */\n", r);
+  char buf[256], idx[96], name[64];
+  const char *ix = dual_jitr_ix(g);
+  if (!g->arrays) EMIT("    { /* run %" PRId64 ", backward */\n", r); /* (the CPU's names are the run's own) */
   if (g->gx_seen != NULL) gx_plan(g, run, inc_zero, assign);
   for (int64_t j = 0; j < P; ++j)
     if (carried[j]) {
-      if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && !inc_zero[j])
-        snprintf(buf, sizeof buf, "gx_[%" PRId64 "]",
-                 (int64_t)DUAL_INSTR_A(words(prog, run->t0 + j)) + (run->count - 1) * run->astep[j]);
-      else incoming(g, L, run, j, 0, 1, inc_zero[j], buf, sizeof buf);
-      EMIT("    double ca%" PRId64 "_%" PRId64 " = %s;\n", r, j, buf);
+      if (DUAL_INSTR_OP(words(prog, run->t0 + j)) == DUAL_OP_LDX && !inc_zero[j]) {
+        snprintf(idx, sizeof idx, "%" PRId64, (int64_t)DUAL_INSTR_A(words(prog, run->t0 + j)) + (run->count - 1) * run->astep[j]);
+        dual_jitr_gx(g, idx, buf, sizeof buf);
+      } else {
+        incoming(g, L, run, j, 0, 1, inc_zero[j], buf, sizeof buf);
+      }
+      snprintf(name, sizeof name, "ca%" PRId64 "_%" PRId64, r, j);
+      dual_jitr_declare(g, "    ", "double", name, 1);
+      EMIT("%s;\n", buf);
     }
-  uint8_t *ahead = g->job->loads_ahead > 0 ? (uint8_t *)calloc((size_t)P, 1) : NULL;
+  uint8_t *ahead = g->job->loads_ahead > 0 && !g->cpu ? (uint8_t *)calloc((size_t)P, 1) : NULL;
   if (ahead != NULL && !gx_ahead_plan(g, run, ahead)) free(ahead), ahead = NULL;
   const dual_strbuf outer = body_begin(g);
   g->gx_ahead = ahead;
@@ -477,24 +608,26 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   int any_prev = 0;
   for (int64_t j = 0; j < P; ++j)
     if (prev[j]) EMIT("      double p%" PRId64 " = 0.0;\n", j), any_prev = 1;
-  if (any_prev) { /* the iteration before's values an operand carries (none before iteration 0) */
-    EMIT("      if (k_ > 0) {\n");
+  if (any_prev) { /* the iteration before's values an operand carries (none before iteration 0;
+                    the CPU's point loop computes them there too, their flags then dropped) */
+    EMIT(g->cpu ? "      {\n      const int st0_ = st;\n" : "      if (k_ > 0) {\n");
     for (int64_t j = 0; j < P; ++j)
-      if (prev[j]) emit_position(g, run, r, j, 1, 1);
-    EMIT("      }\n");
+      if (prev[j]) emit_position(g, run, r, j, 1, 1, tape_of(L, r, j));
+    EMIT(g->cpu ? "      st = st0_ | (st & (0 - (int)(k_ > 0)));\n      }\n" : "      }\n");
   }
   for (int64_t j = 0; j < P; ++j)
-    if (comp[j]) emit_position(g, run, r, j, 1, 0);
+    if (comp[j]) emit_position(g, run, r, j, 1, 0, tape_of(L, r, j));
   for (int64_t j = 0; j < P; ++j) {
     if (!dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, at(run, 1, j))))) continue;
-    if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64, r, j);
+    if (carried[j]) snprintf(buf, sizeof buf, "ca%" PRId64 "_%" PRId64 "%s", r, j, ix);
     else incoming(g, L, run, j, 0, 0, inc_zero[j], buf, sizeof buf);
     EMIT("      double aw%" PRId64 " = %s;\n", j, buf);
   }
   for (int64_t j = 0; j < P; ++j)
     if (carried[j]) {
       incoming(g, L, run, j, 1, 0, inc_zero[j], buf, sizeof buf);
-      EMIT("      ca%" PRId64 "_%" PRId64 " = k_ > 0 ? %s : 0.0;\n", r, j, buf);
+      if (g->cpu) EMIT("      ca%" PRId64 "_%" PRId64 "%s = dual_cpu_sel(k_ > 0, %s, 0.0);\n", r, j, ix, buf);
+      else EMIT("      ca%" PRId64 "_%" PRId64 "%s = k_ > 0 ? %s : 0.0;\n", r, j, ix, buf);
     }
   for (int64_t j = P - 1; j >= 0; --j) {
     const uint32_t *w = words(prog, at(run, 1, j));
@@ -504,7 +637,7 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
     if (adj == DUAL_ADJ_NONE || !dual_jitr_active(prog, DUAL_INSTR_DST(w))) continue;
     if (adj == DUAL_ADJ_GRAD) { /* an input's load: its gradient entry is final */
       load_index(run, prog, j, "k_", idx, sizeof idx);
-      EMIT("      DUAL_JIT2_PUT_D(0, %s, 0.0 + aw%" PRId64 ")\n", idx, j);
+      EMIT("      %s(0, %s, 0.0 + aw%" PRId64 ")\n", put_d(g), idx, j);
       continue;
     }
     const int32_t reg[3] = {DUAL_INSTR_A(w), DUAL_INSTR_B(w), DUAL_INSTR_C(w)};
@@ -519,7 +652,15 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
       case DUAL_RUN_SAME: EMIT("      aw%" PRId64 " %c= %s;\n", j + run->off[x], opc, term); break;
       case DUAL_RUN_CARRY: /* iteration 0's start takes the term only if it is active */
         acc_of(g, run->init[x], dst, sizeof dst);
-        EMIT("      if (k_ > 0) ca%" PRId64 "_%" PRId64 " %c= %s;\n", r, j + run->off[x] + P, opc, term);
+        if (g->cpu) { /* both written, one changed (a store under a condition would be masked) */
+          char ca[64];
+          snprintf(ca, sizeof ca, "ca%" PRId64 "_%" PRId64 "%s", r, j + run->off[x] + P, ix);
+          EMIT("      %s = dual_cpu_sel(k_ > 0, %s %c (%s), %s);\n", ca, ca, opc, term, ca);
+          if (dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, run->init[x]))))
+            EMIT("      %s = dual_cpu_sel(k_ > 0, %s, %s %c (%s));\n", dst, dst, dst, opc, term);
+          break;
+        }
+        EMIT("      if (k_ > 0) ca%" PRId64 "_%" PRId64 "%s %c= %s;\n", r, j + run->off[x] + P, ix, opc, term);
         if (dual_jitr_active(prog, DUAL_INSTR_DST(words(prog, run->init[x]))))
           EMIT("      else %s %c= %s;\n", dst, opc, term);
         break;
@@ -528,8 +669,10 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
         EMIT("      %s %c= %s;\n", dst, opc, term);
         break;
       case DUAL_RUN_LOAD: /* (assign: the slot's first term, gx_plan) */
-        if (assign[x]) EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] = 0.0 %c (%s);\n", run->off[x], run->step[x], opc, term);
-        else EMIT("      gx_[%" PRId64 " + k_ * %" PRId64 "] %c= %s;\n", run->off[x], run->step[x], opc, term);
+        snprintf(idx, sizeof idx, "%" PRId64 " + k_ * %" PRId64, run->off[x], run->step[x]);
+        dual_jitr_gx(g, idx, dst, sizeof dst);
+        if (assign[x]) EMIT("      %s = 0.0 %c (%s);\n", dst, opc, term);
+        else EMIT("      %s %c= %s;\n", dst, opc, term);
         break;
       default: break;
       }
@@ -540,8 +683,17 @@ static void emit_backward_run(genr *g, const loops *L, int64_t r) {
   body_end(g, outer, head, run->count - 1, 1, run->count, r, 'b');
   g->gx_ahead = NULL;
   free(ahead);
-  EMIT("    }\n    }\n");
+  loop_close(g);
+  if (!g->arrays) EMIT("    }\n");
   free(carried), free(inc_zero), free(assign);
+}
+
+/* Declare accumulator <c><i> at +0.0. */
+static void declare_zero(genr *g, char c, int64_t i) {
+  char name[32];
+  snprintf(name, sizeof name, "%c%" PRId64, c, i);
+  dual_jitr_declare(g, "    ", "double", name, 1);
+  EMIT("0.0;\n");
 }
 
 /* The backward part of a looped kernel: the accumulators (inputs' loads in gx_, declared
@@ -554,10 +706,10 @@ static void emit_backward(genr *g, const loops *Lp, const int64_t *first_load) {
     const int op = DUAL_INSTR_OP(w);
     if (dual_op_table[op].prop == DUAL_PROP_OUT || op == DUAL_OP_LDX || !dual_jitr_active(prog, DUAL_INSTR_DST(w)))
       continue;
-    if (L.run_of[t] < 0 || L.later[t]) EMIT("    double a%" PRId64 " = 0.0;\n", t);
+    if (L.run_of[t] < 0 || L.later[t]) declare_zero(g, 'a', t);
   }
   for (int64_t j = 0; j < prog->n_in; ++j)
-    if (first_load[j] >= 0 && L.run_of[first_load[j]] < 0) EMIT("    double g%" PRId64 " = 0.0;\n", j);
+    if (first_load[j] >= 0 && L.run_of[first_load[j]] < 0) declare_zero(g, 'g', j);
   for (int64_t t = prog->n_instr; t > 0;) {
     const int64_t r = L.run_of[t - 1];
     if (r >= 0) {
@@ -571,7 +723,7 @@ static void emit_backward(genr *g, const loops *Lp, const int64_t *first_load) {
     t = t0;
   }
   for (int64_t j = 0; j < prog->n_in; ++j)
-    if (first_load[j] < 0) EMIT("    DUAL_JIT2_PUT_D(0, %" PRId64 ", 0.0)\n", j);
+    if (first_load[j] < 0) EMIT("    %s(0, %" PRId64 ", 0.0)\n", put_d(g), j);
 }
 
 int dual_jitr_looped(genr *g) {
@@ -589,9 +741,20 @@ void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load) {
     g->out.failed = 1;
     return;
   }
+  if (g->cpu && !tape_plan(g, &L)) {
+    loops_free(&L);
+    g->out.failed = 1;
+    return;
+  }
   g->direct = 1;
-  EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
-       "(const dual_jit_args A) {\n  DUAL_JIT_TILE_BEGIN\n", 0);
+  const dual_strbuf head = g->out; /* (the CPU's: the function's head is written last) */
+  if (g->cpu) {
+    memset(&g->out, 0, sizeof g->out);
+    EMIT("  DUAL_CPU_SEG_BEGIN\n");
+  } else {
+    EMIT("\nextern \"C\" __global__ void __launch_bounds__(DUAL_JIT_THREADS) " DUAL_JIT2_KERNEL_NAME
+         "(const dual_jit_args A) {\n  DUAL_JIT_TILE_BEGIN\n", 0);
+  }
   /* forward: the straight pieces and the loops, in program order */
   for (int64_t t = 0; t < prog->n_instr;) {
     const int64_t r = L.run_of[t];
@@ -602,14 +765,17 @@ void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load) {
     }
     const uint32_t *w = words(prog, t);
     const int op = DUAL_INSTR_OP(w), prop = dual_op_table[op].prop;
-    if (prop == DUAL_PROP_OUT) EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", 1)\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
+    if (prop == DUAL_PROP_OUT && g->cpu)
+      EMIT("    DUAL_CPU_OUT_VALUE(%d, v%" PRId64 "%s)\n", DUAL_INSTR_B(w), g->opnd[3 * t], dual_jitr_ix(g));
+    else if (prop == DUAL_PROP_OUT) EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", 1)\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
     else if (prop == DUAL_PROP_LOAD) dual_jitr_emit_load(g, op, t, (uint32_t)DUAL_INSTR_A(w), dual_jitr_active(prog, DUAL_INSTR_DST(w)));
     else dual_jitr_emit_compute(g, w, t);
     ++t;
   }
   /* backward: once with gx_'s first touches tracked; if a loop touched part of a progression,
-   * again with gx_ zeroed */
+   * again with gx_ zeroed (and the CPU's block arrays declared afresh) */
   const dual_strbuf keep = g->out;
+  const size_t decls = g->decls.len;
   memset(&g->out, 0, sizeof g->out);
   g->gx_seen = (uint8_t *)calloc((size_t)prog->n_in + 1, 1);
   g->gx_mixed = g->gx_seen == NULL;
@@ -618,15 +784,25 @@ void dual_jitr_emit_looped_kernel(genr *g, const int64_t *first_load) {
   free(g->gx_seen);
   g->gx_seen = NULL;
   g->out = keep;
-  EMIT("    double gx_[%d];\n", prog->n_in > 0 ? prog->n_in : 1);
+  if (!g->cpu) EMIT("    double gx_[%d];\n", prog->n_in > 0 ? prog->n_in : 1);
   if (tracked != NULL && !g->gx_mixed) {
     EMIT("%s", tracked);
   } else {
-    EMIT("    for (int i_ = 0; i_ < %d; ++i_) gx_[i_] = 0.0;\n", prog->n_in);
+    if (g->decls.s != NULL) g->decls.s[decls] = '\0', g->decls.len = decls;
+    if (g->cpu) EMIT("    for (int j_ = 0; j_ < %d; ++j_) gx_[j_ * DUAL_CPU_BLK + i_] = 0.0;\n", prog->n_in);
+    else EMIT("    for (int i_ = 0; i_ < %d; ++i_) gx_[i_] = 0.0;\n", prog->n_in);
     emit_backward(g, &L, first_load);
   }
   free(tracked);
-  EMIT("  DUAL_JIT_TILE_END(1, -1)\n}\n");
   g->direct = 0;
   loops_free(&L);
+  if (!g->cpu) {
+    EMIT("  DUAL_JIT_TILE_END(1, -1)\n}\n");
+    return;
+  }
+  EMIT("  DUAL_CPU_SEG_END\n");
+  char *body = dual_strbuf_take(&g->out);
+  g->out = head;
+  dual_jitr_emit_cpu_function(g, prog->n_in > 0 ? prog->n_in : 1, body);
+  free(body);
 }

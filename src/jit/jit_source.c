@@ -387,8 +387,8 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
    * of every column may stream its points' derivative blocks (DUAL_CPU_ROWS) */
   const int rows = ps.kc > 0 && (int64_t)m * ps.kc <= DUAL_CPU_ROWS_MAX;
   const int whole = ps.kc > 0 && ps.c0 == 0 && ps.kc == dual_program_jacobian_columns(prog);
-  EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream);\n", pass);
-  EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream) {\n"
+  EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS ";\n", pass);
+  EMIT("void " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS " {\n  (void)scratch;\n"
        "  double stage_[%d * DUAL_CPU_BLK];\n  DUAL_CPU_LOOP_BEGIN\n", pass, nslots > 0 ? nslots : 1);
   g->guarded = 0;
   emit_body(g, &ps, recs, ni);

@@ -68,8 +68,13 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
 #define DUAL_CPU_ROWS_MAX 8192
 struct dual_jit_args;
 /* stream: 1 to write a pass's derivative blocks with non-temporal stores where they are
- * contiguous (a large batch's results, which would only evict the cache: jit/cpu_kernel.h) */
-typedef void (*dual_cpu_jit_pass)(const struct dual_jit_args *A, int64_t p0, int64_t nb, int stream);
+ * contiguous (a large batch's results, which would only evict the cache: jit/cpu_kernel.h);
+ * scratch: the calling thread's DUAL_CPU_JIT_SCRATCH_NAME bytes (a const int64_t of the module,
+ * 0 where absent), or NULL where that is 0 (a looped reverse-mode module keeps
+ * its block arrays there: jit_source_rev.h). */
+typedef void (*dual_cpu_jit_pass)(const struct dual_jit_args *A, int64_t p0, int64_t nb, int stream, double *scratch);
+#define DUAL_CPU_JIT_PASS_PARAMS "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream, double *scratch)"
+#define DUAL_CPU_JIT_SCRATCH_NAME "dual_cpu_scratch"
 char *dual_jit_source_cpu(const dual_program *prog, int mode, int width, int npass, char *why,
                           int64_t why_cap);
 

@@ -275,9 +275,9 @@ static void emit_pass_cpu(gen2 *g, int pass, const char *body) {
   EMIT("};\n\nstatic int dual_cpu2_guarded_p%d(const dual_jit_args *A, int64_t pt, double *stage_, int64_t i_) {\n"
        "  DUAL_CPU_ARGS\n  int st = 0;\n  unsigned bad_ = 0u;\n  (void)bad_;\n%s  return st;\n}\n", pass, body);
   EMIT("\n#undef DUAL_RTM\n#undef DUAL_RTT\n#undef DUAL_CPU2_NOTE\n#define DUAL_RTM DUAL_TF\n#define DUAL_RTT "
-       "DUAL_TT_PLAIN\n#define DUAL_CPU2_NOTE DUAL_CPU2_NOTE_FAST\nvoid " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream);\n", pass);
-  EMIT("void " DUAL_CPU_JIT_PASS_NAME "(const dual_jit_args *A, int64_t p0, int64_t nb, int stream) {\n"
-       "  double stage_[%d * DUAL_CPU_BLK];\n  (void)stream;\n  DUAL_CPU_LOOP_BEGIN\n%s  DUAL_CPU_LOOP_END\n",
+       "DUAL_TT_PLAIN\n#define DUAL_CPU2_NOTE DUAL_CPU2_NOTE_FAST\nvoid " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS ";\n", pass);
+  EMIT("void " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS " {\n"
+       "  (void)scratch;\n  double stage_[%d * DUAL_CPU_BLK];\n  (void)stream;\n  DUAL_CPU_LOOP_BEGIN\n%s  DUAL_CPU_LOOP_END\n",
        pass, g->nslots > 0 ? g->nslots : 1, body);
   EMIT("  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n"
        "    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu2_guarded_p%d(A, p0 + i_, stage_, i_);\n", pass);

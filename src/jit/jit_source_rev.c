@@ -26,6 +26,9 @@
  * dual_sgrad's reverse-mode kernel (job->samples > 0) runs that kernel's sweeps for one sample
  * per thread, leaves the sample's value and gradient in the thread's row of shared memory
  * instead of the stager, and lets the warp fold its samples (emit_sgrad_kernel, jit_kernel.h).
+ * The CPU target (first-order reverse mode: dual_jit_source_rev_cpu) writes the same sweeps with
+ * the rules by value (dual_jitr_emit_step) into one pass function over a block of points
+ * (dual_jitr_emit_cpu_function), guarded products only, gradient entries straight to d.
  */
 #include "jit/jit_source_rev.h"
 
@@ -46,6 +49,61 @@
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
 
 int dual_jitr_active(const dual_program *prog, int32_t r) { return r < prog->n_active; }
+
+const char *dual_jitr_ix(const genr *g) { return g->arrays ? "[i_]" : ""; }
+
+void dual_jitr_declare_block(genr *g, const char *name, int64_t units) {
+  dual_strbuf_printf(&g->decls, "  double *const %s = scratch + (gx_len_ + %" PRId64 ") * DUAL_CPU_BLK;\n", name,
+                     g->ndecl);
+  g->ndecl += units;
+}
+
+void dual_jitr_declare(genr *g, const char *indent, const char *type, const char *name, int init) {
+  if (!g->arrays) {
+    EMIT("%s%s %s%s", indent, type, name, init ? " = " : ";\n");
+    return;
+  }
+  dual_jitr_declare_block(g, name, 1);
+  if (init) EMIT("%s%s[i_] = ", indent, name);
+}
+
+void dual_jitr_gx(const genr *g, const char *index, char *buf, size_t cap) {
+  if (g->arrays) snprintf(buf, cap, "gx_[(%s) * DUAL_CPU_BLK + i_]", index);
+  else snprintf(buf, cap, "gx_[%s]", index);
+}
+
+void dual_jitr_emit_step(genr *g, const char *indent, int op, const char *a, const char *b, const char *c,
+                         const char *res, const char *const partials[3]) {
+  const dual_op_info *info = &dual_op_table[op];
+  static const char *const q[3] = {"qa", "qb", "qc"}, *const d[3] = {"d_[0]", "d_[1]", "d_[2]"};
+  if (g->cpu) {
+    EMIT("%s{\n%s  DUAL_CPU_STEP(%s, %#x, %s, %s, %s, %s)\n", indent, indent, info->name, (unsigned)info->flags,
+         a, b, c, res);
+  } else {
+    EMIT("%s{\n%s  double d_[3];\n%s  DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, %s, d_, st)\n", indent, indent, indent,
+         info->name, (unsigned)info->flags, a, b, c, res);
+  }
+  for (int i = 0; i < 3; ++i)
+    if (partials[i] != NULL) EMIT("%s  %s = %s;\n", indent, partials[i], g->cpu ? q[i] : d[i]);
+  EMIT("%s}\n", indent);
+}
+
+void dual_jitr_emit_cpu_function(genr *g, int64_t gx_len, const char *body) {
+  if (body == NULL) {
+    g->out.failed = 1;
+    return;
+  }
+  /* the block arrays in the thread's scratch: gx_, then the names, DUAL_CPU_BLK doubles each */
+  EMIT("\nconst int64_t " DUAL_CPU_JIT_SCRATCH_NAME " = %" PRId64 " * DUAL_CPU_BLK * 8;\n"
+       "\nvoid " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS ";\n"
+       "void " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS " {\n"
+       "  DUAL_CPU_ARGS\n  DUAL_CPU_REV_ARGS\n  int st_b_[DUAL_CPU_BLK];\n  (void)scratch;\n", gx_len + g->ndecl, 0, 0);
+  EMIT("  const int64_t gx_len_ = %" PRId64 ";\n  (void)gx_len_;\n", gx_len);
+  if (gx_len > 0) EMIT("  double *const gx_ = scratch;\n");
+  EMIT("%s  (void)stream;\n  for (int64_t i_ = 0; i_ < nb; ++i_) st_b_[i_] = 0;\n%s"
+       "  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    DUAL_CPU_STATUS(i_, st_b_[i_], 1, ~0)\n  }\n}\n",
+       g->decls.s != NULL ? g->decls.s : "", body);
+}
 
 /* Reverse mode (first order): a gradient, a Jacobian by rows or a VJP, no directions. */
 static int first_order(const dual_job *job) {
@@ -116,6 +174,13 @@ static void emit_seeds(genr *g, int64_t t, uint32_t a) {
   }
 }
 
+/* Declare v<t> with an initializer (dual_jitr_declare). */
+static void decl_v(genr *g, int64_t t) {
+  char name[32];
+  snprintf(name, sizeof name, "v%" PRId64, t);
+  dual_jitr_declare(g, "    ", "const double", name, 1);
+}
+
 void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
   if (g->phase == 2) { /* a group's tangents: the seeds of an active input's load */
     if (op == DUAL_OP_LDX && active) emit_seeds(g, t, a);
@@ -123,25 +188,29 @@ void dual_jitr_emit_load(genr *g, int op, int64_t t, uint32_t a, int active) {
   }
   switch (op) {
   case DUAL_OP_LDX:
-    EMIT("    const double v%" PRId64 " = DUAL_JIT_LDX(%u);\n", t, a);
+    decl_v(g, t);
+    EMIT("DUAL_JIT_LDX(%u);\n", a);
     if (active && g->phase == 0) emit_seeds(g, t, a);
     break;
-  case DUAL_OP_LDP: EMIT("    const double v%" PRId64 " = DUAL_JIT_LDP(%u);\n", t, a); break;
+  case DUAL_OP_LDP: decl_v(g, t), EMIT("DUAL_JIT_LDP(%u);\n", a); break;
   case DUAL_OP_LDK:
-    EMIT("    const double v%" PRId64 " = ", t);
+    decl_v(g, t);
     dual_strbuf_double(&g->out, g->prog->consts[a]);
     EMIT(";\n");
     break;
   case DUAL_OP_RNORM: /* both normals of its pair at its first draw: the same bits (dual/random.h) */
     if (g->pairs != NULL && !g->pairs[a >> 1]) {
       g->pairs[a >> 1] = 1;
-      EMIT("    double z%u_[2];\n    DUAL_JIT_NORMALS(%u, z%u_);\n", a >> 1, a >> 1, a >> 1);
+      if (g->cpu) EMIT("    const dual_cpu_pair z%u_ = DUAL_CPU_NORMALS(%u);\n", a >> 1, a >> 1);
+      else EMIT("    double z%u_[2];\n    DUAL_JIT_NORMALS(%u, z%u_);\n", a >> 1, a >> 1, a >> 1);
     }
-    if (g->pairs != NULL) EMIT("    const double v%" PRId64 " = z%u_[%u];\n", t, a >> 1, a & 1u);
-    else EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(1, %u);\n", t, a);
+    decl_v(g, t);
+    if (g->pairs != NULL) EMIT("z%u_%s[%u];\n", a >> 1, g->cpu ? ".z" : "", a & 1u);
+    else EMIT("DUAL_JIT_DRAW(1, %u);\n", a);
     break;
   default: /* RUNIF; draws are keyed by sample 0, or dual_sgrad's sample (DUAL_JIT_SAMPLE) */
-    EMIT("    const double v%" PRId64 " = DUAL_JIT_DRAW(0, %u);\n", t, a);
+    decl_v(g, t);
+    EMIT("DUAL_JIT_DRAW(0, %u);\n", a);
     break;
   }
 }
@@ -173,8 +242,23 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   char v[3][32];
   for (int i = 0; i < 3; ++i) {
     u[i] = i < info->arity && dual_jitr_active(prog, reg[i]);
-    if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64, da[i]);
+    if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64 "%s", da[i], dual_jitr_ix(g));
     else snprintf(v[i], sizeof v[i], "0.0");
+  }
+  if (g->cpu) { /* (first order only: no directions) */
+    char res[32], dn[3][32];
+    const char *part[3] = {NULL, NULL, NULL};
+    snprintf(res, sizeof res, "v%" PRId64, t);
+    dual_jitr_declare(g, "    ", "double", res, 0);
+    for (int i = 0; taped && i < info->arity; ++i) {
+      snprintf(dn[i], sizeof dn[i], "d%" PRId64 "_%d", t, i);
+      dual_jitr_declare(g, "    ", "double", dn[i], 0);
+      snprintf(dn[i], sizeof dn[i], "d%" PRId64 "_%d%s", t, i, dual_jitr_ix(g));
+      part[i] = dn[i];
+    }
+    snprintf(res, sizeof res, "v%" PRId64 "%s", t, dual_jitr_ix(g));
+    dual_jitr_emit_step(g, "    ", op, v[0], v[1], v[2], res, part);
+    return;
   }
   /* per lane: which operands are present, whether the result and each d' are */
   const int K = g->K, ph = g->phase;
@@ -277,15 +361,17 @@ static void acc_name(const genr *g, int64_t id, char *buf, size_t cap) {
   const int64_t per = g->K + 1, who = id / per, k = id % per - 1;
   const int in = who >= g->prog->n_instr;
   const int64_t x = in ? who - g->prog->n_instr : who, slot = gx_slot(g, id);
-  if (slot >= 0) snprintf(buf, cap, "gx_[%" PRId64 "]", slot);
-  else if (k < 0) snprintf(buf, cap, "%c%" PRId64, in ? 'g' : 'a', x);
+  char idx[32];
+  snprintf(idx, sizeof idx, "%" PRId64, slot);
+  if (slot >= 0) dual_jitr_gx(g, idx, buf, cap);
+  else if (k < 0) snprintf(buf, cap, "%c%" PRId64 "%s", in ? 'g' : 'a', x, dual_jitr_ix(g));
   else snprintf(buf, cap, "%c%" PRId64 "_%" PRId64, in ? 'h' : 'b', x, k);
 }
 
 /* Write accumulator id's deferred value to its variable. */
 static void acc_write(genr *g, int64_t id) {
   if (g->pend == NULL || g->pend[id] == NULL) return;
-  char name[48];
+  char name[96];
   acc_name(g, id, name, sizeof name);
   EMIT("      %s = %s;\n", name, g->pend[id]);
   free(g->pend[id]);
@@ -296,7 +382,7 @@ static void acc_write(genr *g, int64_t id) {
 /* The expression that reads accumulator id (its variable, or its deferred value; an untouched
  * gx_ slot: +0.0); the result lives until the next call. */
 static const char *acc_ref(genr *g, int64_t id) {
-  static char name[48];
+  static char name[96];
   const int64_t slot = g->gx_seen != NULL ? gx_slot(g, id) : -1;
   if (slot >= 0 && !g->gx_seen[slot]) return "0.0";
   if (g->pend != NULL && g->pend[id] != NULL) return g->pend[id];
@@ -309,7 +395,7 @@ static void acc_copy(genr *g, int64_t id, char *buf, size_t cap) { snprintf(buf,
 
 /* Accumulator id op= term (op '+' or '-'). */
 static void acc_add(genr *g, int64_t id, char op, const char *term) {
-  char name[48];
+  char name[96];
   acc_name(g, id, name, sizeof name);
   const int64_t slot = g->gx_seen != NULL ? gx_slot(g, id) : -1;
   if (slot >= 0 && !g->gx_seen[slot]) { /* a gx_ slot's first term */
@@ -386,10 +472,11 @@ void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int 
     if (!expect) EMIT("    DUAL_JIT2_SGRAD_PUT(%" PRId64 ", %s)\n", g->prog->n_out + s * g->prog->n_in + j, name);
     return;
   }
-  if (g->direct) { /* a looped module: straight to d */
+  if (g->direct || g->cpu) { /* a looped module, or the CPU's: straight to d */
     char name[DEFER_CAP + 64];
     acc_copy(g, acc_in(g, j, -1), name, sizeof name);
-    if (!expect && store_grad) EMIT("    DUAL_JIT2_PUT_D(%d, %" PRId64 ", %s)\n", s, j, name);
+    if (!expect && store_grad)
+      EMIT("    %s(%d, %" PRId64 ", %s)\n", g->cpu ? "DUAL_CPU_PUT_D" : "DUAL_JIT2_PUT_D", s, j, name);
     return;
   }
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
@@ -546,7 +633,7 @@ void dual_jitr_emit_sweep(genr *g, int s, int store_grad, const int64_t *first_l
       if (!g->dry) {
         char at[DEFER_CAP + 64], term[DEFER_CAP + 128], d[48];
         acc_copy(g, acc_def(g, t, -1), at, sizeof at);
-        snprintf(d, sizeof d, "d%" PRId64 "_%d", t, i);
+        snprintf(d, sizeof d, "d%" PRId64 "_%d%s", t, i, dual_jitr_ix(g));
         const char opc = dual_jitr_adjoint_term(adj, i, d, at, term, sizeof term);
         acc_add(g, acc_def(g, x, -1), opc, term);
       }
@@ -660,7 +747,15 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     return;
   }
   if (funcs != NULL) EMIT("%s", funcs);
-  if (g->sgrad) emit_sgrad_kernel(g, pass, body);
+  if (g->cpu) {
+    const dual_strbuf whole = g->out;
+    memset(&g->out, 0, sizeof g->out);
+    EMIT("  DUAL_CPU_SEG_BEGIN\n%s  DUAL_CPU_SEG_END\n", body);
+    char *seg = dual_strbuf_take(&g->out);
+    g->out = whole;
+    dual_jitr_emit_cpu_function(g, 0, seg);
+    free(seg);
+  } else if (g->sgrad) emit_sgrad_kernel(g, pass, body);
   else if (g->cslot != NULL) dual_jit_stager_kernel(&g->stage, pass, body);
   else dual_jit_stager_kernel_fast(&g->stage, pass, body, g->min_blocks);
   free(body), free(funcs);
@@ -677,6 +772,7 @@ static void emit_forward(genr *g, int pass) {
     const int prop = dual_op_table[op].prop;
     if (prop == DUAL_PROP_OUT) {
       if (g->phase != 2 && g->sgrad) EMIT("    DUAL_JIT2_SGRAD_VALUE(%d, v%" PRId64 ")\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
+      else if (g->cpu) EMIT("    DUAL_CPU_OUT_VALUE(%d, v%" PRId64 ")\n", DUAL_INSTR_B(w), g->opnd[3 * t]);
       else if (g->phase != 2)
         EMIT("    DUAL_JIT_OUT_VALUE(%d, v%" PRId64 ", %d)\n", DUAL_INSTR_B(w), g->opnd[3 * t], pass == 0);
       continue;
@@ -721,11 +817,26 @@ static void emit_body(genr *g, int pass, const int64_t *first_load) {
   dual_jit_stager_finish(&g->stage);
 }
 
-char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap) {
+/* The block of a CPU module: a straight-line one's DUAL_CPU_JIT_BLOCK; a looped one's, the most
+ * points (32 down to 4) whose block arrays — gx_ and `names` others — stay within
+ * DUAL_CPU_JIT_LOOP_BYTES. */
+static int cpu_block(int looped, int64_t gx_len, int64_t names) {
+  if (!looped) return DUAL_CPU_JIT_BLOCK;
+  int blk = DUAL_CPU_JIT_LOOP_BLOCK;
+  while (blk > 4 && (gx_len + names) * blk * 8 > DUAL_CPU_JIT_LOOP_BYTES) blk /= 2;
+  return blk;
+}
+
+static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, char *why, int64_t why_cap) {
   if (why_cap > 0) why[0] = '\0';
   *npass = 0;
   if (job->mode != DUAL_MODE_HESSIAN && job->mode != DUAL_MODE_HVP && !first_order(job)) {
     snprintf(why, (size_t)why_cap, "mode %d has no reverse-mode kernel", job->mode);
+    return NULL;
+  }
+  if (cpu && (!first_order(job) || job->samples > 0)) {
+    snprintf(why, (size_t)why_cap, "the CPU tier's reverse mode is first order (a gradient, Jacobian or VJP), "
+             "not mode %d%s", job->mode, job->samples > 0 ? " of dual_sgrad" : "");
     return NULL;
   }
   const dual_program *prog = job->prog;
@@ -758,7 +869,7 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   }
   genr g0, *g = &g0;
   memset(g, 0, sizeof *g);
-  g->prog = prog, g->job = job, g->min_blocks = min_blocks, g->sgrad = sgrad;
+  g->prog = prog, g->job = job, g->min_blocks = min_blocks, g->sgrad = sgrad, g->cpu = cpu;
   if (!longp) { /* normal draws in pairs (segments keep one at a time: pairs would cross them) */
     g->pairs = (uint8_t *)malloc((size_t)dual_program_num_draws(prog) / 2 + 1);
     if (g->pairs == NULL) {
@@ -810,19 +921,23 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
     else g->lone[t0] = -1;
   }
   const int looped = longp && dual_jitr_looped(g), segmented = longp && !looped;
-  const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
+  g->arrays = cpu && looped;
+  const int64_t most = segmented && !cpu ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
   if (first_order(job) && !looped && prog->n_instr > most) {
     free(g->opnd), free(first_load), free(g->mark), free_presence(g);
     dual_jit_stager_free(&g->stage);
     snprintf(why, (size_t)why_cap,
              "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
              "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
-             segmented ? " in segments" : " for several sweeps");
+             segmented && !cpu ? " in segments" : longp ? " (not made of loops)" : " for several sweeps");
     return NULL;
   }
   const int passes = dual_jit_rev_passes(job);
   const int planned = !segmented || dual_jitr_plan_segments(g, first_load) == DUAL_SUCCESS;
-  if (planned) {
+  if (planned && cpu) {
+    if (looped) dual_jitr_emit_looped_kernel(g, first_load);
+    else emit_pass(g, 0, first_load);
+  } else if (planned) {
     EMIT("// dualbatch compiled tier, %s: %" PRId64 " instructions, mode %d, %d passes%s\n"
          "%s%s#include \"jit/jit_kernel2.h\"\n", first_order(job) ? "reverse mode" : "forward-over-reverse",
          prog->n_instr, job->mode, passes,
@@ -837,6 +952,18 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   free(g->cslot), free(g->aslot), free(g->gslot), free(g->mark);
   free_presence(g);
   dual_jit_stager_free(&g->stage);
+  if (planned && cpu) { /* the header, the block from the arrays the function declares */
+    char *fn = dual_strbuf_take(&g->out);
+    const int64_t names = g->ndecl;
+    EMIT("/* dualbatch compiled CPU tier, generator %d, reverse mode: %" PRId64 " instructions, mode %d%s */\n"
+         "#define DUAL_CPU_BLK %d\n#define DUAL_CPU_LOADS_FLAGGED 1\n#include \"jit/cpu_kernel.h\"\n"
+         "const int dual_cpu_block = DUAL_CPU_BLK;\n%s",
+         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, looped ? ", looped" : "",
+         cpu_block(looped, prog->n_in, names), fn != NULL ? fn : "");
+    if (fn == NULL) g->out.failed = 1;
+    free(fn);
+  }
+  free(dual_strbuf_take(&g->decls));
   char *src = dual_strbuf_take(&g->out);
   if (!planned || src == NULL) {
     free(src);
@@ -845,4 +972,13 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
   }
   *npass = passes;
   return src;
+}
+
+char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap) {
+  return generate(job, 0, min_blocks, npass, why, why_cap);
+}
+
+char *dual_jit_source_rev_cpu(const dual_job *job, char *why, int64_t why_cap) {
+  int npass = 0;
+  return generate(job, 1, 0, &npass, why, why_cap);
 }

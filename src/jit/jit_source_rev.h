@@ -76,4 +76,23 @@ int64_t dual_jit_rev_sums(const dual_job *job);
  * the size rule, out of memory). */
 char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap);
 
+/* The CPU compiled tier's reverse mode (issue 21): the same sweeps as C for one pass function
+ * (jit/cpu_kernel.h's dual_cpu_p0) over a block of points, for a gradient, Jacobian or VJP (not
+ * forward-over-reverse or dual_sgrad) within the rules above (a long program of one sweep only
+ * looped: the CPU has no segments).  A straight-line module runs its sweeps in one `omp simd`
+ * loop over the block, every value a local; a looped one (jit_rev_loops.c) runs each straight
+ * piece and each iteration of a loop as an `omp simd` loop over the block, the values crossing
+ * them in block arrays (DUAL_CPU_JIT_LOOP_BYTES bounds them, the block shrinking to 4).  Gradient
+ * entries go straight to d; products are the guarded ones throughout.  Returns a heap string or
+ * NULL with a reason in why. */
+char *dual_jit_source_rev_cpu(const dual_job *job, char *why, int64_t why_cap);
+
+/* A looped CPU module's block: at most DUAL_CPU_JIT_LOOP_BLOCK points, fewer (down to 4) where
+ * its block arrays (gx_ and the names crossing its loops, in each thread's scratch) would pass
+ * DUAL_CPU_JIT_LOOP_BYTES.  grad (1065 arrays) on the 2-core development machine: blocks of 16
+ * and 32 points ran 2.0x the interpreter, 8 points 1.5x (each iteration's point loop is then a
+ * single vector of AVX-512, too short for the loop's fixed costs). */
+#define DUAL_CPU_JIT_LOOP_BLOCK 32
+#define DUAL_CPU_JIT_LOOP_BYTES (512 * 1024)
+
 #endif /* DUAL_JIT_SOURCE_REV_H */
