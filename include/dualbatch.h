@@ -367,9 +367,11 @@ int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
  *   DUAL_KNOB_CPU_JIT_AFTER_MS a CPU context under DUAL_TIER_AUTO: the milliseconds of interpreter
  *                             time a program's product (eval, JVP, Jacobian, gradient, nested
  *                             Hessian or HVP) takes in the process before its compiled module is
- *                             built in the background, 0 .. 1e9 (0: at its first call; default
- *                             1000: a compile takes seconds of a core, worth it for a product
- *                             that has already taken a second)  DUALBATCH_CPU_JIT_AFTER_MS=T
+ *                             built in the background, 0 .. 1e9 (0: at its first call, which
+ *                             waits for it — a product the tier declines interprets, the reason
+ *                             in the note; default 1000: a compile takes seconds of a core,
+ *                             worth it for a product that has already taken a second)
+ *                                                                  DUALBATCH_CPU_JIT_AFTER_MS=T
  * A value out of range is DUAL_ERR_ARGUMENT. */
 typedef enum dual_knob {
   DUAL_KNOB_GPU_GROUP = 0,

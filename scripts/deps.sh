@@ -3,10 +3,11 @@
 # Used by scripts/demo.sh, scripts/test.sh and .ci/run (g++: test_jit_host compiles generated
 # kernels as host C++; gfortran: the Fortran module, its examples and tests; python3 with venv,
 # numpy, pytest, setuptools and wheel: the Python binding's tests and scripts/check_python.sh, which
-# pip-installs it without a package index).  Needs root or sudo only when installing.
+# pip-installs it without a package index; tcc: test_cpu_jit builds the CPU compiled tier's modules
+# with a second C compiler).  Needs root or sudo only when installing.
 set -euo pipefail
 need=()
-for pkg in cmake gcc g++ gfortran make pkg-config libcriterion-dev \
+for pkg in cmake gcc g++ gfortran make pkg-config libcriterion-dev tcc \
            python3 python3-venv python3-numpy python3-pytest python3-setuptools python3-wheel "$@"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -616,6 +616,86 @@ Test(cpu_jit, no_compiler_is_a_clear_error) {
   dual_context_destroy(&ctx);
 }
 
+/* A second C compiler gives the same bits: tcc (no optimizer, no vectorizer, no _Pragma; it calls
+ * libm's sqrt and passes the rules' structs through memory) builds the modules of a random
+ * program's Jacobian (forward mode), grad's reverse-mode gradient (a looped module) and hess's
+ * Hessian, each bitwise the interpreter's.  Skipped where tcc is not installed. */
+Test(cpu_jit, a_second_compiler_gives_the_same_bits) {
+  const char *tcc = access("/usr/bin/tcc", X_OK) == 0 ? "/usr/bin/tcc" : NULL;
+  if (tcc == NULL) cr_skip_test("tcc is not installed (Debian: apt-get install tcc)");
+  setenv("DUALBATCH_CC", tcc, 1); /* (read at this process's first compile) */
+  char dir[] = "/tmp/dualbatch-test-cpujitcc-XXXXXX";
+  dual_context *ctx[2];
+  two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
+  uint64_t rng = 2026112904;
+  dual_program *prog = rp_random_program(ctx[0], &rng, 60, 5, 2, 3);
+  cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
+  double *x = random_array(&rng, 64 * 5, -2.0, 2.0), *p = random_array(&rng, 64 * 2, -2.0, 2.0);
+  x[7] = NAN, x[11] = 0.0;
+  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_FORWARD), DUAL_SUCCESS);
+  double y[2][64 * 3], J[2][64 * 15];
+  int32_t st[2][64];
+  for (int k = 0; k < 2; ++k)
+    cr_assert_eq(dual_jacobian(ctx[k], prog, 64, x, 5, p, 2, y[k], 3, J[k], 15, st[k]), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(ctx[k]));
+  cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_COMPILE);
+  for (int i = 0; i < 64 * 3; ++i) cr_assert(same_bits(y[0][i], y[1][i]), "y[%d]", i);
+  for (int i = 0; i < 64 * 15; ++i) cr_assert(same_bits(J[0][i], J[1][i]), "J[%d] %.17g vs %.17g", i, J[0][i], J[1][i]);
+  cr_assert_eq(memcmp(st[0], st[1], sizeof st[0]), 0);
+  free(x), free(p);
+  dual_program_destroy(&prog);
+  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_REVERSE), DUAL_SUCCESS);
+  dual_program *grad = bench_program(ctx[0], "grad");
+  double *xg = random_array(&rng, 20 * 1024, -1.5, 1.5);
+  xg[5] = INFINITY;
+  compare_rev(ctx, grad, 20, xg, NULL, NULL, DUAL_MODE_GRADIENT, 2, 0, "grad by tcc");
+  free(xg);
+  dual_program_destroy(&grad);
+  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_FORWARD), DUAL_SUCCESS);
+  dual_program *hess = bench_program(ctx[0], "hess");
+  double *xh = random_array(&rng, 40 * 16, -1.0, 1.0);
+  compare2(ctx, hess, 40, xh, NULL, NULL, DUAL_MODE_HESSIAN, DUAL_HESSIAN_PACKED, 2, "hess by tcc");
+  free(xh);
+  dual_program_destroy(&hess);
+  for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
+/* DUAL_KNOB_CPU_JIT_AFTER_MS = 0: AUTO compiles a product at its first call and waits for it
+ * (that call runs compiled); a product the tier declines (a long reverse-mode program not made of
+ * loops) interprets, the reason in the note, no error. */
+Test(cpu_jit, auto_at_zero_ms_compiles_at_the_first_call) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujit0-XXXXXX";
+  dual_context *ctx[2];
+  two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_AUTO, dir);
+  cr_assert_eq(dual_context_set_knob(ctx[1], DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], "input x[2]\noutput a = x[0] * sin(x[1])\noutput b = exp(x[0])\n", "zero", &prog),
+               DUAL_SUCCESS);
+  double x[6] = {0.5, 1.0, -1.0, 2.0, 3.0, 0.25}, y[2][6], J[2][12];
+  for (int k = 0; k < 2; ++k) {
+    cr_assert_eq(dual_jacobian(ctx[k], prog, 3, x, 2, NULL, 0, y[k], 2, J[k], 4, NULL), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_last_tier(ctx[k]), k ? DUAL_TIER_COMPILE : DUAL_TIER_INTERPRET, "context %d", k);
+  }
+  cr_assert_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
+  cr_assert_eq(memcmp(J[0], J[1], sizeof J[0]), 0);
+  dual_program_destroy(&prog);
+  dual_program *prod = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[DUAL_TEST_LOOP_PROD], "prod", &prod), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_ad_mode(ctx[1], DUAL_AD_REVERSE), DUAL_SUCCESS);
+  double *xp = random_array(&(uint64_t){5}, 2 * 400, -1.0, 1.0), g[2 * 400];
+  for (int call = 0; call < 2; ++call) { /* (the second call: declined already, no new attempt) */
+    cr_assert_eq(dual_gradient(ctx[1], prod, 2, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(ctx[1]));
+    cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
+  }
+  free(xp);
+  dual_program_destroy(&prod);
+  for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
 /* The entry of the one module in `dir` (a file named like a cache entry): its bytes in buf, their
  * count returned; -1 when there is not exactly one. */
 static long one_entry(const char *dir, char *path, size_t cap, unsigned char *buf, long bufcap) {

@@ -170,6 +170,8 @@ int dual_calibration_measure_cpu(dual_context *ctx, int threads, dual_calibratio
   int st = x != NULL && y != NULL ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_context_create(&cpu, DUAL_DEVICE_CPU);
   if (st == DUAL_SUCCESS) st = dual_context_set_threads(cpu, threads);
+  /* the interpreter's figures (the dispatch model's CPU side), whatever tier the environment asks */
+  if (st == DUAL_SUCCESS) st = dual_context_set_tier(cpu, DUAL_TIER_INTERPRET);
   if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, arith_src, "calibration", &pa);
   if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, special_src, "calibration", &ps);
   if (st == DUAL_SUCCESS) st = dual_program_compile(cpu, "input x\noutput y = x\n", "calibration", &p1);

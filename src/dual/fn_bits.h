@@ -41,7 +41,7 @@
  * sin, cos and tan vectorize around clones of their rare path instead, fn_trig.h): in the CPU
  * compiled tier's code a SIMD clone (OpenMP `declare simd`) instead, so the loop vectorizes
  * around a call that runs the function lane by lane.  Elsewhere the same as DUAL_FN. */
-#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
+#if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__) && (defined(__GNUC__) || defined(__clang__))
 #define DUAL_FN_CLONE _Pragma("omp declare simd notinbranch") static __attribute__((noinline, unused))
 #else
 #define DUAL_FN_CLONE DUAL_FN

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,6 +239,9 @@ int dual_cc_find(dual_cc *cc, char **why) {
     version[strcspn(version, "\r\n")] = '\0'; /* the banner */
   }
   if (version != NULL && run_in(dir, argv_machine, 30) == 0) machine = first_line(dir);
+  struct utsname un; /* a compiler without -dumpmachine (tcc) builds for this machine */
+  if (version != NULL && (machine == NULL || machine[0] == '\0') && uname(&un) == 0)
+    free(machine), machine = dual_strdup_printf("%s-%s (uname)", un.machine, un.sysname);
   remove_tree(dir);
   int st = 0;
   if (version == NULL || machine == NULL || version[0] == '\0' || machine[0] == '\0') {
@@ -285,6 +289,7 @@ int dual_cc_compile(const dual_cc *cc, const char *src, void **image, size_t *si
   for (char *save = NULL, *f = strtok_r(flags, " ", &save); f != NULL && argc < 24; f = strtok_r(NULL, " ", &save))
     argv[argc++] = f;
   argv[argc++] = include, argv[argc++] = (char *)"-o", argv[argc++] = out, argv[argc++] = path;
+  argv[argc++] = (char *)"-lm"; /* (gcc inlines what it calls of libm; tcc calls sqrt, fabs) */
   argv[argc] = NULL;
   const int st = run_in(dir, argv, DUAL_CC_LIMIT_S);
   char logpath[PATH_CAP];

@@ -459,18 +459,39 @@ int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
   dual_job j;
   int64_t npass = 0;
   if (!tier_job(ctx, job, &j, &npass)) return DUAL_SUCCESS;
-  const dual_cpu_jit_module *m = NULL;
-  if (ctx->cpu_tier == DUAL_TIER_AUTO) { /* the module once the background compile loaded it */
+  /* compiled at this call and waited for: under COMPILE, and under AUTO at 0 ms (where a module
+   * the tier cannot build interprets, the reason in the note); AUTO otherwise runs the module
+   * once the background compile has loaded it.  A product's module, once this process has it,
+   * is found through its hot entry, without its memory key (a hash of the program). */
+  const int compile = ctx->cpu_tier == DUAL_TIER_COMPILE;
+  const int now = compile || ctx->knobs[DUAL_KNOB_CPU_JIT_AFTER_MS] == 0;
+  pthread_mutex_lock(&lock);
+  hot *h = hot_find(&j);
+  if (h->state == 1 && h->m == NULL) h->m = find_loaded(h->key);
+  const dual_cpu_jit_module *m = h->m;
+  const int declined = h->state == 2;
+  pthread_mutex_unlock(&lock);
+  if (m == NULL && (!now || (declined && !compile))) return DUAL_SUCCESS;
+  if (m == NULL) {
+    const int st = module_for(ctx, &j, (int)npass, &m);
     pthread_mutex_lock(&lock);
-    hot *h = hot_find(&j);
-    if (h->state == 1 && h->m == NULL) h->m = find_loaded(h->key);
-    m = h->m;
+    h = hot_find(&j);
+    if (st == DUAL_SUCCESS) h->m = m, h->state = 1, module_key(&j, (int)npass, h->key);
+    else if (!compile) h->state = 2;
     pthread_mutex_unlock(&lock);
-    if (m == NULL) return DUAL_SUCCESS;
+    if (st != DUAL_SUCCESS && compile) {
+      *ran = 1;
+      return st;
+    }
+    if (st != DUAL_SUCCESS) { /* AUTO at 0 ms: the reason is a note, not an error */
+      char *why = dual_strdup_printf("the compiled CPU tier did not serve: %s", dual_context_last_error(ctx));
+      dual_clear_error(ctx);
+      dual_set_note(ctx, why);
+      return DUAL_SUCCESS;
+    }
   }
   *ran = 1;
-  int st = m != NULL ? DUAL_SUCCESS : module_for(ctx, &j, (int)npass, &m);
-  if (st == DUAL_SUCCESS) st = dual_cpu_jit_run(ctx, &j, m);
+  const int st = dual_cpu_jit_run(ctx, &j, m);
   if (st == DUAL_SUCCESS) ctx->last_tier = DUAL_TIER_COMPILE;
   return st;
 }
@@ -478,7 +499,8 @@ int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
 void dual_cpu_jit_interpreted(dual_context *ctx, const dual_job *job, double seconds) {
   dual_job j;
   int64_t npass = 0;
-  if (ctx->cpu_tier != DUAL_TIER_AUTO || !tier_job(ctx, job, &j, &npass)) return;
+  if (ctx->cpu_tier != DUAL_TIER_AUTO || ctx->knobs[DUAL_KNOB_CPU_JIT_AFTER_MS] == 0 || !tier_job(ctx, job, &j, &npass))
+    return; /* (at 0 ms dual_cpu_jit_try compiles at once) */
   const double after = (double)ctx->knobs[DUAL_KNOB_CPU_JIT_AFTER_MS] / 1000.0;
   pthread_mutex_lock(&lock);
   hot *h = hot_find(&j);

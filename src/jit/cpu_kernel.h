@@ -31,6 +31,13 @@
 
 
 
+/* The point loops' `omp simd` (a compiler without _Pragma, tcc, runs them as plain loops). */
+#if defined(__TINYC__)
+#define DUAL_CPU_SIMD
+#else
+#define DUAL_CPU_SIMD _Pragma("omp simd")
+#endif
+
 /* Nothing in the point loop has its address taken: the compiler makes such a local an array
  * across the loop's lanes, and a rule's partials (three a point) would then be stored with a
  * stride it cannot vectorize.  So a load's flags are a statement of their own, a rule's value,
@@ -298,7 +305,7 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
   DUAL_CPU_ARGS                                                                                  \
   int st_[DUAL_CPU_BLK];                                                                         \
   unsigned bad_b_[DUAL_CPU_BLK];                                                                 \
-  _Pragma("omp simd") for (int64_t i_ = 0; i_ < nb; ++i_) {                                      \
+  DUAL_CPU_SIMD for (int64_t i_ = 0; i_ < nb; ++i_) {                                            \
     const int64_t pt = p0 + i_;                                                                  \
     int st = 0;                                                                                  \
     unsigned bad_ = 0u;
@@ -323,7 +330,7 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
  * of a loop — is one `omp simd` loop over the block's points, its flags ORed into the point's
  * st_b_ entry (the function zeroes them first and stores them as the status after). */
 #define DUAL_CPU_SEG_BEGIN                                                                       \
-  _Pragma("omp simd") for (int64_t i_ = 0; i_ < nb; ++i_) {                                      \
+  DUAL_CPU_SIMD for (int64_t i_ = 0; i_ < nb; ++i_) {                                            \
     const int64_t pt = p0 + i_;                                                                  \
     int st = 0;                                                                                  \
     (void)pt;
