@@ -689,6 +689,11 @@ Test(cpu_jit, auto_at_zero_ms_compiles_at_the_first_call) {
     cr_assert_eq(dual_gradient(ctx[1], prod, 2, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_SUCCESS, "%s",
                  dual_context_last_error(ctx[1]));
     cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
+    if (call == 0) {
+      const char *note = dual_context_last_note(ctx[1]);
+      cr_assert(note != NULL && strstr(note, "did not serve") != NULL && strstr(note, "not made of loops") != NULL,
+                "note: %s", note != NULL ? note : "(none)");
+    }
   }
   free(xp);
   dual_program_destroy(&prod);
