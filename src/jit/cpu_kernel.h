@@ -71,12 +71,7 @@ DUAL_INLINE dual_cpu_pair dual_cpu_normals(uint64_t seed, int64_t point, int ant
 #define DUAL_CPU_NORMALS(j) dual_cpu_normals(aseed_, apoint0_ + pt, aanti_, (j))
 
 /* A constant the generator writes by its bits (NaN or infinite: jit/strbuf.h). */
-DUAL_INLINE double dual_cpu_from_bits(uint64_t u) {
-  double d;
-  memcpy(&d, &u, sizeof d);
-  return d;
-}
-#define __longlong_as_double(u) dual_cpu_from_bits((uint64_t)(u))
+#define __longlong_as_double(u) dual_from_bits((uint64_t)(u))
 
 /* One op's rule by value: its result, partials and flags. */
 typedef struct dual_cpu_step {
@@ -158,12 +153,7 @@ typedef struct dual_cpu_step2 {
   }
 
 /* The largest exponent field of three partials (all ones where one is NaN or infinite). */
-#define DUAL_CPU_EXPONENT(t) ((unsigned)(dual_cpu_bits(t) >> 32) & 0x7ff00000u)
-DUAL_INLINE uint64_t dual_cpu_bits(double t) {
-  uint64_t u;
-  memcpy(&u, &t, sizeof u);
-  return u;
-}
+#define DUAL_CPU_EXPONENT(t) ((unsigned)(dual_bits(t) >> 32) & 0x7ff00000u)
 DUAL_INLINE unsigned dual_cpu_max(unsigned a, unsigned b) { return a > b ? a : b; }
 #define DUAL_CPU_BAD(qa, qb, qc)                                                                 \
   bad_ = dual_cpu_max(bad_, dual_cpu_max(dual_cpu_max(DUAL_CPU_EXPONENT(qa), DUAL_CPU_EXPONENT(qb)), \
@@ -364,7 +354,7 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
  * on a scalar condition between vectors a statement, that gcc 12 does not vectorize.) */
 DUAL_INLINE double dual_cpu_sel(int c, double a, double b) {
   const uint64_t m = 0 - (uint64_t)(c != 0);
-  return dual_cpu_from_bits((dual_cpu_bits(a) & m) | (dual_cpu_bits(b) & ~m));
+  return dual_from_bits((dual_bits(a) & m) | (dual_bits(b) & ~m));
 }
 /* Iteration k - s, clamped to the loop's first (iteration 0 reads its inputs anyway). */
 DUAL_INLINE int64_t dual_cpu_back(int64_t k, int64_t s) { return k >= s ? k - s : 0; }
