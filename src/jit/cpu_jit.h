@@ -58,8 +58,10 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
  * through its module — loaded before in this process, else from the disk cache, else generated and
  * compiled now (blocking) — and set *ran; DUAL_ERR_COMPILE when there is no compiler or the
  * module cannot be built (the message says why); under DUAL_TIER_AUTO, run it through its module
- * when the background compile has loaded it (dual_cpu_jit_interpreted).  Elsewhere (*ran 0) the
- * caller interprets. */
+ * when the background compile has loaded it (dual_cpu_jit_interpreted), or, with
+ * DUAL_KNOB_CPU_JIT_AFTER_MS 0, build it now as COMPILE does (a module it cannot build: the
+ * reason in the note, and the product interprets from then on).  Elsewhere (*ran 0) the caller
+ * interprets. */
 int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran);
 
 /* Under DUAL_TIER_AUTO (a CPU context's default) the tier's products interpret until the
@@ -67,7 +69,7 @@ int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran);
  * caller reports each interpreted call's seconds here, and past that time the module is queued
  * for a background thread (the disk cache first, else the compiler), whose result the next
  * dual_cpu_jit_try of the product runs.  A product the generator declines, or without a
- * compiler, keeps interpreting. */
+ * compiler, keeps interpreting.  (At 0 ms nothing is counted: dual_cpu_jit_try compiles.) */
 void dual_cpu_jit_interpreted(dual_context *ctx, const dual_job *job, double seconds);
 
 #endif /* DUAL_CPU_JIT_H */
