@@ -125,8 +125,9 @@ void dual_context_destroy(dual_context **ctx);
 int dual_context_device(const dual_context *ctx);
 
 /* The device the last successful evaluation on this context ran on, and a note saying why it
- * was not the context's device, or that reverse mode ran in checkpointed segments ("" when
- * neither).  An AUTO context whose GPU evaluation fails
+ * was not the context's device, why a compiled tier did not serve, or that reverse mode ran in
+ * checkpointed segments ("" when none; several, "; " between them).  An AUTO context whose GPU
+ * evaluation fails
  * (out of device memory, a launch or kernel error) repeats the evaluation on the CPU, returns
  * its status, and records the GPU's error here. */
 int dual_context_last_device(const dual_context *ctx);

@@ -278,8 +278,16 @@ const char *dual_context_last_note(const dual_context *ctx) {
 void dual_set_note(dual_context *ctx, char *note) {
 #pragma omp critical(dual_context_note) /* as dual_fail_owned */
   {
-    free(ctx->note);
-    ctx->note = note;
+    /* a call's second note follows its first (the compiled tier's reason, then the
+     * interpreter's checkpointing, say); out of memory keeps the first */
+    char *both = note != NULL && ctx->note != NULL ? dual_strdup_printf("%s; %s", ctx->note, note) : NULL;
+    if (note == NULL || ctx->note == NULL || both != NULL) {
+      free(ctx->note);
+      ctx->note = both != NULL ? both : note;
+      if (both != NULL) free(note);
+    } else {
+      free(note);
+    }
   }
 }
 

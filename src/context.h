@@ -9,6 +9,10 @@
 
 #include "dualbatch.h"
 
+/* The CPU's memory limit when none is set: the reverse-mode workspaces of all threads together
+ * (cpu/engine_rev.c), and the compiled tier's scratch (jit/cpu_jit.c), in bytes. */
+#define DUAL_CPU_MEMORY_DEFAULT ((int64_t)1 << 30)
+
 struct dual_context {
   int device;           /* DUAL_DEVICE_CPU or DUAL_DEVICE_GPU (resolved, never AUTO) */
   int requested;        /* what was asked for, after DUALBATCH_DEVICE (AUTO may fall back) */
@@ -24,7 +28,8 @@ struct dual_context {
   int gpu_no_wait;      /* internal, the solvers' rounds: a device-memory GPU evaluation of the
                            solver's own arrays (not checked again) returns once its kernels are
                            queued (the caller waits on the stream) */
-  int64_t memory_limit; /* GPU pool bytes, 0 = default */
+  int64_t memory_limit; /* GPU pool bytes; on the CPU the reverse-mode workspaces' (0 = default:
+                           DUAL_CPU_MEMORY_DEFAULT on the CPU) */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
@@ -42,7 +47,8 @@ struct dual_context {
   struct dual_split_worker *split_worker; /* the threads of split calls (dispatch/split.c), or NULL */
 };
 
-/* Replace the context's note (takes ownership of a heap string; NULL clears it). */
+/* The context's note (takes ownership of a heap string; NULL clears it, as each call does at its
+ * start): a second note in one call is appended to the first ("first; second"). */
 void dual_set_note(dual_context *ctx, char *note);
 
 #if defined(__GNUC__)

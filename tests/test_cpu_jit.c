@@ -495,6 +495,34 @@ Test(cpu_jit, reverse_mode_straight_line_and_looped) {
   cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
   free(xp);
   dual_program_destroy(&prod);
+  /* a looped module's scratch counts against the memory limit: over it COMPILE fails naming the
+   * limit, AUTO interprets (checkpointed) with the reason in the note, the interpreter's bits */
+  dual_program *grad = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[3], "grad", &grad), DUAL_SUCCESS);
+  double *xg = random_array(&rng, 40 * 400, -1.5, 1.5), *g0 = malloc(sizeof(double) * 40 * 400),
+         *g1 = malloc(sizeof(double) * 40 * 400);
+  cr_assert(g0 != NULL && g1 != NULL);
+  cr_assert_eq(dual_context_set_tier(ctx[1], DUAL_TIER_COMPILE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_threads(ctx[1], 1), DUAL_SUCCESS);
+  cr_assert_eq(dual_gradient(ctx[1], grad, 40, xg, 400, NULL, 0, NULL, g1, 400, NULL), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_memory_limit(ctx[1], 4096), DUAL_SUCCESS);
+  cr_assert_eq(dual_gradient(ctx[1], grad, 40, xg, 400, NULL, 0, NULL, g1, 400, NULL), DUAL_ERR_NO_MEMORY);
+  const char *err = dual_context_last_error(ctx[1]), *needs = strstr(err, "needs ");
+  long long scratch = 0;
+  cr_assert(needs != NULL && strstr(err, "scratch") != NULL && strstr(err, "memory limit") != NULL, "%s", err);
+  cr_assert(sscanf(needs, "needs %lld bytes", &scratch) == 1 && scratch > 4096, "%s", err);
+  cr_assert_eq(dual_context_set_memory_limit(ctx[1], scratch - 1), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(ctx[1], DUAL_TIER_AUTO), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_knob(ctx[1], DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS);
+  cr_assert_eq(dual_gradient(ctx[1], grad, 40, xg, 400, NULL, 0, NULL, g1, 400, NULL), DUAL_SUCCESS, "%s",
+               dual_context_last_error(ctx[1]));
+  cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
+  const char *note = dual_context_last_note(ctx[1]);
+  cr_assert(note != NULL && strstr(note, "scratch") != NULL, "note: %s", note != NULL ? note : "(none)");
+  cr_assert_eq(dual_gradient(ctx[0], grad, 40, xg, 400, NULL, 0, NULL, g0, 400, NULL), DUAL_SUCCESS);
+  cr_assert_eq(memcmp(g0, g1, sizeof(double) * 40 * 400), 0, "the interpreted gradient differs");
+  free(xg), free(g0), free(g1);
+  dual_program_destroy(&grad);
   for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }

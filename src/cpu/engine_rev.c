@@ -6,7 +6,7 @@
  * forward-over-reverse: a forward sweep carrying one direction's tangents (v, or each input's
  * unit vector for a Hessian), then an adjoint sweep per output that yields the gradient and the
  * derivative along the direction.  When a thread's tape would pass its share of the
- * memory budget (the context's memory limit, else DUAL_CPU_REV_BUDGET), the plan cuts the
+ * memory budget (the context's memory limit, else DUAL_CPU_MEMORY_DEFAULT), the plan cuts the
  * program into checkpointed segments (engine/rev_plan.h).  OpenMP over blocks; each point's
  * arithmetic is independent of the block, the thread and the segmentation, so results are
  * reproducible bit for bit.
@@ -23,8 +23,6 @@
 
 /* Points per block. */
 #define DUAL_BLKR 16
-/* Default bound on the reverse-mode workspaces of all threads together, bytes. */
-#define DUAL_CPU_REV_BUDGET ((int64_t)1 << 30)
 
 typedef struct dual_cpu_wsr {
   double *val;        /* [n_regs][BLK] */
@@ -69,7 +67,7 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   int threads = job->threads;
   if ((int64_t)threads > nblocks) threads = (int)nblocks;
   const int take = dual_blocks_per_take(nblocks, threads);
-  const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_REV_BUDGET;
+  const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_MEMORY_DEFAULT;
   const int64_t budget = limit / threads / DUAL_BLKR / (int64_t)sizeof(double);
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   dual_rev_plan plan;

@@ -490,6 +490,24 @@ int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
       return DUAL_SUCCESS;
     }
   }
+  /* the module's scratch for the threads that would run it counts against the memory limit, as
+   * the interpreter's reverse-mode workspaces: past it AUTO interprets (whose sweeps are then
+   * checkpointed), COMPILE fails */
+  const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_MEMORY_DEFAULT;
+  const int64_t nblocks = (job->b->count + m->block - 1) / m->block;
+  const int64_t threads = j.threads < 1 ? 1 : j.threads < nblocks ? j.threads : nblocks > 0 ? nblocks : 1;
+  if (m->scratch > 0 && threads * m->scratch > limit) {
+    if (compile) {
+      *ran = 1;
+      return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "the compiled CPU module needs %lld bytes of scratch for %lld threads, "
+                       "over the memory limit of %lld bytes (dual_context_set_memory_limit)",
+                       (long long)(threads * m->scratch), (long long)threads, (long long)limit);
+    }
+    dual_set_note(ctx, dual_strdup_printf("the compiled CPU tier did not serve: its module's scratch (%lld bytes for "
+                                          "%lld threads) is over the memory limit of %lld bytes",
+                                          (long long)(threads * m->scratch), (long long)threads, (long long)limit));
+    return DUAL_SUCCESS;
+  }
   *ran = 1;
   const int st = dual_cpu_jit_run(ctx, &j, m);
   if (st == DUAL_SUCCESS) ctx->last_tier = DUAL_TIER_COMPILE;
