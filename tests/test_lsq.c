@@ -121,7 +121,10 @@ Test(lsq, statuses_and_errors) {
 
 /* ---- MGH problems against lmder1 ----------------------------------------------------------- */
 
-Test(lsq, mgh_problems_against_lmder, .timeout = 120) {
+/* (.timeout: generous, for the compiled-tier parameter's run, where each problem's products are
+ * compiled by cc at their first call: tests/CMakeLists.txt) */
+
+Test(lsq, mgh_problems_against_lmder, .timeout = 1800) {
   static minpack_case cs[64];
   char why[256];
   const int nc = minpack_read_cases("lmddrv.fortran.ref", "test_lmder_reference_solutions.txt", cs, 64, why, sizeof why);
@@ -235,7 +238,7 @@ static char *nist_source(const nist *p, const nist_data *d) {
   return s;
 }
 
-Test(lsq, nist_strd_certified_values, .timeout = 120) {
+Test(lsq, nist_strd_certified_values, .timeout = 1800) {
   dual_context *ctx = cpu();
   dual_solve_options o;
   dual_solve_options_init(&o);

@@ -96,3 +96,10 @@ dual_program *rp_chain_program(dual_context *ctx, uint64_t *state, int nin, int 
   free(src);
   return prog;
 }
+
+int rp_sweep_step(void) {
+  const char *env = getenv("DUALBATCH_TEST_SWEEP_DIV");
+  const long k = env != NULL ? strtol(env, NULL, 10) : 1;
+  return k >= 1 && k <= 1000000 ? (int)k : 1;
+}
+

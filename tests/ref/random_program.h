@@ -14,6 +14,12 @@ uint64_t rp_next(uint64_t *state);                     /* splitmix64 */
 double rp_uniform(uint64_t *state, double lo, double hi); /* [lo, hi) */
 int rp_pick(uint64_t *state, int n);                   /* 0 .. n-1 */
 
+/* The sweep's step k: a test's loop over random programs checks program i where i % k == 0 (all
+ * of them by default, every k-th under DUALBATCH_TEST_SWEEP_DIV=k).  The CPU compiled tier's
+ * test parameter sets it (tests/CMakeLists.txt): there each program and product is a run of the
+ * C compiler.  The programs are still made in order, so those checked are the full sweep's. */
+int rp_sweep_step(void);
+
 /* A program with nin inputs, npar parameters, `len` random ops (the first pass covers every op
  * callable by name) and nout outputs, each summing a few values.  NULL on a library error (the
  * context's last error says which). */
