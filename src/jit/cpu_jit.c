@@ -132,6 +132,14 @@ static int64_t job_passes(const dual_job *job) {
   return dual_mode_is_second_order(job->mode) ? dual_pass2_count(job) : dual_job_passes(job);
 }
 
+/* The threads that run the job through m: the job's, at most one per block of m's points (one
+ * for an empty batch). */
+static int run_threads(const dual_job *job, const dual_cpu_jit_module *m) {
+  const int64_t nblocks = (job->b->count + m->block - 1) / m->block;
+  const int threads = job->threads > 0 ? job->threads : 1;
+  return nblocks < 1 ? 1 : (int64_t)threads > nblocks ? (int)nblocks : threads;
+}
+
 int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_module *m) {
   const int64_t count = job->b->count;
   if (count == 0) return DUAL_SUCCESS;
@@ -140,8 +148,7 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
     return dual_fail(ctx, DUAL_ERR_INTERNAL, "the compiled CPU module (mode %d, width %d, %d passes) "
                      "does not fit the job (mode %d, width %d)", m->mode, m->width, m->npass, job->mode, job->width);
   const int64_t blk = m->block, nblocks = (count + blk - 1) / blk;
-  int threads = job->threads > 0 ? job->threads : 1;
-  if ((int64_t)threads > nblocks) threads = (int)nblocks;
+  const int threads = run_threads(job, m);
   const int take = dual_blocks_per_take(nblocks, threads);
   dual_jit_args a;
   job_args(job, &a);
@@ -494,8 +501,7 @@ int dual_cpu_jit_try(dual_context *ctx, const dual_job *job, int *ran) {
    * the interpreter's reverse-mode workspaces: past it AUTO interprets (whose sweeps are then
    * checkpointed), COMPILE fails */
   const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_MEMORY_DEFAULT;
-  const int64_t nblocks = (job->b->count + m->block - 1) / m->block;
-  const int64_t threads = j.threads < 1 ? 1 : j.threads < nblocks ? j.threads : nblocks > 0 ? nblocks : 1;
+  const int64_t threads = run_threads(&j, m);
   if (m->scratch > 0 && threads * m->scratch > limit) {
     if (compile) {
       *ran = 1;
