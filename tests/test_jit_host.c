@@ -65,7 +65,7 @@ static module load_source(char *src, const char *name_fmt, int npass) {
   fclose(fp);
   free(src);
   snprintf(cmd, sizeof cmd,
-           "%s -std=c++17 -O1 -fPIC -shared -ffp-contract=off -fno-math-errno -w -DDUAL_FN_EXTERN=1 -x c++ "
+           "%s -std=c++17 -O0 -fPIC -shared -ffp-contract=off -fno-math-errno -w -DDUAL_FN_EXTERN=1 -x c++ "
            "-I%s/src -I%s/include -include %s/tests/jit_host/cuda_shim.h %s -o %s -lpthread",
            DUAL_HOST_CXX, DUAL_SOURCE_DIR, DUAL_SOURCE_DIR, DUAL_SOURCE_DIR, cu, so);
   cr_assert(system(cmd) == 0, "the host compile failed: %s", cmd);
