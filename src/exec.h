@@ -44,8 +44,11 @@ int dual_cpu_run2(dual_context *ctx, const dual_job *job);
 /* The CPU reverse-mode engine (VJP, reverse gradients and Jacobians: cpu/engine_rev.c). */
 int dual_cpu_run_rev(dual_context *ctx, const dual_job *job);
 
-/* dual_sgrad on the CPU (cpu/engine_sgrad.c): the job's samples through the engines above. */
-int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job);
+/* dual_sgrad on the CPU (cpu/engine_sgrad.c): the job's samples, each a job without samples
+ * (its draws keyed by the sample) through `run` — the engines above, or the compiled CPU tier's
+ * module of that product when it serves (run.c). */
+typedef int (*dual_cpu_runner)(dual_context *ctx, const dual_job *job);
+int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job, dual_cpu_runner run);
 
 /* dual_run of an eval or a Jacobian on a CPU context with `threads` threads, touching no state of
  * the context but its error on failure, so that threads may run it at once (run.c); then the

@@ -151,7 +151,7 @@ static int strides_fit(int64_t count, int64_t ps, int64_t len, int64_t es) {
 
 /* Run on the context's device; AUTO falls back to the CPU for host arrays. */
 static int cpu_run(dual_context *ctx, const dual_job *job) {
-  if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job);
+  if (job->samples > 0) return dual_cpu_run_sgrad(ctx, job, cpu_run); /* (each sample: samples 0) */
   int ran = 0; /* the compiled CPU tier (jit/cpu_jit.h: a CPU context not under DUAL_TIER_INTERPRET) */
   int st = dual_cpu_jit_try(ctx, job, &ran);
   if (ran) return st;

@@ -8,7 +8,8 @@
  * partial block; one and two threads.  Second order (jit/jit_source2.h's CPU target): Hessians
  * in both layouts and HVPs of random programs and of hess, through the public API; reverse mode
  * (jit/jit_source_rev.h's CPU target): gradients, Jacobians and VJPs of random programs, ba and
- * long programs of loops (grad).  Skipped where no C compiler is found.
+ * long programs of loops (grad); dual_sgrad, each sample through the module of its gradient.
+ * Skipped where no C compiler is found.
  */
 #define _GNU_SOURCE /* mkdtemp, setenv */
 #include <criterion/criterion.h>
@@ -725,6 +726,62 @@ Test(cpu_jit, auto_at_zero_ms_compiles_at_the_first_call) {
   }
   free(xp);
   dual_program_destroy(&prod);
+  for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
+  cr_assert_eq(dual_test_remove_dir(dir), 0);
+}
+
+/* dual_sgrad on the compiled tier: each sample's gradient runs through the product's module,
+ * its draws keyed by the sample (jit_args.sample), and the estimates — means, standard errors,
+ * status — are the interpreter's bits; forward and reverse mode, pathwise, antithetic and
+ * score-function, over a batch of two of the CPU driver's chunks (4096 points), so that the
+ * second chunk's point indices key the draws too. */
+Test(cpu_jit, sgrad_runs_each_sample_compiled) {
+  need_cc();
+  char dir[] = "/tmp/dualbatch-test-cpujitsg-XXXXXX";
+  dual_context *ctx[2];
+  two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx[0], "input x[3]\nparam w\n"
+                                    "output f = exp(0.2 * normal(x[0], 0.5 + x[1] * x[1])) * sin(x[2] + w * uniform())"
+                                    " + (normal(x[1], 1) > x[0])\n", "sg", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(ctx[0]));
+  enum { B = 4096 + 300, S = 8 };
+  uint64_t rng = 17;
+  double *x = random_array(&rng, 3 * B, -1.0, 1.0), *p = random_array(&rng, B, 0.5, 1.5);
+  double *f[2], *g[2], *se[2];
+  int32_t *st[2];
+  for (int k = 0; k < 2; ++k) {
+    f[k] = malloc(sizeof(double) * B), g[k] = malloc(sizeof(double) * 3 * B), se[k] = malloc(sizeof(double) * 3 * B);
+    st[k] = malloc(sizeof(int32_t) * B);
+  }
+  const int flags[] = {0, DUAL_SGRAD_ANTITHETIC, DUAL_SGRAD_SCORE, DUAL_SGRAD_SCORE | DUAL_SGRAD_ANTITHETIC};
+  int64_t spread = 0;
+  for (int ad = DUAL_AD_FORWARD; ad <= DUAL_AD_REVERSE; ++ad)
+    for (int fl = 0; fl < 4; ++fl) {
+      for (int k = 0; k < 2; ++k) {
+        cr_assert_eq(dual_context_set_ad_mode(ctx[k], ad), DUAL_SUCCESS);
+        cr_assert_eq(dual_sgrad(ctx[k], prog, B, x, 3, p, 1, S, 99, flags[fl], f[k], g[k], 3, se[k], 3, st[k]),
+                     DUAL_SUCCESS, "ad %d flags %d: %s", ad, flags[fl], dual_context_last_error(ctx[k]));
+        cr_assert_eq(dual_context_last_tier(ctx[k]), k ? DUAL_TIER_COMPILE : DUAL_TIER_INTERPRET, "ad %d flags %d", ad,
+                     flags[fl]);
+        cr_assert_eq(dual_context_last_ad_mode(ctx[k]), ad);
+      }
+      for (int64_t i = 0; i < B; ++i) {
+        cr_assert(same_bits(f[0][i], f[1][i]), "ad %d flags %d: f[%lld] %.17g vs %.17g", ad, flags[fl], (long long)i,
+                  f[0][i], f[1][i]);
+        cr_assert_eq(st[0][i], st[1][i], "ad %d flags %d: status[%lld]", ad, flags[fl], (long long)i);
+      }
+      for (int64_t i = 0; i < 3 * B; ++i) {
+        cr_assert(same_bits(g[0][i], g[1][i]) && same_bits(se[0][i], se[1][i]),
+                  "ad %d flags %d: entry %lld: g %.17g vs %.17g, se %.17g vs %.17g", ad, flags[fl], (long long)i,
+                  g[0][i], g[1][i], se[0][i], se[1][i]);
+        spread += isfinite(se[0][i]) && se[0][i] > 0.0; /* (samples that differ: not all keyed alike) */
+      }
+    }
+  cr_assert_gt(spread, 8 * 3 * B / 2, "standard errors above 0: %lld", (long long)spread);
+  for (int k = 0; k < 2; ++k) free(f[k]), free(g[k]), free(se[k]), free(st[k]);
+  free(x), free(p);
+  dual_program_destroy(&prog);
   for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }

@@ -1,7 +1,8 @@
 /*
  * engine_sgrad.c — dual_sgrad on the CPU.  The batch is taken in chunks of points; for each
  * sample in order, the chunk runs through the ordinary engine (forward or reverse, OpenMP over
- * blocks) with the job's draws keyed to that sample, into a chunk-sized sample row per point,
+ * blocks; or the compiled CPU tier's module of the per-sample product, bitwise the same) with the
+ * job's draws keyed to that sample, into a chunk-sized sample row per point,
  * which is folded at once into the point's running means (engine/sgrad_reduce.h: a pairwise
  * tree within blocks of DUAL_SGRAD_BLOCK units, Chan's formula across them).  Memory is a
  * few rows per point of the chunk, whatever the number of samples; each point's arithmetic is
@@ -69,7 +70,7 @@ static void chunk_store(const dual_job *job, const sgrad_scratch *s, int64_t p0,
   }
 }
 
-int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job) {
+int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job, dual_cpu_runner run) {
   const int64_t B = job->b->count;
   if (B == 0) return DUAL_SUCCESS;
   const int64_t chunk = B < SGRAD_CHUNK ? B : SGRAD_CHUNK;
@@ -90,7 +91,7 @@ int dual_cpu_run_sgrad(dual_context *ctx, const dual_job *job) {
     const int64_t units = dual_sgrad_units(job->samples, job->antithetic);
     for (int64_t smp = 0; smp < job->samples && st == DUAL_SUCCESS; ++smp) {
       ij.sample = smp;
-      st = ij.reverse ? dual_cpu_run_rev(ctx, &ij) : dual_cpu_run(ctx, &ij);
+      st = run(ctx, &ij);
       if (st != DUAL_SUCCESS) break;
 #pragma omp parallel for num_threads(job->threads) schedule(static) if (c >= 1024)
       for (int64_t i = 0; i < c; ++i) {

@@ -122,7 +122,7 @@ static void job_args(const dual_job *job, dual_jit_args *a) {
   a->d = b->d, a->d_ps = b->d_ps, a->d_rs = b->d_rs, a->d_cs = b->d_cs;
   a->h = b->h, a->h_ps = b->h_ps, a->h_rs = b->h_rs, a->h_es = b->h_es;
   a->status = b->status;
-  a->seed = job->seed, a->point0 = job->point0, a->antithetic = job->antithetic;
+  a->seed = job->seed, a->point0 = job->point0, a->sample = job->sample, a->antithetic = job->antithetic;
 }
 
 /* The passes of a job: reverse mode's one, first order's (dual_job_passes) or second order's

@@ -59,16 +59,16 @@
 #define DUAL_JIT_LDV(i) av_[pt * avps_ + (int64_t)(i) * aves_]
 /* An input's flag (the interpreter's DUAL_LOAD_X_VALUES). */
 #define DUAL_CPU_TAKEN(v) st |= DUAL_INPUT_FLAGS(v);
-#define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), aseed_, apoint0_ + pt, 0, aanti_, (k))
+#define DUAL_JIT_DRAW(normal, k) dual_draw_value((normal), aseed_, apoint0_ + pt, asample_, aanti_, (k))
 typedef struct dual_cpu_pair {
   double z[2];
 } dual_cpu_pair;
-DUAL_INLINE dual_cpu_pair dual_cpu_normals(uint64_t seed, int64_t point, int antithetic, int32_t j) {
+DUAL_INLINE dual_cpu_pair dual_cpu_normals(uint64_t seed, int64_t point, int64_t sample, int antithetic, int32_t j) {
   dual_cpu_pair p;
-  dual_draw_normals(seed, point, 0, antithetic, j, p.z);
+  dual_draw_normals(seed, point, sample, antithetic, j, p.z);
   return p;
 }
-#define DUAL_CPU_NORMALS(j) dual_cpu_normals(aseed_, apoint0_ + pt, aanti_, (j))
+#define DUAL_CPU_NORMALS(j) dual_cpu_normals(aseed_, apoint0_ + pt, asample_, aanti_, (j))
 
 /* A constant the generator writes by its bits (NaN or infinite: jit/strbuf.h). */
 #define __longlong_as_double(u) dual_from_bits((uint64_t)(u))
@@ -185,8 +185,26 @@ DUAL_INLINE unsigned dual_cpu_max(unsigned a, unsigned b) { return a > b ? a : b
 
 /* Non-temporal stores of a block's derivative data (DUAL_CPU_ROWS), where the target has them:
  * a large batch's Jacobians go to memory without first reading every line they fill (on the
- * 2-core development machine plain stores wrote 7-10 GB/s, streaming ones 10-19). */
-#if defined(__AVX512F__)
+ * 2-core development machine plain stores wrote 7-10 GB/s, streaming ones 10-19).  gcc gets its
+ * builtins, the instructions <immintrin.h>'s intrinsics wrap: that header is 45,000 lines, which
+ * gcc parsed in every module (a third of a small module's compile at -O1).  Other compilers
+ * (clang) get the intrinsics. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+typedef double dual_cpu_nt_v8 __attribute__((vector_size(64), aligned(8), may_alias));
+#define DUAL_CPU_NT_LANES 8
+#define DUAL_CPU_NT_PUT(dst, buf) __builtin_ia32_movntpd512((dst), *(const dual_cpu_nt_v8 *)(const void *)(buf))
+#define DUAL_CPU_NT_FENCE() __builtin_ia32_sfence()
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__AVX__)
+typedef double dual_cpu_nt_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+#define DUAL_CPU_NT_LANES 4
+#define DUAL_CPU_NT_PUT(dst, buf) __builtin_ia32_movntpd256((dst), *(const dual_cpu_nt_v4 *)(const void *)(buf))
+#define DUAL_CPU_NT_FENCE() __builtin_ia32_sfence()
+#elif defined(__GNUC__) && !defined(__clang__) && defined(__SSE2__)
+typedef double dual_cpu_nt_v2 __attribute__((vector_size(16), aligned(8), may_alias));
+#define DUAL_CPU_NT_LANES 2
+#define DUAL_CPU_NT_PUT(dst, buf) __builtin_ia32_movntpd((dst), *(const dual_cpu_nt_v2 *)(const void *)(buf))
+#define DUAL_CPU_NT_FENCE() __builtin_ia32_sfence()
+#elif defined(__AVX512F__)
 #include <immintrin.h>
 #define DUAL_CPU_NT_LANES 8
 #define DUAL_CPU_NT_PUT(dst, buf) _mm512_stream_pd((dst), _mm512_loadu_pd(buf))
@@ -283,9 +301,9 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
   const int64_t adps_ = A->d_ps, adrs_ = A->d_rs, adcs_ = A->d_cs;                               \
   const int64_t ahps_ = A->h_ps, ahrs_ = A->h_rs, ahes_ = A->h_es;                               \
   const uint64_t aseed_ = A->seed;                                                               \
-  const int64_t apoint0_ = A->point0;                                                            \
+  const int64_t apoint0_ = A->point0, asample_ = A->sample;                                     \
   const int32_t aanti_ = A->antithetic;                                                          \
-  (void)ax_, (void)ap_, (void)av_, (void)ay_, (void)ad_, (void)axps_, (void)axes_, (void)apps_,  \
+  (void)asample_, (void)ax_, (void)ap_, (void)av_, (void)ay_, (void)ad_, (void)axps_, (void)axes_, (void)apps_,  \
       (void)apes_, (void)avps_, (void)aves_, (void)ayps_, (void)ayes_, (void)adps_, (void)adrs_, \
       (void)adcs_, (void)aseed_, (void)apoint0_, (void)aanti_, (void)ah_, (void)ahps_, (void)ahrs_, (void)ahes_, \
       (void)au_, (void)aups_, (void)aues_;

@@ -16,8 +16,10 @@ typedef struct dual_jit_args {
   double *y, *d, *h; /* h: second order (jit/jit_source2.c), the components of each output */
   int64_t y_ps, y_es, d_ps, d_rs, d_cs, h_ps, h_rs, h_es;
   int32_t *status; /* the first pass stores, later passes OR their flags in */
-  uint64_t seed;   /* random draws: draw k of point pt is keyed (seed, point0 + pt, 0, k) */
+  uint64_t seed;   /* random draws: draw k of point pt is keyed (seed, point0 + pt, sample, k) */
   int64_t point0;
+  int64_t sample; /* the CPU tier's modules (dual_sgrad's driver runs one call per sample); the
+                   * GPU's sgrad kernels run their samples themselves and key by them */
   int32_t antithetic;
   int32_t sg_lanes; /* dual_sgrad: threads per item of the kernel (sizes the grid; 0: one) */
   const double *u; /* VJP cotangents (reverse mode, jit/jit_source_rev.c) */
