@@ -406,7 +406,7 @@ static void compare_rev(dual_context *ctx[2], const dual_program *prog, int64_t 
 }
 
 /* Whether the CPU tier's reverse-mode source of prog's gradient (VJP when vjp) is looped: 1, or
- * 2 when its forward loops also tape values for the backward ones. */
+ * 2 when its forward loops also tape values for the backward ones; 3: segmented. */
 static int looped_source(const dual_program *prog, int vjp) {
   dual_batch b;
   dual_batch_init(&b);
@@ -417,8 +417,9 @@ static int looped_source(const dual_program *prog, int vjp) {
   char *src = dual_jit_source_rev_cpu(&job, why, sizeof why);
   cr_assert_not_null(src, "%s", why);
   const int looped = strstr(src, ", looped */") != NULL, taped = strstr(src, "double *const tw0_") != NULL;
+  const int segmented = strstr(src, ", segmented */") != NULL && strstr(src, "DUAL_CPU_NOINLINE void dual_cpu_p0_a1(") != NULL;
   free(src);
-  return looped + (looped && taped);
+  return segmented ? 3 : looped + (looped && taped);
 }
 
 /* Reverse mode (gradients, Jacobians by rows, VJPs): random programs of every op (inputs at
@@ -427,9 +428,10 @@ static int looped_source(const dual_program *prog, int vjp) {
  * draws, a parameter and a value from before the loop, one that computes the iteration before's
  * value again, one with a passive running count (their costly values taped by the forward loops),
  * and one whose tapes would be too large (n = 4000: computed again); one and two threads, batches
- * that end in a partial block, d row- and column-major.  A long program that is not made of loops (a product
- * of 400 factors, whose GPU module is segmented) is declined with a reason under the compile
- * tier and interpreted under AUTO. */
+ * that end in a partial block, d row- and column-major.  Long programs not made of loops as
+ * segmented modules (a product of 400 factors, 1602 instructions; a chain of elementary
+ * functions as test_reverse's, 318); one over the segments' rule (1000 factors) is declined with
+ * a reason under the compile tier and interpreted under AUTO. */
 Test(cpu_jit, reverse_mode_straight_line_and_looped) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujitr-XXXXXX";
@@ -485,14 +487,40 @@ Test(cpu_jit, reverse_mode_straight_line_and_looped) {
   }
   cr_assert_gt(checkedr_flagged, 0, "no point raised a flag");
   cr_assert_gt(checkedr_finite, 100000, "only %lld finite nonzero derivative entries compared", (long long)checkedr_finite);
-  /* not made of loops: declined under the compile tier, interpreted under AUTO */
+  /* not made of loops: segmented; over the segments' rule declined under the compile tier,
+   * interpreted under AUTO */
+  for (int c = 0; c < 2; ++c) { /* (gcc -O1: 26-31 s and 9-10 s a module on the development machine) */
+    dual_program *prog = NULL;
+    if (c == 0) {
+      cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[DUAL_TEST_LOOP_PROD], "prod", &prog), DUAL_SUCCESS);
+    } else {
+      uint64_t s = 78;
+      prog = rp_chain_program(ctx[0], &s, 6, 1, 100);
+      cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
+    }
+    cr_assert_gt(prog->n_instr, DUAL_CPU_REV_STRAIGHT_MAX);
+    cr_assert(looped_source(prog, 0) == 3 && looped_source(prog, 1) == 3, "segmented program %d: not segmented", c);
+    const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+    const int64_t B = 70;
+    double *xs = random_array(&rng, B * n, -1.5, 1.5), *p = random_array(&rng, B * (np + 1), 0.5, 2.0);
+    double *u = random_array(&rng, B, -2.0, 2.0);
+    xs[3] = NAN, xs[n + 1] = INFINITY, xs[2 * n] = 0.0, u[1] = 0.0, u[2] = NAN;
+    char what[64];
+    snprintf(what, sizeof what, "segmented program %d (%lld instructions), gradient", c, (long long)prog->n_instr);
+    compare_rev(ctx, prog, B, xs, p, u, DUAL_MODE_GRADIENT, 2 - (c & 1), c == 1, what);
+    snprintf(what, sizeof what, "segmented program %d, VJP", c);
+    compare_rev(ctx, prog, B, xs, p, u, DUAL_MODE_VJP, 1 + (c & 1), 0, what);
+    free(xs), free(p), free(u);
+    dual_program_destroy(&prog);
+  }
   dual_program *prod = NULL;
-  cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[DUAL_TEST_LOOP_PROD], "prod", &prod), DUAL_SUCCESS);
-  double *xp = random_array(&rng, 4 * 400, -1.0, 1.0), g[4 * 400];
-  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_ERR_COMPILE);
-  cr_assert(strstr(dual_context_last_error(ctx[1]), "not made of loops") != NULL, "%s", dual_context_last_error(ctx[1]));
+  cr_assert_eq(dual_program_compile(ctx[0], dual_test_too_long, "too long", &prod), DUAL_SUCCESS);
+  cr_assert_gt(prod->n_instr, DUAL_JIT_MAX_REV_SEGMENTED);
+  double *xp = random_array(&rng, 4 * 1000, -1.0, 1.0), g[4 * 1000];
+  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 1000, NULL, 0, NULL, g, 1000, NULL), DUAL_ERR_COMPILE);
+  cr_assert(strstr(dual_context_last_error(ctx[1]), "in segments") != NULL, "%s", dual_context_last_error(ctx[1]));
   cr_assert_eq(dual_context_set_tier(ctx[1], DUAL_TIER_AUTO), DUAL_SUCCESS);
-  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_SUCCESS);
+  cr_assert_eq(dual_gradient(ctx[1], prod, 4, xp, 1000, NULL, 0, NULL, g, 1000, NULL), DUAL_SUCCESS);
   cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
   free(xp);
   dual_program_destroy(&prod);
@@ -711,16 +739,16 @@ Test(cpu_jit, auto_at_zero_ms_compiles_at_the_first_call) {
   cr_assert_eq(memcmp(J[0], J[1], sizeof J[0]), 0);
   dual_program_destroy(&prog);
   dual_program *prod = NULL;
-  cr_assert_eq(dual_program_compile(ctx[0], dual_test_loop_programs[DUAL_TEST_LOOP_PROD], "prod", &prod), DUAL_SUCCESS);
+  cr_assert_eq(dual_program_compile(ctx[0], dual_test_too_long, "too long", &prod), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_ad_mode(ctx[1], DUAL_AD_REVERSE), DUAL_SUCCESS);
-  double *xp = random_array(&(uint64_t){5}, 2 * 400, -1.0, 1.0), g[2 * 400];
+  double *xp = random_array(&(uint64_t){5}, 2 * 1000, -1.0, 1.0), g[2 * 1000];
   for (int call = 0; call < 2; ++call) { /* (the second call: declined already, no new attempt) */
-    cr_assert_eq(dual_gradient(ctx[1], prod, 2, xp, 400, NULL, 0, NULL, g, 400, NULL), DUAL_SUCCESS, "%s",
+    cr_assert_eq(dual_gradient(ctx[1], prod, 2, xp, 1000, NULL, 0, NULL, g, 1000, NULL), DUAL_SUCCESS, "%s",
                  dual_context_last_error(ctx[1]));
     cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_INTERPRET);
     if (call == 0) {
       const char *note = dual_context_last_note(ctx[1]);
-      cr_assert(note != NULL && strstr(note, "did not serve") != NULL && strstr(note, "not made of loops") != NULL,
+      cr_assert(note != NULL && strstr(note, "did not serve") != NULL && strstr(note, "in segments") != NULL,
                 "note: %s", note != NULL ? note : "(none)");
     }
   }

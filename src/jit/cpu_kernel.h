@@ -38,6 +38,14 @@
 #define DUAL_CPU_SIMD _Pragma("omp simd")
 #endif
 
+/* A segmented reverse-mode module's functions (jit_rev_segments.c) stay functions: gcc would
+ * inline a static function called once, making the whole sweep one function to compile again. */
+#if defined(__GNUC__)
+#define DUAL_CPU_NOINLINE __attribute__((noinline))
+#else
+#define DUAL_CPU_NOINLINE
+#endif
+
 /* Nothing in the point loop has its address taken: the compiler makes such a local an array
  * across the loop's lanes, and a rule's partials (three a point) would then be stored with a
  * stride it cannot vectorize.  So a load's flags are a statement of their own, a rule's value,

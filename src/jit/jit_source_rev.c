@@ -747,7 +747,9 @@ static void emit_pass(genr *g, int pass, const int64_t *first_load) {
     return;
   }
   if (funcs != NULL) EMIT("%s", funcs);
-  if (g->cpu) {
+  if (g->cpu && g->cslot != NULL) { /* (the segmented body opens its own point loops) */
+    dual_jitr_emit_cpu_function(g, 0, body);
+  } else if (g->cpu) {
     const dual_strbuf whole = g->out;
     memset(&g->out, 0, sizeof g->out);
     EMIT("  DUAL_CPU_SEG_BEGIN\n%s  DUAL_CPU_SEG_END\n", body);
@@ -858,7 +860,8 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
   }
   /* a long first-order program of one sweep: a looped kernel when it is made of runs
    * (jit_rev_loops.c, decided below), else segments */
-  const int longp = first_order(job) && sweeps(job) == 1 && prog->n_instr > DUAL_JIT_MAX_REV_INSTR;
+  const int longp = first_order(job) && sweeps(job) == 1 &&
+                    prog->n_instr > (cpu ? DUAL_CPU_REV_STRAIGHT_MAX : DUAL_JIT_MAX_REV_INSTR);
   const int64_t sums = dual_jit_rev_sums(job);
   if (sums > DUAL_JIT_MAX_REV_TERMS && !longp) {
     snprintf(why, (size_t)why_cap,
@@ -922,14 +925,14 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
   }
   const int looped = longp && dual_jitr_looped(g), segmented = longp && !looped;
   g->arrays = cpu && looped;
-  const int64_t most = segmented && !cpu ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
+  const int64_t most = segmented ? DUAL_JIT_MAX_REV_SEGMENTED : DUAL_JIT_MAX_REV_INSTR;
   if (first_order(job) && !looped && prog->n_instr > most) {
     free(g->opnd), free(first_load), free(g->mark), free_presence(g);
     dual_jit_stager_free(&g->stage);
     snprintf(why, (size_t)why_cap,
              "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
              "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
-             segmented && !cpu ? " in segments" : longp ? " (not made of loops)" : " for several sweeps");
+             segmented ? " in segments" : longp ? " (not made of loops)" : " for several sweeps");
     return NULL;
   }
   const int passes = dual_jit_rev_passes(job);
@@ -958,8 +961,8 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
     EMIT("/* dualbatch compiled CPU tier, generator %d, reverse mode: %" PRId64 " instructions, mode %d%s */\n"
          "#define DUAL_CPU_BLK %d\n#define DUAL_CPU_LOADS_FLAGGED 1\n#include \"jit/cpu_kernel.h\"\n"
          "const int dual_cpu_block = DUAL_CPU_BLK;\n%s",
-         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, looped ? ", looped" : "",
-         cpu_block(looped, prog->n_in, names), fn != NULL ? fn : "");
+         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, looped ? ", looped" : segmented ? ", segmented" : "",
+         cpu_block(looped || segmented, looped ? prog->n_in : 0, names), fn != NULL ? fn : "");
     if (fn == NULL) g->out.failed = 1;
     free(fn);
   }

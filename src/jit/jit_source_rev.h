@@ -78,14 +78,27 @@ char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char 
 
 /* The CPU compiled tier's reverse mode (issue 21): the same sweeps as C for one pass function
  * (jit/cpu_kernel.h's dual_cpu_p0) over a block of points, for a gradient, Jacobian or VJP (not
- * forward-over-reverse or dual_sgrad) within the rules above (a long program of one sweep only
- * looped: the CPU has no segments).  A straight-line module runs its sweeps in one `omp simd`
- * loop over the block, every value a local; a looped one (jit_rev_loops.c) runs each straight
- * piece and each iteration of a loop as an `omp simd` loop over the block, the values crossing
- * them in block arrays (DUAL_CPU_JIT_LOOP_BYTES bounds them, the block shrinking to 4).  Gradient
- * entries go straight to d; products are the guarded ones throughout.  Returns a heap string or
- * NULL with a reason in why. */
+ * forward-over-reverse or dual_sgrad) within the rules above, with DUAL_CPU_REV_STRAIGHT_MAX for
+ * the straight-line one.  A straight-line module runs its sweeps in one `omp simd` loop over the
+ * block, every value a local; a longer program of one sweep is looped when made of runs
+ * (jit_rev_loops.c: each straight piece and each iteration of a loop an `omp simd` loop over the
+ * block, the values crossing them in block arrays), else segmented (jit_rev_segments.c: each
+ * segment's forward and adjoint function a loop over the block, the checkpoints and carried
+ * adjoints block arrays); DUAL_CPU_JIT_LOOP_BYTES bounds the arrays, the block shrinking to 4.
+ * Gradient entries go straight to d; products are the guarded ones throughout.  Returns a heap
+ * string or NULL with a reason in why. */
 char *dual_jit_source_rev_cpu(const dual_job *job, char *why, int64_t why_cap);
+
+/* The most instructions of a straight-line CPU reverse-mode module (one sweep; a Jacobian of
+ * several outputs keeps DUAL_JIT_MAX_REV_INSTR): every value and partial is live from the forward
+ * sweep to the adjoint one in one loop body, and gcc's time grows faster than the program (a
+ * chain of 901 instructions took over a minute and 1.5 GB at -O1); longer ones are segmented,
+ * in segments of DUAL_CPU_REV_SEGMENT instructions: gcc's time per segment grows faster than
+ * the segment (the product of 400 factors, 1602 instructions, gcc 12 -O1 on the 2-core
+ * development machine, 2026-11-29: segments of 256 compiled in 79 s, 128 in 41, 64 in 26, 32 in
+ * 23, 16 in 21, two thirds of it in the combiner). */
+#define DUAL_CPU_REV_STRAIGHT_MAX 256
+#define DUAL_CPU_REV_SEGMENT 64
 
 /* A looped CPU module's block: at most DUAL_CPU_JIT_LOOP_BLOCK points, fewer (down to 4) where
  * its block arrays (gx_ and the names crossing its loops, in each thread's scratch) would pass
