@@ -448,8 +448,9 @@ static int queue_module(queued *q) {
 }
 
 /* The job as the tier sees it (an eval's or reverse mode's width 0, no loads ahead) and its
- * passes; 0 when the tier does not take it (forward-over-reverse, dual_sgrad, over the
- * second-order generator's passes). */
+ * passes; 0 when the tier does not take it (forward-over-reverse, a dual_sgrad job — whose
+ * samples come here one by one as gradients, cpu/engine_sgrad.c — over the second-order
+ * generator's passes). */
 static int tier_job(const dual_context *ctx, const dual_job *job, dual_job *j, int64_t *npass) {
   if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0 ||
       (job->reverse && dual_mode_is_second_order(job->mode)))
