@@ -932,7 +932,7 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
     snprintf(why, (size_t)why_cap,
              "its reverse-mode kernel would hold %" PRId64 " instructions, over the compiled "
              "tier's rule of %" PRId64 "%s (the compile would take minutes)", prog->n_instr, most,
-             segmented ? " in segments" : longp ? " (not made of loops)" : " for several sweeps");
+             segmented ? " in segments" : " for several sweeps"); /* (here longp is segmented) */
     return NULL;
   }
   const int passes = dual_jit_rev_passes(job);
