@@ -151,6 +151,139 @@ Test(cpu_jit, random_programs_every_mode_and_width) {
   dual_context_destroy(&ctx);
 }
 
+/* Whether the CPU tier's first-order source of prog (mode, width) cuts some pass into segments
+ * (`outline` 0), or calls the elementary functions as clones (1). */
+static int source_is(const dual_program *prog, int mode, int width, int outline) {
+  dual_batch b;
+  dual_batch_init(&b);
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b, job.mode = mode, job.width = width;
+  char why[256];
+  char *src = dual_jit_source_cpu(prog, mode, width, (int)dual_job_passes(&job), why, sizeof why);
+  cr_assert_not_null(src, "%s", why);
+  const int cut = strstr(src, ", segmented */") != NULL && strstr(src, "DUAL_CPU_NOINLINE void dual_cpu_p0_s1(") != NULL;
+  const int called = strstr(src, "#define DUAL_FN_OUTLINE 1") != NULL;
+  free(src);
+  return outline ? called : cut;
+}
+
+/* A chain of `steps` elementary functions over two running values and 6 inputs, nout outputs, as
+ * tests/ref/random_program.h's, where every 40th step adds sqrt(x[4] * x[4]): at x[4] = 0 its
+ * partial is infinite and its tangent's product 0 only through the guarded rule (DUAL_TM), so a
+ * point with x[4] = 0 has finite derivatives that the guarded rerun alone gets right. */
+static dual_program *sqrt_chain(dual_context *ctx, uint64_t *rng, int nout, int steps) {
+  static const char *step[] = {"t = sin(t) * x[%d] + u", "u = t * x[%d] - cos(u)", "t = exp(-0.1 * t * t) + x[%d] * u",
+                               "u = tanh(u + x[%d]) * t", "t = log1p(t * t) * x[%d] + t", "t = hypot(t, x[%d]) - u",
+                               "u = u / (1 + x[%d] * x[%d])"};
+  char *src = malloc(64 * (size_t)(steps + nout + 8)), *at = src;
+  cr_assert_not_null(src);
+  at += sprintf(at, "input x[6]\nlet t = x[0]\nlet u = x[5]\n");
+  for (int k = 0; k < steps; ++k) {
+    const int j = rp_pick(rng, 6);
+    if (k % 40 == 39) at += sprintf(at, "u = u + sqrt(x[4] * x[4])\n");
+    else at += sprintf(at, step[rp_pick(rng, 7)], j, j), *at++ = '\n';
+  }
+  for (int i = 0; i < nout; ++i) at += sprintf(at, "output f%d = t * %d + u * x[%d]\n", i, i + 1, i);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, src, "chain", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  free(src);
+  return prog;
+}
+
+/* Long forward passes (over DUAL_CPU_FWD_STRAIGHT_MAX instructions and lane sums) are cut into
+ * segments, each a function of its own with the values and lanes that cross a cut checkpointed:
+ * chains of elementary functions (sqrt_chain) — the gradient at width 8 (one pass), the Jacobian
+ * of two outputs at width 4 (two passes, each cut), and eval and JVP of a chain of over 3,000
+ * instructions — with NaN and infinite inputs and x[4] = 0 (the guarded rerun, itself in
+ * segments), batches that end in a partial block, one and two threads: the interpreter's bits;
+ * at x[4] = 0 the derivatives are finite, which only the guarded rerun gives. */
+Test(cpu_jit, long_forward_passes_in_segments) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  uint64_t rng = 2026113001;
+  checked_finite = checked_flagged = 0;
+  for (int c = 0; c < 3; ++c) {
+    dual_program *prog = sqrt_chain(ctx, &rng, c == 1 ? 2 : 1, c == 2 ? 1500 : 200);
+    arrays a;
+    arrays_make(&a, prog, 203, &rng, -1.5, 1.5);
+    a.x[3] = NAN, a.x[6 * 9 + 1] = INFINITY, a.x[6 * 20] = -INFINITY; /* points 0, 9, 20: flagged */
+    for (int64_t i = 30; i < 203; i += 17) a.x[6 * i + 4] = 0.0; /* the guarded rerun's finite points */
+    char what[64];
+    snprintf(what, sizeof what, "chain %d (%lld instructions)", c, (long long)prog->n_instr);
+    if (c == 0) {
+      cr_assert(source_is(prog, DUAL_MODE_GRADIENT, 8, 0), "%s: gradient not segmented", what);
+      compare(ctx, prog, &a, DUAL_MODE_GRADIENT, 8, 2, what);
+    } else if (c == 1) {
+      cr_assert(source_is(prog, DUAL_MODE_JACOBIAN, 4, 0), "%s: Jacobian not segmented", what);
+      compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, 4, 2, what);
+    } else {
+      cr_assert_gt(prog->n_instr, DUAL_CPU_FWD_STRAIGHT_MAX);
+      cr_assert(source_is(prog, DUAL_MODE_EVAL, 0, 0) && source_is(prog, DUAL_MODE_JVP, 1, 0),
+                "%s: eval or JVP not segmented", what);
+      compare(ctx, prog, &a, DUAL_MODE_EVAL, 0, 2, what);
+      compare(ctx, prog, &a, DUAL_MODE_JVP, 1, 1, what);
+    }
+    for (int64_t i = 30; i < 203 && c < 2; i += 17) /* (the last compare's d, as the interpreter's) */
+      for (int64_t e = 0; e < (int64_t)a.m * 6; ++e)
+        cr_assert(isfinite(a.d[0][i * a.m * 6 + e]), "%s: point %lld's derivative %lld is not finite", what,
+                  (long long)i, (long long)e);
+    arrays_free(&a);
+    dual_program_destroy(&prog);
+  }
+  cr_assert_gt(checked_finite, 3000, "only %lld finite nonzero derivative entries compared", (long long)checked_finite);
+  cr_assert_gt(checked_flagged, 2, "no point raised a flag");
+  dual_context_destroy(&ctx);
+}
+
+/* A module of more than DUAL_CPU_JIT_INLINE_SITES uses of elementary functions calls them as
+ * SIMD clones made once (DUAL_FN_OUTLINE, dual/fn_bits.h) instead of inlining each use: every
+ * special function of the op table (but division and square root) in 12 uses of its own output,
+ * over arguments that cross its domain's edges (0, 1, -1, large, NaN, infinite), eval and a
+ * Jacobian of width 4: the interpreter's bits; a single use of each stays inlined. */
+Test(cpu_jit, elementary_functions_called_as_clones) {
+  need_cc();
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  char *src = malloc(1 << 16), *at = src;
+  cr_assert_not_null(src);
+  at += sprintf(at, "input x[3]\n");
+  int nout = 0;
+  for (int op = 0; op < DUAL_OP_COUNT; ++op) {
+    const dual_op_info *info = &dual_op_table[op];
+    if (!(info->flags & F_SPECIAL) || info->spelling[0] == '\0' || op == DUAL_OP_DIV || op == DUAL_OP_SQRT) continue;
+    at += sprintf(at, "output f%d = 0", nout++);
+    for (int k = 0; k < 12; ++k) {
+      if (info->arity == 1) at += sprintf(at, " + %s(x[%d] * %g)", info->spelling, k % 3, 0.5 + 0.25 * k);
+      else at += sprintf(at, " + %s(x[%d], x[%d] * %g)", info->spelling, k % 3, (k + 1) % 3, 0.5 + 0.25 * k);
+    }
+    at += sprintf(at, "\n");
+  }
+  cr_assert_gt(nout, 25, "only %d special functions", nout);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(ctx, src, "special", &prog), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  free(src);
+  cr_assert(source_is(prog, DUAL_MODE_EVAL, 0, 1) && source_is(prog, DUAL_MODE_JACOBIAN, 4, 1), "not outlined");
+  uint64_t rng = 2026113002;
+  arrays a;
+  arrays_make(&a, prog, 157, &rng, -2.0, 2.0);
+  const double edge[] = {0.0, -0.0, 1.0, -1.0, 1e300, -1e300, 710.0, -745.0, 1e-310, NAN, INFINITY, -INFINITY};
+  for (int i = 0; i < 12; ++i) a.x[3 * (10 + 3 * i) + i % 3] = edge[i];
+  checked_finite = checked_flagged = 0;
+  compare(ctx, prog, &a, DUAL_MODE_EVAL, 0, 2, "special functions");
+  compare(ctx, prog, &a, DUAL_MODE_JACOBIAN, 4, 1, "special functions");
+  cr_assert_gt(checked_finite, 8000, "only %lld finite nonzero derivative entries compared", (long long)checked_finite);
+  cr_assert_gt(checked_flagged, 3, "no point raised a flag");
+  arrays_free(&a);
+  dual_program_destroy(&prog);
+  dual_program *one = rp_op_program(ctx, DUAL_OP_LOG1P);
+  cr_assert_not_null(one);
+  cr_assert(!source_is(one, DUAL_MODE_JACOBIAN, 4, 1), "one use outlined");
+  dual_program_destroy(&one);
+  dual_context_destroy(&ctx);
+}
+
 /* Each op alone, on arguments that cross its domain's edges (NaN, infinite and singular
  * partials): its rule, flags and tangent terms. */
 Test(cpu_jit, every_op_alone) {
@@ -617,9 +750,9 @@ Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
-/* A module whose source is over DUAL_CPU_JIT_MAX_SOURCE (kin's Jacobian in 32 passes of width
- * 1: 2.8 MiB) is declined: DUAL_ERR_COMPILE naming the rule under the compile tier; under AUTO
- * the interpreter, with nothing compiled or cached. */
+/* A module whose source is over DUAL_CPU_JIT_MAX_SOURCE (the values of a sum of 40,000 sines:
+ * 160,000 instructions) is declined: DUAL_ERR_COMPILE naming the rule under the compile tier;
+ * under AUTO the interpreter, with nothing compiled or cached. */
 Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-rule-XXXXXX";
@@ -627,27 +760,30 @@ Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   two_contexts(both, DUAL_TIER_COMPILE, DUAL_TIER_AUTO, dir);
   dual_context *comp = both[0], *aut = both[1];
   cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS); /* (at once) */
-  for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_width(both[k], 1), DUAL_SUCCESS);
   cr_assert_eq(dual_context_set_cache_dir(comp, dir), DUAL_SUCCESS);
-  dual_program *kin = bench_program(comp, "kin");
+  dual_program *big = NULL;
+  cr_assert_eq(dual_program_compile(comp, "input x[2]\noutput f = sum(i in 0..40000, sin(x[0] * i + x[1]))\n", "big", &big),
+               DUAL_SUCCESS, "%s", dual_context_last_error(comp));
+  cr_assert_gt(big->n_instr, 100000);
   enum { B = 40 };
   uint64_t rng = 5;
-  double *x = random_array(&rng, B * 32, 0.5, 1.5);
-  static double y[B * 32], J[B * 1024];
-  cr_assert_eq(dual_jacobian(comp, kin, B, x, 32, NULL, 0, y, 32, J, 1024, NULL), DUAL_ERR_COMPILE);
+  double *x = random_array(&rng, B * 2, 0.5, 1.5), y[B], want[B];
+  cr_assert_eq(dual_eval(comp, big, B, x, 2, NULL, 0, y, 1, NULL), DUAL_ERR_COMPILE);
   cr_assert(strstr(dual_context_last_error(comp), "over the CPU tier's rule") != NULL, "%s",
             dual_context_last_error(comp));
+  cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  cr_assert_eq(dual_eval(comp, big, B, x, 2, NULL, 0, want, 1, NULL), DUAL_SUCCESS);
   for (int r = 0; r < 3; ++r) {
-    cr_assert_eq(dual_jacobian(aut, kin, B, x, 32, NULL, 0, y, 32, J, 1024, NULL), DUAL_SUCCESS, "%s",
-                 dual_context_last_error(aut));
+    cr_assert_eq(dual_eval(aut, big, B, x, 2, NULL, 0, y, 1, NULL), DUAL_SUCCESS, "%s", dual_context_last_error(aut));
     cr_assert_eq(dual_context_last_tier(aut), DUAL_TIER_INTERPRET);
+    cr_assert_eq(memcmp(y, want, sizeof y), 0);
   }
   char where[4096];
   int64_t entries = -1, bytes = 0;
   cr_assert_eq(dual_context_cache_usage(aut, where, sizeof where, &entries, &bytes), DUAL_SUCCESS);
   cr_assert_eq(entries, 0, "%lld cache entries", (long long)entries);
   free(x);
-  dual_program_destroy(&kin);
+  dual_program_destroy(&big);
   dual_context_destroy(&comp);
   dual_context_destroy(&aut);
   cr_assert_eq(dual_test_remove_dir(dir), 0);

@@ -23,6 +23,12 @@
 #define DUAL_FN DUAL_INLINE
 #elif defined(DUAL_FN_EXTERN)
 #define DUAL_FN
+#elif defined(DUAL_FN_JIT_CPU) && defined(DUAL_FN_OUTLINE) && (defined(__GNUC__) || defined(__clang__))
+/* a CPU module of many elementary functions (jit/jit_source.c: outline_functions): each a SIMD
+ * clone (OpenMP `declare simd`), which the compiler makes once per module, instead of a copy
+ * inlined at every use (gcc 12 -O1 took 20-130 ms a use: 200 uses of log1p, 27 s).  dual_sincos,
+ * which returns through pointers, is dual_sin and dual_cos then (fn_trig.h) */
+#define DUAL_FN _Pragma("omp declare simd notinbranch") static __attribute__((noinline, unused))
 #elif defined(DUAL_FN_JIT_CPU) && (defined(__GNUC__) || defined(__clang__))
 /* the CPU compiled tier's generated code (jit/cpu_kernel.h): inlined into its point loops, which
  * then vectorize across points (always: gcc would otherwise keep a function called from many

@@ -408,6 +408,13 @@ DUAL_FN double dual_cos(double x) {
 }
 
 /* sin and cos of one argument, one reduction; bitwise equal to dual_sin(x) and dual_cos(x). */
+#if defined(DUAL_FN_JIT_CPU) && defined(DUAL_FN_OUTLINE) && !defined(__CUDACC__) && (defined(__GNUC__) || defined(__clang__))
+/* (a SIMD clone returns one scalar: the two clones) */
+DUAL_INLINE void dual_sincos(double x, double *s, double *c) {
+  *s = dual_sin(x);
+  *c = dual_cos(x);
+}
+#else
 DUAL_FN void dual_sincos(double x, double *s, double *c) {
 #if defined(DUAL_FN_JIT_CPU) && !defined(__CUDACC__)
   const int fin_ = fabs(x) <= 0x1.fffffffffffffp1023;
@@ -429,6 +436,7 @@ DUAL_FN void dual_sincos(double x, double *s, double *c) {
   *s = DUAL_TRIG_RESULT(x, dual_trig_flip(sr, (uint64_t)(k >> 1) ^ (dual_bits(xs) >> 63)));
   *c = DUAL_TRIG_RESULT(x, dual_trig_flip(cr, (uint64_t)((k + 1) >> 1)));
 }
+#endif
 
 DUAL_FN double dual_tan(double x) {
   DUAL_TRIG_ARG(x, xs)

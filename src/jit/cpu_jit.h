@@ -17,14 +17,7 @@
  * (jit/cpu_kernel.h: DUAL_CPU_ROWS): they would not stay in the cache anyway. */
 #define DUAL_CPU_JIT_STREAM_BYTES (32 << 20)
 
-/* The largest generated source the tier compiles: gcc 12 at -O2 took about a minute a MiB on the
- * 2-core development machine, at -O1 (the tier's flags since) under half that (ba's Jacobian,
- * 95 KiB: 4 s at -O2, 1.6 s at -O1; hess's Hessian, 179 KiB: 7 s at -O2; kin's Jacobian in one
- * pass of 32, 322 KiB: 15-18 s at -O2, 7.6 s at -O1; kin in 32 passes of width 1 would be
- * 2.8 MiB, and a Hessian of 378 passes of width 1, 4.7 MiB, was still compiling after 4 minutes
- * at -O2).  A larger one
- * is declined: DUAL_ERR_COMPILE under DUAL_TIER_COMPILE, the interpreter under AUTO. */
-#define DUAL_CPU_JIT_MAX_SOURCE (1 << 20)
+/* (DUAL_CPU_JIT_MAX_SOURCE, the largest source the tier compiles: jit/jit_source.h) */
 
 typedef struct dual_cpu_jit_module {
   void *handle;            /* the loaded object */

@@ -341,6 +341,28 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
     A->status[p0 + (i)] |= (st) & (mask);                                                        \
   }
 
+/* A segmented first-order pass (jit_source.c: emit_segment_cpu, a long program's pass cut into
+ * functions): the pass function zeroes the block's flags and partials' exponents
+ * (DUAL_CPU_FSEGS_BEGIN) and calls each segment's function, a point loop of its own
+ * (DUAL_CPU_FSEG_BEGIN/END) that ORs its flags and maxes its exponents in; after the last one
+ * they are what one loop over the whole body leaves (DUAL_CPU_LOOP_END). */
+#define DUAL_CPU_FSEGS_BEGIN                                                                     \
+  DUAL_CPU_ARGS                                                                                  \
+  int st_[DUAL_CPU_BLK];                                                                         \
+  unsigned bad_b_[DUAL_CPU_BLK];                                                                 \
+  for (int64_t i_ = 0; i_ < nb; ++i_) st_[i_] = 0, bad_b_[i_] = 0u;
+#define DUAL_CPU_FSEG_BEGIN                                                                      \
+  DUAL_CPU_ARGS                                                                                  \
+  DUAL_CPU_SIMD for (int64_t i_ = 0; i_ < nb; ++i_) {                                            \
+    const int64_t pt = p0 + i_;                                                                  \
+    int st = 0;                                                                                  \
+    unsigned bad_ = 0u;                                                                          \
+    (void)pt;
+#define DUAL_CPU_FSEG_END                                                                        \
+    st_[i_] |= st;                                                                               \
+    bad_b_[i_] = dual_cpu_max(bad_b_[i_], bad_);                                                 \
+  }
+
 /* Reverse mode's pieces (jit_source_rev.c, jit_rev_loops.c: the CPU target): each piece of a
  * pass function — its whole body, or in a looped module each straight piece and each iteration
  * of a loop — is one `omp simd` loop over the block's points, its flags ORed into the point's

@@ -7,7 +7,8 @@
  * register reuse in the bytecode never aliases and the CUDA compiler allocates machine
  * registers.  Output rows are staged per warp in shared memory (jit/jit_kernel.h).  dual_sgrad's
  * kernels run the same body once per sample and fold each sample's row (emit_sgrad_fold).  The
- * CPU target (dual_jit_source_cpu) writes the same body into a point loop (emit_pass_cpu).
+ * CPU target (dual_jit_source_cpu) writes the same body into a point loop (emit_pass_cpu), a long
+ * pass as a point loop per segment, each a function of its own (plan_segments, emit_segment_cpu).
  */
 #include "jit/jit_source.h"
 
@@ -43,6 +44,14 @@ typedef struct gen {
   /* the CPU target: the pass's records, and each OUT's first slot in the block's stage */
   const dual_plan_instr *recs;
   int32_t *out_slot; /* [n_instr] */
+  /* ... and a segmented pass's plan (plan_segments): each definition's tangent lanes, its
+   * segment, its first checkpoint slot (value, then lanes; -1: none) */
+  uint32_t *dmask; /* [n_instr] */
+  int64_t *seg;    /* [n_instr] */
+  int64_t *cslot;  /* [n_instr] */
+  int64_t *mark;   /* [n_instr] the last listing that named a definition (emit_segment_cpu) */
+  int64_t *segpos; /* [n_instr + 1] each segment's first position in the emission order, then n */
+  int64_t tag, nseg, nck; /* listings so far; segments and checkpoint slots of the pass */
 } gen;
 
 #define EMIT(...) dual_strbuf_printf(&g->out, __VA_ARGS__)
@@ -266,7 +275,7 @@ static int prepare_pass(gen *g, const dual_plan_instr *recs, int width, char *wh
     const dual_op_info *info = &dual_op_table[op];
     const uint32_t regs[3] = {q->a, q->b, q->c}, mk[3] = {q->ma, q->mb, q->mc};
     g->operand[3 * t] = g->operand[3 * t + 1] = g->operand[3 * t + 2] = -1;
-    g->cost[t] = 0;
+    g->cost[t] = 0, g->dmask[t] = 0u;
     if (info->prop != DUAL_PROP_LOAD)
       for (int i = 0; i < info->arity; ++i) {
         const int64_t d = g->def[regs[i]];
@@ -286,6 +295,7 @@ static int prepare_pass(gen *g, const dual_plan_instr *recs, int width, char *wh
     if (info->prop == DUAL_PROP_LOAD) g->lanes[dst] = op == DUAL_OP_LDX && width > 0 ? q->ma : 0u;
     else g->lanes[dst] = width > 0 && info->prop != DUAL_PROP_NONE ? (q->ma | q->mb | q->mc) : 0u;
     g->def[dst] = t;
+    g->dmask[t] = g->lanes[dst];
     g->cost[t] = 1;
     for (uint32_t l = g->lanes[dst]; l != 0u; l &= l - 1u) ++g->cost[t];
   }
@@ -321,6 +331,100 @@ static int32_t stage_slots(gen *g, const pass_shape *ps, const dual_plan_instr *
     for (uint32_t l = mask; l != 0u; l &= l - 1u) ++n;
   }
   return n;
+}
+
+/* Whether instruction t is a load the generated code can do again where a later segment reads
+ * it (an input, with its lane, a parameter or a constant) rather than checkpoint it. */
+static int reloadable(const dual_plan_instr *q) {
+  const int op = (int)(q->op_dst >> DUAL_DST_BITS);
+  return op == DUAL_OP_LDX || op == DUAL_OP_LDP || op == DUAL_OP_LDK;
+}
+
+/* A segmented CPU pass's plan (after prepare_pass): the emission order cut into segments of
+ * about DUAL_CPU_FWD_SEGMENT doubles of results (g->seg; an OUT goes with its operand), and a
+ * checkpoint slot for the value and each lane of every definition a later segment reads
+ * (g->cslot, g->nck slots) but the loads, which that segment loads again.  Returns the segments,
+ * 1 (nothing cut) when the pass's instructions and lane sums are at most DUAL_CPU_FWD_STRAIGHT_MAX. */
+static int64_t plan_segments(gen *g, const dual_plan_instr *recs) {
+  const int64_t ni = g->prog->n_instr;
+  g->nck = 0, g->nseg = 1;
+  for (int64_t t = 0; t < ni; ++t) g->seg[t] = 0, g->cslot[t] = -1, g->mark[t] = -1;
+  if (ni + dual_jit_lane_sums(recs, ni) <= DUAL_CPU_FWD_STRAIGHT_MAX) return 1; /* (generate's test) */
+  int64_t s = 0, acc = 0;
+  g->segpos[0] = 0;
+  for (int64_t i = 0; i < ni; ++i) {
+    const int64_t t = g->order[i];
+    if (g->cost[t] == 0) continue; /* (an OUT: with its operand, below) */
+    if (acc > 0 && acc + g->cost[t] > DUAL_CPU_FWD_SEGMENT) g->segpos[++s] = i, acc = 0;
+    g->seg[t] = s, acc += g->cost[t];
+  }
+  g->nseg = s + 1, g->segpos[g->nseg] = ni;
+  int64_t *last = g->mark; /* (borrowed: each definition's last reading segment) */
+  for (int64_t t = 0; t < ni; ++t) last[t] = g->seg[t];
+  for (int64_t t = 0; t < ni; ++t) {
+    if (g->cost[t] == 0) continue;
+    for (int i = 0; i < 3; ++i) {
+      const int64_t d = g->operand[3 * t + i];
+      if (d >= 0 && g->seg[t] > last[d]) last[d] = g->seg[t];
+    }
+  }
+  for (int64_t t = 0; t < ni; ++t) {
+    if (g->cost[t] == 0 || last[t] <= g->seg[t] || reloadable(&recs[t])) continue;
+    g->cslot[t] = g->nck, g->nck += g->cost[t];
+  }
+  for (int64_t t = 0; t < ni; ++t) g->mark[t] = -1;
+  return g->nseg;
+}
+
+/* Segment s of a segmented CPU pass as a function of its own (DUAL_CPU_NOINLINE, so the compiler
+ * takes each alone and its time grows with the program, not faster): the plain body over the
+ * block (`guarded` 0: an `omp simd` loop, its flags and partials' exponents ORed and maxed into
+ * the pass's st_ and bad_b_), or the guarded body of point i_ (its flags returned).  The values
+ * and lanes of earlier segments it reads come from their checkpoints (ck_, slot c of point i_ at
+ * c * DUAL_CPU_BLK + i_) or are loaded again; those later segments read are checkpointed. */
+static void emit_segment_cpu(gen *g, const pass_shape *ps, const dual_plan_instr *recs, int pass, int64_t s,
+                             int guarded) {
+  const int64_t i0 = g->segpos[s], i1 = g->segpos[s + 1]; /* (its positions in the order) */
+  if (guarded)
+    EMIT("\nstatic DUAL_CPU_NOINLINE int dual_cpu_guarded_p%d_s%" PRId64 "(const dual_jit_args *A, const int64_t pt, "
+         "double *const stage_, const int64_t i_, double *const ck_) {\n  DUAL_CPU_ARGS\n  int st = 0;\n", pass, s);
+  else
+    EMIT("\nstatic DUAL_CPU_NOINLINE void dual_cpu_p%d_s%" PRId64 "(const dual_jit_args *A, const int64_t p0, "
+         "const int64_t nb, int *const st_, unsigned *const bad_b_, double *const stage_, double *const ck_) {\n"
+         "  DUAL_CPU_FSEG_BEGIN\n", pass, s);
+  g->guarded = guarded;
+  if (g->pairs != NULL) memset(g->pairs, 0, (size_t)g->npairs);
+  const int64_t tag = g->tag++;
+  for (int64_t i = i0; i < i1; ++i) { /* what it reads of earlier segments */
+    const int64_t t = g->order[i];
+    if (g->cost[t] == 0) continue;
+    for (int k = 0; k < 3; ++k) {
+      const int64_t d = g->operand[3 * t + k];
+      if (d < 0 || g->seg[d] >= s || g->mark[d] == tag) continue;
+      g->mark[d] = tag;
+      if (g->cslot[d] < 0) { /* a load, loaded again */
+        emit_instr(g, ps, &recs[d], d, &g->operand[3 * d]);
+        continue;
+      }
+      int64_t c = g->cslot[d];
+      EMIT("  const double v%" PRId64 " = ck_[%" PRId64 " * DUAL_CPU_BLK + i_];\n", d, c++);
+      for (int l = 0; l < 32; ++l)
+        if ((g->dmask[d] >> l) & 1u) EMIT("  const double t%" PRId64 "_%d = ck_[%" PRId64 " * DUAL_CPU_BLK + i_];\n", d, l, c++);
+    }
+  }
+  for (int64_t i = i0; i < i1; ++i) {
+    const int64_t t = g->order[i];
+    if (g->cost[t] == 0) continue;
+    emit_instr(g, ps, &recs[t], t, &g->operand[3 * t]);
+    if (g->cslot[t] >= 0) {
+      int64_t c = g->cslot[t];
+      EMIT("  ck_[%" PRId64 " * DUAL_CPU_BLK + i_] = v%" PRId64 ";\n", c++, t);
+      for (int l = 0; l < 32; ++l)
+        if ((g->dmask[t] >> l) & 1u) EMIT("  ck_[%" PRId64 " * DUAL_CPU_BLK + i_] = t%" PRId64 "_%d;\n", c++, t, l);
+    }
+    for (int64_t o = g->first_out[t]; o >= 0; o = g->next_out[o]) emit_out(g, ps, &recs[o], t);
+  }
+  EMIT(guarded ? "  return st;\n}\n" : "  DUAL_CPU_FSEG_END\n}\n");
 }
 
 /* One pass's function for the CPU target (jit/cpu_kernel.h): the plain body in a point loop that
@@ -375,7 +479,18 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
   }
   free(ys), free(ds);
   const int has_lin = pass_has_lin(recs, ni, width);
-  if (has_lin) {
+  const int64_t nseg = plan_segments(g, recs);
+  for (int64_t s = 0; s < nseg && nseg > 1; ++s) {
+    emit_segment_cpu(g, &ps, recs, pass, s, 0);
+    if (has_lin) emit_segment_cpu(g, &ps, recs, pass, s, 1);
+  }
+  if (has_lin && nseg > 1) { /* the guarded body of point i_: its segments in order */
+    EMIT("\nstatic int dual_cpu_guarded_p%d(const dual_jit_args *A, int64_t pt, double *stage_, int64_t i_, "
+         "double *ck_) {\n  int st = 0;\n", pass);
+    for (int64_t s = 0; s < nseg; ++s)
+      EMIT("  st |= dual_cpu_guarded_p%d_s%" PRId64 "(A, pt, stage_, i_, ck_);\n", pass, s);
+    EMIT("  return st;\n}\n");
+  } else if (has_lin) {
     EMIT("\nstatic int dual_cpu_guarded_p%d(const dual_jit_args *A, int64_t pt, double *stage_, int64_t i_) {\n"
          "  DUAL_CPU_ARGS\n  int st = 0;\n", pass);
     g->guarded = 1;
@@ -389,16 +504,25 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
   const int whole = ps.kc > 0 && ps.c0 == 0 && ps.kc == dual_program_jacobian_columns(prog);
   EMIT("\nvoid " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS ";\n", pass);
   EMIT("void " DUAL_CPU_JIT_PASS_NAME DUAL_CPU_JIT_PASS_PARAMS " {\n  (void)scratch;\n"
-       "  double stage_[%d * DUAL_CPU_BLK];\n  DUAL_CPU_LOOP_BEGIN\n", pass, nslots > 0 ? nslots : 1);
-  g->guarded = 0;
-  emit_body(g, &ps, recs, ni);
-  EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n");
+       "  double stage_[%d * DUAL_CPU_BLK];\n", pass, nslots > 0 ? nslots : 1);
+  if (nseg > 1) { /* the segments in order, each over the block; the checkpoints in the scratch */
+    EMIT("  DUAL_CPU_FSEGS_BEGIN\n");
+    for (int64_t s = 0; s < nseg; ++s)
+      EMIT("  dual_cpu_p%d_s%" PRId64 "(A, p0, nb, st_, bad_b_, stage_, scratch);\n", pass, s);
+  } else {
+    EMIT("  DUAL_CPU_LOOP_BEGIN\n");
+    g->guarded = 0;
+    emit_body(g, &ps, recs, ni);
+    EMIT("  (void)bad_;\n  DUAL_CPU_LOOP_END\n");
+  }
   if (whole && rows) EMIT("  const int stream_ = DUAL_CPU_CAN_STREAM(stream, %d, %d);\n", m, ps.kc);
   else EMIT("  const int stream_ = 0;\n  (void)stream;\n");
   if (rows) EMIT("  DUAL_CPU_ROWS_BEGIN(%d)\n", m * ps.kc);
   else EMIT("  (void)stream_;\n");
   EMIT("  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
-  if (has_lin) EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_);\n", pass);
+  if (has_lin)
+    EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_%s);\n", pass,
+         nseg > 1 ? ", scratch" : "");
   if (ps.first) EMIT("    DUAL_CPU_COPY_Y(%d, dual_cpu_ys_p%d)\n", m, pass);
   if (rows) {
     EMIT("    DUAL_CPU_ROWS(%d, %d, %d, %d, dual_cpu_nz_p%d)\n", m, ps.kc, ps.c0, nnz, pass);
@@ -485,6 +609,15 @@ static int emit_pass(gen *g, const dual_plan_instr *recs, int mode, int width, i
   return DUAL_SUCCESS;
 }
 
+int dual_jit_cpu_outline(const dual_program *prog, int64_t copies) {
+  int64_t sites = 0;
+  for (int64_t t = 0; t < prog->n_instr; ++t) {
+    const int op = DUAL_INSTR_OP(prog->code + t * DUAL_INSTR_WORDS);
+    sites += (dual_op_table[op].flags & F_SPECIAL) != 0 && op != DUAL_OP_DIV && op != DUAL_OP_SQRT;
+  }
+  return sites * copies > DUAL_CPU_JIT_INLINE_SITES;
+}
+
 int64_t dual_jit_lane_sums(const dual_plan_instr *recs, int64_t n) {
   int64_t sums = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -506,6 +639,13 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
     return NULL;
   }
   if (mode == DUAL_MODE_EVAL) width = 0, npass = 1;
+  if (cpu && prog->n_instr * npass * 24 > DUAL_CPU_JIT_MAX_SOURCE) {
+    /* (every instruction a pass writes takes a line of 24 characters or more: declined unwritten) */
+    snprintf(why, (size_t)why_cap, "its C source would take over %" PRId64 " KiB (%d passes), over the CPU tier's "
+             "rule of %d KiB (the compile would take minutes)", prog->n_instr * npass * 24 >> 10, npass,
+             DUAL_CPU_JIT_MAX_SOURCE >> 10);
+    return NULL;
+  }
   gen g0, *g = &g0;
   memset(g, 0, sizeof *g);
   g->prog = prog;
@@ -521,21 +661,27 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   g->cost = (int32_t *)malloc(ninstr * sizeof *g->cost);
   g->order = (int64_t *)malloc(ninstr * sizeof *g->order);
   g->out_slot = (int32_t *)malloc(ninstr * sizeof *g->out_slot);
+  g->dmask = (uint32_t *)calloc(ninstr, sizeof *g->dmask);
+  g->seg = (int64_t *)malloc(ninstr * sizeof *g->seg);
+  g->cslot = (int64_t *)malloc(ninstr * sizeof *g->cslot);
+  g->mark = (int64_t *)malloc(ninstr * sizeof *g->mark);
+  g->segpos = (int64_t *)malloc((ninstr + 1) * sizeof *g->segpos);
   g->npairs = dual_program_num_draws(prog) / 2 + 1;
   g->pairs = (uint8_t *)malloc((size_t)g->npairs);
   dual_plan_instr *recs = (dual_plan_instr *)malloc(nrec * sizeof *recs);
   int64_t slots = 0;
   int st = g->def && g->lanes && g->operand && g->first_out && g->next_out && g->cost && g->order &&
-                   g->pairs && g->out_slot && recs
+                   g->pairs && g->out_slot && g->dmask && g->seg && g->cslot && g->mark && g->segpos && recs
                ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
   if (st == DUAL_SUCCESS) st = dual_plan_build(prog, mode, width, 0, npass, recs, &slots);
   if (st != DUAL_SUCCESS) snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
   if (st == DUAL_SUCCESS && width > 0) { /* the compile-time rule (jit_source.h) */
     const int64_t sums = dual_jit_lane_sums(recs, (int64_t)nrec);
-    if (sums > DUAL_JIT_MAX_LANE_SUMS) {
+    const int64_t rule = cpu ? DUAL_CPU_JIT_MAX_LANE_SUMS : DUAL_JIT_MAX_LANE_SUMS;
+    if (sums > rule) {
       snprintf(why, (size_t)why_cap,
                "its kernels would hold %" PRId64 " tangent-lane sums, over the compiled tier's rule "
-               "of %d (the compile would take minutes)", sums, DUAL_JIT_MAX_LANE_SUMS);
+               "of %" PRId64 " (the compile would take minutes)", sums, rule);
       st = DUAL_ERR_LIMIT;
     }
   }
@@ -543,20 +689,30 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
     /* the block: points a call of a pass function takes, as many as keep the largest pass's
      * stage within DUAL_CPU_JIT_STAGE_BYTES (at least 8) */
     int32_t most = 1;
-    for (int pass = 0; pass < npass; ++pass) {
+    int64_t most_ck = 0, segmented = 0; /* the largest pass's checkpoint slots; passes cut */
+    for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass) {
       pass_shape ps;
       memset(&ps, 0, sizeof ps);
       ps.first = pass == 0;
       ps.kc = width > 0 ? dual_pass_columns(mode, dual_program_jacobian_columns(prog), pass * width, width) : 0;
-      const int32_t n = stage_slots(g, &ps, recs + (size_t)pass * (size_t)prog->n_instr, prog->n_instr);
+      const dual_plan_instr *pr = recs + (size_t)pass * (size_t)prog->n_instr;
+      const int32_t n = stage_slots(g, &ps, pr, prog->n_instr);
       most = n > most ? n : most;
+      if (prog->n_instr + dual_jit_lane_sums(pr, prog->n_instr) <= DUAL_CPU_FWD_STRAIGHT_MAX) continue;
+      st = prepare_pass(g, pr, width, why, why_cap); /* (a pass that may be cut: its plan) */
+      if (st == DUAL_SUCCESS && plan_segments(g, pr) > 1) ++segmented;
+      most_ck = g->nck > most_ck ? g->nck : most_ck;
     }
     int blk = DUAL_CPU_JIT_BLOCK;
-    while (blk > 8 && (int64_t)most * blk * 8 > DUAL_CPU_JIT_STAGE_BYTES) blk /= 2;
+    while (blk > 8 && ((int64_t)most * blk * 8 > DUAL_CPU_JIT_STAGE_BYTES ||
+                       most_ck * blk * 8 > DUAL_CPU_JIT_CHECKPOINT_BYTES))
+      blk /= 2;
     EMIT("/* dualbatch compiled CPU tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
-         "%d passes */\n#define DUAL_CPU_BLK %d\n#include \"jit/cpu_kernel.h\"\n"
+         "%d passes%s */\n#define DUAL_CPU_BLK %d\n%s#include \"jit/cpu_kernel.h\"\n"
          "const int dual_cpu_block = DUAL_CPU_BLK;\n",
-         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass, blk);
+         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass, segmented ? ", segmented" : "", blk,
+         dual_jit_cpu_outline(prog, npass) ? DUAL_CPU_OUTLINE_LINE : "");
+    if (most_ck > 0) EMIT("const int64_t " DUAL_CPU_JIT_SCRATCH_NAME " = %" PRId64 ";\n", most_ck * blk * 8);
     for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass)
       st = emit_pass_cpu(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, why, why_cap);
   } else if (st == DUAL_SUCCESS) {
@@ -579,6 +735,7 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
   free(g->order);
   free(g->pairs);
   free(g->out_slot);
+  free(g->dmask), free(g->seg), free(g->cslot), free(g->mark), free(g->segpos);
   free(recs);
   char *src = dual_strbuf_take(&g->out);
   if (st != DUAL_SUCCESS) {

@@ -21,6 +21,10 @@
  * 2 400 lane sums compiled in 15 s and one of 5 500 in 60 s; kin's two passes hold 1 600), so a
  * program above it stays on the interpreter (the generators return NULL and say why). */
 #define DUAL_JIT_MAX_LANE_SUMS 4000
+/* The CPU target's rule: its long passes are cut into functions (DUAL_CPU_FWD_SEGMENT below), so
+ * the system compiler's time grows with the lane sums, not faster (about 30,000 lane sums make
+ * the 4 MiB of source that DUAL_CPU_JIT_MAX_SOURCE, below, allows: half a minute). */
+#define DUAL_CPU_JIT_MAX_LANE_SUMS 32000
 
 /* The tangent-lane sums the plan records recs[0 .. n) make a generator write (the lanes of every
  * instruction that computes; loads and stores write none): what DUAL_JIT_MAX_LANE_SUMS bounds. */
@@ -52,8 +56,9 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
 /* The CPU target (issue 21): C11 for the system compiler (jit/cc_compile.h) with the same body,
  * one function per pass, DUAL_CPU_JIT_PASS_NAME, of type dual_cpu_jit_pass: points p0 .. p0 +
  * nb - 1 (nb at most the module's block, below) in one `omp simd` loop, each value and lane a
- * local; A's y, d and status may be NULL.  Modes and NULL as dual_jit_source; results bitwise the
- * CPU interpreter's. */
+ * local (a long pass: a loop per segment, below); A's y, d and status may be NULL.  Modes and
+ * NULL as dual_jit_source, with DUAL_CPU_JIT_MAX_LANE_SUMS for the rule; results bitwise the CPU
+ * interpreter's. */
 #define DUAL_CPU_JIT_PASS_NAME "dual_cpu_p%d"
 /* The most points a call of a pass function takes; the module's own figure, its symbol
  * DUAL_CPU_JIT_BLOCK_NAME (const int), may be less: a pass's stage (each output's value and
@@ -66,6 +71,42 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
  * on the stack and copies them whole (jit/cpu_kernel.h: DUAL_CPU_ROWS); a larger one copies entry
  * by entry. */
 #define DUAL_CPU_ROWS_MAX 8192
+/* The largest generated source the tier compiles.  Every function of a module is bounded (a
+ * forward pass is cut into segments past DUAL_CPU_FWD_STRAIGHT_MAX, below; second-order
+ * passes hold at most DUAL_JIT_MAX_LANE_SUMS lane sums; reverse mode is straight-line up to
+ * DUAL_CPU_REV_STRAIGHT_MAX instructions, else looped or segmented), so the compile takes time in
+ * proportion to the source: gcc 12 -O1 on the 2-core development machine (2026-11-29) 7-9 s a MiB
+ * (kin's Jacobian in 32 passes of width 1, 2.8 MiB: 26 s; a 4,023-instruction chain's Jacobian
+ * of width 8 in 38 segments, 4.5 MiB: 32 s, where as one function it took 61 s and 1.7 GB).
+ * (Before the cut a single function of 1 MiB took gcc about 30 s at -O1, a minute at -O2.)  A
+ * larger source is declined: DUAL_ERR_COMPILE under DUAL_TIER_COMPILE, the interpreter under
+ * AUTO. */
+#define DUAL_CPU_JIT_MAX_SOURCE (4 << 20)
+
+/* A long pass is cut into functions (jit_source.c: plan_segments, emit_segment_cpu): the
+ * compiler's time on one function grows faster than its length, on many short ones with their
+ * sum.  A pass whose instructions and tangent-lane sums number more than
+ * DUAL_CPU_FWD_STRAIGHT_MAX is cut, in the emission order, into segments of about
+ * DUAL_CPU_FWD_SEGMENT doubles of results (values and lanes), each a point loop of its own over
+ * the block; the values and lanes a later segment reads go through checkpoint slots in the
+ * thread's scratch (inputs, parameters and constants are loaded again).  The block shrinks
+ * (down to 8 points) to keep the checkpoints within DUAL_CPU_JIT_CHECKPOINT_BYTES. */
+#define DUAL_CPU_FWD_STRAIGHT_MAX 3000
+#define DUAL_CPU_FWD_SEGMENT 512
+#define DUAL_CPU_JIT_CHECKPOINT_BYTES (1 << 20)
+/* The library's elementary functions (dual/fn_*.h) are inlined into a CPU module's point loops,
+ * which then vectorize around them; but gcc 12 -O1 takes 20-130 ms for each inlined use (200
+ * uses of log1p: 26 s, of sin: 13 s; of exp 4 s).  A module with more than
+ * DUAL_CPU_JIT_INLINE_SITES uses (instructions of a special function other than division and
+ * square root, counted once per pass) calls them instead as SIMD clones made once per module
+ * (DUAL_FN_OUTLINE, dual/fn_bits.h; the same arithmetic, so the same bits): those 200 uses of
+ * log1p 1.1 s, of sin 0.56 s, at 11-17 % more run time on those loops.  The benchmark functions
+ * (at most 17 uses a pass) stay inlined. */
+#define DUAL_CPU_JIT_INLINE_SITES 256
+#define DUAL_CPU_OUTLINE_LINE "#define DUAL_FN_OUTLINE 1 /* elementary functions called (dual/fn_bits.h) */\n"
+/* Whether prog's module, its instructions written `copies` times (passes, sweeps), is over
+ * DUAL_CPU_JIT_INLINE_SITES. */
+int dual_jit_cpu_outline(const dual_program *prog, int64_t copies);
 struct dual_jit_args;
 /* stream: 1 to write a pass's derivative blocks with non-temporal stores where they are
  * contiguous (a large batch's results, which would only evict the cache: jit/cpu_kernel.h);

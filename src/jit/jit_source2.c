@@ -401,10 +401,10 @@ static char *generate2(const dual_job *job, int cpu, int *npass, char *why, int6
     char *passes_src = dual_strbuf_take(&g->out);
     memset(&g->out, 0, sizeof g->out);
     EMIT("/* dualbatch compiled CPU tier, generator %d, second order: %" PRId64 " instructions, mode %d, "
-         "width %d, layout %d, %" PRId64 " passes */\n#define DUAL_CPU_BLK %d\n#include \"jit/cpu_kernel.h\"\n"
+         "width %d, layout %d, %" PRId64 " passes */\n#define DUAL_CPU_BLK %d\n%s#include \"jit/cpu_kernel.h\"\n"
          "const int dual_cpu_block = DUAL_CPU_BLK;\n%s",
          DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, job->width, (int)job->b->h_layout, passes, blk,
-         passes_src != NULL ? passes_src : "");
+         dual_jit_cpu_outline(prog, passes) ? DUAL_CPU_OUTLINE_LINE : "", passes_src != NULL ? passes_src : "");
     if (passes_src == NULL) st = DUAL_ERR_NO_MEMORY;
     free(passes_src);
   }

@@ -959,10 +959,12 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
     char *fn = dual_strbuf_take(&g->out);
     const int64_t names = g->ndecl;
     EMIT("/* dualbatch compiled CPU tier, generator %d, reverse mode: %" PRId64 " instructions, mode %d%s */\n"
-         "#define DUAL_CPU_BLK %d\n#define DUAL_CPU_LOADS_FLAGGED 1\n#include \"jit/cpu_kernel.h\"\n"
+         "#define DUAL_CPU_BLK %d\n#define DUAL_CPU_LOADS_FLAGGED 1\n%s#include \"jit/cpu_kernel.h\"\n"
          "const int dual_cpu_block = DUAL_CPU_BLK;\n%s",
          DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, looped ? ", looped" : segmented ? ", segmented" : "",
-         cpu_block(looped || segmented, looped ? prog->n_in : 0, names), fn != NULL ? fn : "");
+         cpu_block(looped || segmented, looped ? prog->n_in : 0, names),
+         /* (a looped module's loop bodies hold its uses once: inlined) */
+         !looped && dual_jit_cpu_outline(prog, segmented ? 2 : 1) ? DUAL_CPU_OUTLINE_LINE : "", fn != NULL ? fn : "");
     if (fn == NULL) g->out.failed = 1;
     free(fn);
   }
