@@ -5,8 +5,10 @@
  * for eval, JVP, Jacobian and gradient at every width the interpreter has; on random programs
  * that mix every op (inputs that make some partials NaN or infinite, so that the guarded rerun
  * runs), on every op alone, and on the benchmark functions ba and kin; batches that end in a
- * partial block; one and two threads.  Second order (jit/jit_source2.h's CPU target): Hessians
- * in both layouts and HVPs of random programs and of hess, through the public API; reverse mode
+ * partial block; one and two threads.  Second order (jit/jit_source2.h's CPU target, and
+ * forward-over-reverse, jit_source_rev.h's): Hessians in both layouts and HVPs of random programs
+ * and of hess, through the public API; long forward passes in segments; elementary functions
+ * called as SIMD clones; reverse mode
  * (jit/jit_source_rev.h's CPU target): gradients, Jacobians and VJPs of random programs, ba and
  * long programs of loops (grad); dual_sgrad, each sample through the module of its gradient.
  * Skipped where no C compiler is found.
@@ -418,6 +420,8 @@ Test(cpu_jit, a_cpu_context_under_the_compile_tier) {
  * values, Jacobian, Hessian blocks or H v, status words — and the compiled context says it ran
  * compiled.  Counts the finite nonzero second-order entries and the flagged points compared. */
 static int64_t checked2_finite, checked2_flagged;
+static int compare2_ad = DUAL_AD_FORWARD; /* the AD mode compare2's products must take */
+
 static void compare2(dual_context *ctx[2], const dual_program *prog, int64_t B, const double *x, const double *p,
                      const double *v, int mode, int layout, int threads, const char *what) {
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog), m = dual_program_num_outputs(prog);
@@ -435,7 +439,7 @@ static void compare2(dual_context *ctx[2], const dual_program *prog, int64_t B, 
                        : dual_hessian(ctx[k], prog, B, x, n, p, np, y[k], m, J[k], (int64_t)m * n, H[k], (int64_t)m * len,
                                       layout, st[k]);
     cr_assert_eq(rc, DUAL_SUCCESS, "%s: %s", what, dual_context_last_error(ctx[k]));
-    cr_assert_eq(dual_context_last_ad_mode(ctx[k]), DUAL_AD_FORWARD, "%s: not nested forward", what);
+    cr_assert_eq(dual_context_last_ad_mode(ctx[k]), compare2_ad, "%s: not AD mode %d", what, compare2_ad);
   }
   cr_assert_eq(dual_context_last_tier(ctx[1]), DUAL_TIER_COMPILE, "%s: not compiled", what);
   for (int64_t i = 0; i < B * m; ++i)
@@ -455,40 +459,46 @@ static void compare2(dual_context *ctx[2], const dual_program *prog, int64_t B, 
 
 /* Random programs (every op, inputs with kinks and poles, so that stored entries come out NaN or
  * infinite and the guarded copy runs) and hess, the benchmark function: Hessians in both
- * layouts and HVPs, one and two threads, batches that end in a partial block. */
+ * layouts and HVPs, one and two threads, batches that end in a partial block; by nested forward
+ * passes (jit_source2.h's CPU target), then by forward-over-reverse (jit_source_rev.h's: a
+ * program of 7 inputs takes two groups of directions, 4 and 3). */
 Test(cpu_jit, second_order_random_programs_and_hess) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit2-XXXXXX";
   dual_context *ctx[2];
   two_contexts(ctx, DUAL_TIER_INTERPRET, DUAL_TIER_COMPILE, dir);
-  for (int k = 0; k < 2; ++k)
-    cr_assert_eq(dual_context_set_ad_mode(ctx[k], DUAL_AD_FORWARD), DUAL_SUCCESS); /* (HVPs: nested) */
   uint64_t rng = 2026112902;
-  for (int trial = 0; trial < 3; ++trial) {
-    dual_program *prog = rp_random_program(ctx[0], &rng, 40 + 10 * trial, 4, 2, 2);
-    cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
-    const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
-    const int64_t B = 203;
-    double *x = random_array(&rng, B * n, -2.0, 2.0), *p = random_array(&rng, B * (np > 0 ? np : 1), -2.0, 2.0);
-    double *v = random_array(&rng, B * n, -1.0, 1.0);
-    if (n > 0) x[5 % (B * n)] = 0.0, x[7 % (B * n)] = 1.0, x[11 % (B * n)] = NAN; /* kinks, poles, a bad input */
-    char what[48];
-    snprintf(what, sizeof what, "program %d, Hessian", trial);
-    compare2(ctx, prog, B, x, p, v, DUAL_MODE_HESSIAN, trial == 1 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL,
-             1 + (trial & 1), what);
-    snprintf(what, sizeof what, "program %d, HVP", trial);
-    compare2(ctx, prog, B, x, p, v, DUAL_MODE_HVP, 0, 2 - (trial & 1), what);
-    free(x), free(p), free(v);
-    dual_program_destroy(&prog);
+  for (int ad = 0; ad < 2; ++ad) { /* nested forward, then forward-over-reverse */
+    compare2_ad = ad ? DUAL_AD_REVERSE : DUAL_AD_FORWARD;
+    for (int k = 0; k < 2; ++k) cr_assert_eq(dual_context_set_ad_mode(ctx[k], compare2_ad), DUAL_SUCCESS);
+    checked2_finite = checked2_flagged = 0;
+    for (int trial = 0; trial < 3; ++trial) {
+      dual_program *prog = rp_random_program(ctx[0], &rng, 40 + 10 * trial, 4 + 3 * ad * (trial == 2), 2, 2);
+      cr_assert_not_null(prog, "%s", dual_context_last_error(ctx[0]));
+      const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
+      const int64_t B = 203;
+      double *x = random_array(&rng, B * n, -2.0, 2.0), *p = random_array(&rng, B * (np > 0 ? np : 1), -2.0, 2.0);
+      double *v = random_array(&rng, B * n, -1.0, 1.0);
+      if (n > 0) x[5 % (B * n)] = 0.0, x[7 % (B * n)] = 1.0, x[11 % (B * n)] = NAN; /* kinks, poles, a bad input */
+      char what[64];
+      snprintf(what, sizeof what, "AD mode %d, program %d, Hessian", compare2_ad, trial);
+      compare2(ctx, prog, B, x, p, v, DUAL_MODE_HESSIAN, trial == 1 ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL,
+               1 + (trial & 1), what);
+      snprintf(what, sizeof what, "AD mode %d, program %d, HVP", compare2_ad, trial);
+      compare2(ctx, prog, B, x, p, v, DUAL_MODE_HVP, 0, 2 - (trial & 1), what);
+      free(x), free(p), free(v);
+      dual_program_destroy(&prog);
+    }
+    cr_assert_gt(checked2_flagged, 0, "no point raised a flag: the guarded copy was not exercised");
+    dual_program *hess = bench_program(ctx[0], "hess");
+    const int64_t B = 150;
+    double *x = random_array(&rng, B * 16, -1.0, 1.0);
+    compare2(ctx, hess, B, x, NULL, NULL, DUAL_MODE_HESSIAN, ad ? DUAL_HESSIAN_PACKED : DUAL_HESSIAN_FULL, 2, "hess");
+    cr_assert_gt(checked2_finite, 20000, "only %lld finite nonzero second-order entries compared", (long long)checked2_finite);
+    free(x);
+    dual_program_destroy(&hess);
   }
-  cr_assert_gt(checked2_flagged, 0, "no point raised a flag: the guarded copy was not exercised");
-  dual_program *hess = bench_program(ctx[0], "hess");
-  const int64_t B = 150;
-  double *x = random_array(&rng, B * 16, -1.0, 1.0);
-  compare2(ctx, hess, B, x, NULL, NULL, DUAL_MODE_HESSIAN, DUAL_HESSIAN_FULL, 2, "hess");
-  cr_assert_gt(checked2_finite, 20000, "only %lld finite nonzero second-order entries compared", (long long)checked2_finite);
-  free(x);
-  dual_program_destroy(&hess);
+  compare2_ad = DUAL_AD_FORWARD;
   for (int k = 0; k < 2; ++k) dual_context_destroy(&ctx[k]);
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }

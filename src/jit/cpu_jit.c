@@ -447,14 +447,12 @@ static int queue_module(queued *q) {
   return 0;
 }
 
-/* The job as the tier sees it (an eval's or reverse mode's width 0, no loads ahead) and its
- * passes; 0 when the tier does not take it (forward-over-reverse, a dual_sgrad job — whose
- * samples come here one by one as gradients, cpu/engine_sgrad.c — over the second-order
- * generator's passes). */
+/* The job as the tier sees it (an eval's or reverse mode's width 0 — forward-over-reverse then
+ * takes DUAL_JIT_REV_DIRECTIONS directions a group, all groups in one function — no loads ahead)
+ * and its passes; 0 when the tier does not take it (a dual_sgrad job — whose samples come here
+ * one by one as gradients, cpu/engine_sgrad.c — over the second-order generator's passes). */
 static int tier_job(const dual_context *ctx, const dual_job *job, dual_job *j, int64_t *npass) {
-  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0 ||
-      (job->reverse && dual_mode_is_second_order(job->mode)))
-    return 0;
+  if (ctx->device != DUAL_DEVICE_CPU || ctx->cpu_tier == DUAL_TIER_INTERPRET || job->samples > 0) return 0;
   *j = *job;
   if (j->mode == DUAL_MODE_EVAL || j->reverse) j->width = 0;
   j->loads_ahead = 0, j->groups = 0;

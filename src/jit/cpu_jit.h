@@ -47,7 +47,7 @@ int dual_cpu_jit_run(dual_context *ctx, const dual_job *job, const dual_cpu_jit_
 /* The compiled tier on a CPU context (issue 21): where the context's CPU tier (DUALBATCH_CPU_TIER,
  * or dual_context_set_tier) is DUAL_TIER_COMPILE
  * and the job is forward mode (eval, JVP, Jacobian, gradient; nested second order: Hessian, HVP)
- * or first-order reverse mode (gradient, Jacobian, VJP; not forward-over-reverse or dual_sgrad), run it
+ * or reverse mode (gradient, Jacobian, VJP; forward-over-reverse Hessian, HVP), run it
  * through its module — loaded before in this process, else from the disk cache, else generated and
  * compiled now (blocking) — and set *ran; DUAL_ERR_COMPILE when there is no compiler or the
  * module cannot be built (the message says why); under DUAL_TIER_AUTO, run it through its module

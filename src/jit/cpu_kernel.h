@@ -131,6 +131,25 @@ typedef struct dual_cpu_step2 {
   const double qa = s_.d0, qb = s_.d1, qc = s_.d2, qaa = s_.e0, qab = s_.e1, qbb = s_.e2;        \
   (void)qa, (void)qb, (void)qc;
 
+/* An op's second partials by value from its value and partials (reverse mode's
+ * forward-over-reverse, jit_source_rev.c's CPU target: a group of directions takes the d' of
+ * partials the values' sweep computed). */
+typedef struct dual_cpu_dd {
+  double e0, e1, e2;
+} dual_cpu_dd;
+#define OP(name, spelling, arity, prop, adj, flags, synopsis)                                    \
+  DUAL_INLINE dual_cpu_dd dual_cpu_rule2_##name(double a, double b, double c, double r, double d0, double d1, \
+                                                double d2) {                                     \
+    const double d[3] = {d0, d1, d2};                                                            \
+    double dd[3];                                                                                \
+    dual_rule2_##name(a, b, c, r, d, dd);                                                        \
+    dual_cpu_dd e;                                                                               \
+    e.e0 = dd[0], e.e1 = dd[1], e.e2 = dd[2];                                                    \
+    return e;                                                                                    \
+  }
+#include "dual/ops.def"
+#undef OP
+
 /* The second-order passes' products and stored entries (jit_source2.h): by default the guarded
  * ones — the interpreters' products (DUAL_TM, DUAL_TT), each stored entry's exact flags; the
  * generated point loop redefines the three around itself as the plain products and a note of
@@ -380,11 +399,14 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
  * passed none, are a sink of one element (strides 0) whose value nobody reads. */
 #define DUAL_CPU_REV_ARGS                                                                        \
   double sink_[1];                                                                               \
-  const int has_y_ = ay_ != NULL, has_d_ = ad_ != NULL;                                          \
+  const int has_y_ = ay_ != NULL, has_d_ = ad_ != NULL, has_h_ = ah_ != NULL;                    \
   double *const ry_ = has_y_ ? ay_ : sink_, *const rd_ = has_d_ ? ad_ : sink_;                   \
+  double *const rh_ = has_h_ ? ah_ : sink_;                                                      \
   const int64_t ryps_ = has_y_ ? ayps_ : 0, ryes_ = has_y_ ? ayes_ : 0;                          \
   const int64_t rdps_ = has_d_ ? adps_ : 0, rdrs_ = has_d_ ? adrs_ : 0, rdcs_ = has_d_ ? adcs_ : 0; \
-  (void)ry_, (void)ryps_, (void)ryes_, (void)rd_, (void)rdps_, (void)rdrs_, (void)rdcs_;
+  const int64_t rhps_ = has_h_ ? ahps_ : 0, rhrs_ = has_h_ ? ahrs_ : 0, rhes_ = has_h_ ? ahes_ : 0; \
+  (void)ry_, (void)ryps_, (void)ryes_, (void)rd_, (void)rdps_, (void)rdrs_, (void)rdcs_, (void)rh_, \
+      (void)rhps_, (void)rhrs_, (void)rhes_;
 /* Output b's value, flagged (reverse mode's only pass stores it). */
 #define DUAL_CPU_OUT_VALUE(b, v)                                                                 \
   st |= DUAL_FINITE_FLAGS(v);                                                                    \
@@ -396,6 +418,15 @@ DUAL_INLINE void dual_cpu_stream_put(double **out, double *carry, int *nc, const
     const double g_ = (value);                                                                   \
     st |= has_d_ ? DUAL_FINITE_FLAGS(g_) : 0;                                                    \
     rd_[(int64_t)(b) * rdrs_ + pt * rdps_ + (int64_t)(j) * rdcs_] = g_;                          \
+  }
+/* Forward-over-reverse's entries E0 and E1 (-1: none; the full layout's mirror) of output b's
+ * Hessian, or entry E0 of its HVP, flagged always (as the GPU's DUAL_JIT2_STAGE_H). */
+#define DUAL_CPU_PUT_H(b, E0, E1, value)                                                         \
+  {                                                                                              \
+    const double h_ = (value);                                                                   \
+    st |= DUAL_FINITE_FLAGS(h_);                                                                 \
+    rh_[pt * rhps_ + (int64_t)(b) * rhrs_ + (int64_t)(E0) * rhes_] = h_;                         \
+    if ((E1) >= 0) rh_[pt * rhps_ + (int64_t)(b) * rhrs_ + (int64_t)(E1) * rhes_] = h_;          \
   }
 /* a where c is nonzero, else b, for a c the point loop does not change (iteration k_'s): both
  * read, one kept by bit masks.  (A choice with a load in one arm is a masked gather, and a ?:

@@ -26,9 +26,11 @@
  * dual_sgrad's reverse-mode kernel (job->samples > 0) runs that kernel's sweeps for one sample
  * per thread, leaves the sample's value and gradient in the thread's row of shared memory
  * instead of the stager, and lets the warp fold its samples (emit_sgrad_kernel, jit_kernel.h).
- * The CPU target (first-order reverse mode: dual_jit_source_rev_cpu) writes the same sweeps with
- * the rules by value (dual_jitr_emit_step) into one pass function over a block of points
- * (dual_jitr_emit_cpu_function), guarded products only, gradient entries straight to d.
+ * The CPU target (dual_jit_source_rev_cpu) writes the same sweeps with the rules by value
+ * (dual_jitr_emit_step; forward-over-reverse's second partials through dual_cpu_rule2_<op>)
+ * into one pass function over a block of points (dual_jitr_emit_cpu_function), every group of
+ * directions in it, guarded products only, gradient entries straight to d and Hessian and HVP
+ * entries straight to h (DUAL_CPU_PUT_D, DUAL_CPU_PUT_H).
  */
 #include "jit/jit_source_rev.h"
 
@@ -245,7 +247,7 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
     if (i < info->arity) snprintf(v[i], sizeof v[i], "v%" PRId64 "%s", da[i], dual_jitr_ix(g));
     else snprintf(v[i], sizeof v[i], "0.0");
   }
-  if (g->cpu) { /* (first order only: no directions) */
+  if (g->cpu && first_order(g->job)) { /* (no directions: the value and the taped partials) */
     char res[32], dn[3][32];
     const char *part[3] = {NULL, NULL, NULL};
     snprintf(res, sizeof res, "v%" PRId64, t);
@@ -283,27 +285,41 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   for (int i = 0; lin && ph != 1 && i < info->arity; ++i)
     for (int k = 0; k < K; ++k)
       if (g->ep[(t * 3 + i) * K + k]) EMIT("    double e%" PRId64 "_%d_%d;\n", t, i, k);
-  if (ph == 2) {
+  /* the partials: d_[i] (the CPU's qa, qb, qc: jit/cpu_kernel.h's by-value rules, nothing in
+   * its point loop address-taken), then a group's from the values' phase */
+  static const char *const dg[3] = {"d_[0]", "d_[1]", "d_[2]"}, *const dc[3] = {"qa", "qb", "qc"};
+  const char *const *dq = g->cpu ? dc : dg;
+  if (ph == 2 && g->cpu) {
+    EMIT("    {\n      const double qa = d%" PRId64 "_0, qb = d%" PRId64 "_1, qc = d%" PRId64 "_2;\n"
+         "      (void)qa, (void)qb, (void)qc;\n", t, t, t);
+  } else if (ph == 2) {
     EMIT("    {\n      const double d_[3] = {d%" PRId64 "_0, d%" PRId64 "_1, d%" PRId64 "_2};\n", t, t, t);
+  } else if (g->cpu) {
+    EMIT("    {\n      DUAL_CPU_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ")\n", info->name, (unsigned)info->flags,
+         v[0], v[1], v[2], t);
   } else {
     EMIT("    {\n      double d_[3];\n");
     EMIT("      DUAL_VALUE_STEP(%s, %#x, %s, %s, %s, v%" PRId64 ", d_, st)\n", info->name,
          (unsigned)info->flags, v[0], v[1], v[2], t);
   }
-  for (int i = 0; i < nd; ++i) EMIT("      d%" PRId64 "_%d = d_[%d];\n", t, i, i);
+  for (int i = 0; i < nd; ++i) EMIT("      d%" PRId64 "_%d = %s;\n", t, i, dq[i]);
   if (ph == 1) {
     EMIT("    }\n");
     return;
   }
-  if (lin)
+  if (lin && g->cpu)
+    EMIT("      const dual_cpu_dd dd_ = dual_cpu_rule2_%s(%s, %s, %s, v%" PRId64 ", qa, qb, qc);\n", info->name,
+         v[0], v[1], v[2], t);
+  else if (lin)
     EMIT("      double dd_[3];\n      dual_rule2_%s(%s, %s, %s, v%" PRId64 ", d_, dd_);\n", info->name,
          v[0], v[1], v[2], t);
   if (tangents) {
     const int any = u[0] || u[1] || u[2];
-    if (any && (info->prop == DUAL_PROP_MUL))
+    if (g->cpu) { /* (qa, qb, qc are the rule's partials: for MUL the operands, as below) */
+    } else if (any && (info->prop == DUAL_PROP_MUL))
       EMIT("      const double qa = %s, qb = %s, qc = 0.0;\n", v[1], v[0]);
     else if (any) EMIT("      const double qa = d_[0], qb = d_[1], qc = d_[2];\n");
-    if (any) EMIT("      (void)qa, (void)qb, (void)qc;\n");
+    if (any && !g->cpu) EMIT("      (void)qa, (void)qb, (void)qc;\n");
     for (int k = 0; k < K; ++k) {
       if (!g->tp[t * K + k]) continue;
       char tn[3][48];
@@ -322,7 +338,8 @@ void dual_jitr_emit_compute(genr *g, const uint32_t *w, int64_t t) {
   /* d' = d2 . t of each operand's partial (interp_rev.h): -0.0 plus the terms of the operands a
    * and b present in the lane (a third operand's d' has none) */
   for (int i = 0; lin && i < info->arity; ++i) {
-    const char *q1 = i == 0 ? "dd_[0]" : "dd_[1]", *q2 = i == 0 ? "dd_[1]" : "dd_[2]";
+    const char *q1 = g->cpu ? (i == 0 ? "dd_.e0" : "dd_.e1") : i == 0 ? "dd_[0]" : "dd_[1]";
+    const char *q2 = g->cpu ? (i == 0 ? "dd_.e1" : "dd_.e2") : i == 0 ? "dd_[1]" : "dd_[2]";
     for (int k = 0; k < K; ++k) {
       if (!g->ep[(t * 3 + i) * K + k]) continue;
       EMIT("      e%" PRId64 "_%d_%d = -0.0", t, i, k);
@@ -451,7 +468,13 @@ static void emit_lane_store(genr *g, int s, int64_t j, int k, int expect) {
   const int64_t dir = g->k0 < 0 ? -1 : g->k0 + k;
   int64_t e0, e1;
   DUAL_FOR_ENTRIES(dir, j, n, packed, e0, e1)
-  if (e0 < 0) return;
+  if (e0 < 0 || (expect && g->cpu)) return; /* (the CPU's stores go straight to h) */
+  if (g->cpu) {
+    char name[DEFER_CAP + 64];
+    acc_copy(g, acc_in(g, j, k), name, sizeof name);
+    EMIT("    DUAL_CPU_PUT_H(%d, %" PRId64 ", %" PRId64 ", %s)\n", s, e0, e1, name);
+    return;
+  }
   if (expect) {
     dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e0);
     if (e1 >= 0) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_H, s, e1);
@@ -472,11 +495,13 @@ void dual_jitr_emit_input_stores(genr *g, int s, int store_grad, int64_t j, int 
     if (!expect) EMIT("    DUAL_JIT2_SGRAD_PUT(%" PRId64 ", %s)\n", g->prog->n_out + s * g->prog->n_in + j, name);
     return;
   }
-  if (g->direct || g->cpu) { /* a looped module, or the CPU's: straight to d */
+  if (g->direct || g->cpu) { /* a looped module, or the CPU's: straight to d (and h) */
     char name[DEFER_CAP + 64];
     acc_copy(g, acc_in(g, j, -1), name, sizeof name);
     if (!expect && store_grad)
       EMIT("    %s(%d, %" PRId64 ", %s)\n", g->cpu ? "DUAL_CPU_PUT_D" : "DUAL_JIT2_PUT_D", s, j, name);
+    for (int k = 0; g->cpu && !expect && k < g->K; ++k)
+      if (!g->early[j * g->K + k]) emit_lane_store(g, s, j, k, 0);
     return;
   }
   if (store_grad && expect) dual_jit_stager_expect(&g->stage, DUAL_JIT_STAGE_D, s, j);
@@ -836,9 +861,8 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
     snprintf(why, (size_t)why_cap, "mode %d has no reverse-mode kernel", job->mode);
     return NULL;
   }
-  if (cpu && (!first_order(job) || job->samples > 0)) {
-    snprintf(why, (size_t)why_cap, "the CPU tier's reverse mode is first order (a gradient, Jacobian or VJP), "
-             "not mode %d%s", job->mode, job->samples > 0 ? " of dual_sgrad" : "");
+  if (cpu && job->samples > 0) { /* (dual_sgrad's samples come to the CPU tier one by one as gradients) */
+    snprintf(why, (size_t)why_cap, "the CPU tier has no dual_sgrad kernel of mode %d", job->mode);
     return NULL;
   }
   const dual_program *prog = job->prog;
@@ -958,13 +982,15 @@ static char *generate(const dual_job *job, int cpu, int min_blocks, int *npass, 
   if (planned && cpu) { /* the header, the block from the arrays the function declares */
     char *fn = dual_strbuf_take(&g->out);
     const int64_t names = g->ndecl;
-    EMIT("/* dualbatch compiled CPU tier, generator %d, reverse mode: %" PRId64 " instructions, mode %d%s */\n"
+    EMIT("/* dualbatch compiled CPU tier, generator %d, %s: %" PRId64 " instructions, mode %d%s */\n"
          "#define DUAL_CPU_BLK %d\n#define DUAL_CPU_LOADS_FLAGGED 1\n%s#include \"jit/cpu_kernel.h\"\n"
          "const int dual_cpu_block = DUAL_CPU_BLK;\n%s",
-         DUAL_JIT_GENERATOR_VERSION, prog->n_instr, job->mode, looped ? ", looped" : segmented ? ", segmented" : "",
+         DUAL_JIT_GENERATOR_VERSION, first_order(job) ? "reverse mode" : "forward-over-reverse", prog->n_instr,
+         job->mode, looped ? ", looped" : segmented ? ", segmented" : "",
          cpu_block(looped || segmented, looped ? prog->n_in : 0, names),
          /* (a looped module's loop bodies hold its uses once: inlined) */
-         !looped && dual_jit_cpu_outline(prog, segmented ? 2 : 1) ? DUAL_CPU_OUTLINE_LINE : "", fn != NULL ? fn : "");
+         !looped && dual_jit_cpu_outline(prog, first_order(job) ? 1 + segmented : 1 + groups_total(job))
+             ? DUAL_CPU_OUTLINE_LINE : "", fn != NULL ? fn : "");
     if (fn == NULL) g->out.failed = 1;
     free(fn);
   }

@@ -77,9 +77,10 @@ int64_t dual_jit_rev_sums(const dual_job *job);
 char *dual_jit_source_rev(const dual_job *job, int min_blocks, int *npass, char *why, int64_t why_cap);
 
 /* The CPU compiled tier's reverse mode (issue 21): the same sweeps as C for one pass function
- * (jit/cpu_kernel.h's dual_cpu_p0) over a block of points, for a gradient, Jacobian or VJP (not
- * forward-over-reverse or dual_sgrad) within the rules above, with DUAL_CPU_REV_STRAIGHT_MAX for
- * the straight-line one.  A straight-line module runs its sweeps in one `omp simd` loop over the
+ * (jit/cpu_kernel.h's dual_cpu_p0) over a block of points, for a gradient, Jacobian or VJP, or
+ * forward-over-reverse Hessians and HVPs (all groups of directions in the one function; not
+ * dual_sgrad's kernel) within the rules above, with DUAL_CPU_REV_STRAIGHT_MAX for
+ * the straight-line first-order one.  A straight-line module runs its sweeps in one `omp simd` loop over the
  * block, every value a local; a longer program of one sweep is looped when made of runs
  * (jit_rev_loops.c: each straight piece and each iteration of a loop an `omp simd` loop over the
  * block, the values crossing them in block arrays), else segmented (jit_rev_segments.c: each
