@@ -286,6 +286,53 @@ typedef double dual_cpu_nt_v2 __attribute__((vector_size(16), aligned(8), may_al
     }                                                                                            \
     for (int z_ = 0; z_ < (NNZ); ++z_) rows_[(NZ)[2 * z_]] = 0.0;                                \
   }
+/* A streamed pass's point i_ whole (ME = M x KC entries, a multiple of 8: DUAL_CPU_CAN_STREAM8),
+ * 8 entries a vector where the row reaches a 64-byte boundary: the first h8_ entries (up to the
+ * boundary; every point's row has the same offset, its rows back to back) and the last ones
+ * plain, each vector between composed in a register from its present entries and stored
+ * non-temporal — no row buffer to fill, copy and clear: kin's Jacobian (181 present entries of
+ * 1024) in bench_cpu on the 2-core AMD EPYC development machine (2026-11-30) 1.19x on 1 thread,
+ * 1.16x on 2, where the copy-out had taken half of the pass function's samples (perf).
+ * DUAL_CPU_ROWS8_BEGIN cuts the pass's
+ * present entries (NNZ (entry, slot) pairs of NZ, by entry) at the block's offset: vector c
+ * holds pairs cs8_[c] .. cs8_[c + 1] - 1 of cp8_ (entry in the vector, slot).  AVX-512 with gcc
+ * only (dual_cpu_nt_v8); elsewhere DUAL_CPU_ROWS. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#define DUAL_CPU_CAN_STREAM8(ME) (stream_ && (ME) % 8 == 0)
+#define DUAL_CPU_ROWS8_BEGIN(ME, NNZ, NZ)                                                        \
+  int32_t cs8_[(ME) / 8 + 1], cp8_[2 * (NNZ) + 2];                                               \
+  int h8_ = 0, nc8_ = 0;                                                                         \
+  if (stream8_) {                                                                                \
+    h8_ = (int)((8u - (((uintptr_t)(ad_ + p0 * adps_) >> 3) & 7u)) & 7u);                        \
+    nc8_ = ((ME) - h8_) / 8;                                                                     \
+    int z_ = 0, n_ = 0;                                                                          \
+    while (z_ < (NNZ) && (NZ)[2 * z_] < h8_) ++z_;                                               \
+    for (int c_ = 0; c_ < nc8_; ++c_) {                                                          \
+      cs8_[c_] = n_;                                                                             \
+      for (; z_ < (NNZ) && (NZ)[2 * z_] < h8_ + 8 * c_ + 8; ++z_, ++n_)                          \
+        cp8_[2 * n_] = (NZ)[2 * z_] - (h8_ + 8 * c_), cp8_[2 * n_ + 1] = (NZ)[2 * z_ + 1];       \
+    }                                                                                            \
+    cs8_[nc8_] = n_;                                                                             \
+  }                                                                                              \
+  (void)cs8_, (void)cp8_;
+#define DUAL_CPU_ROWS8(ME, DS)                                                                   \
+  {                                                                                              \
+    double *o_ = ad_ + (p0 + i_) * adps_;                                                        \
+    for (int e_ = 0; e_ < h8_; ++e_) o_[e_] = (DS)[e_] >= 0 ? stage_[(int64_t)(DS)[e_] * DUAL_CPU_BLK + i_] : 0.0; \
+    for (int c_ = 0; c_ < nc8_; ++c_) {                                                          \
+      dual_cpu_nt_v8 v_ = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};                              \
+      for (int z_ = cs8_[c_]; z_ < cs8_[c_ + 1]; ++z_)                                           \
+        v_[cp8_[2 * z_]] = stage_[(int64_t)cp8_[2 * z_ + 1] * DUAL_CPU_BLK + i_];                \
+      __builtin_ia32_movntpd512(o_ + h8_ + 8 * c_, v_);                                          \
+    }                                                                                            \
+    for (int e_ = h8_ + 8 * nc8_; e_ < (ME); ++e_)                                               \
+      o_[e_] = (DS)[e_] >= 0 ? stage_[(int64_t)(DS)[e_] * DUAL_CPU_BLK + i_] : 0.0;              \
+  }
+#else
+#define DUAL_CPU_CAN_STREAM8(ME) 0
+#define DUAL_CPU_ROWS8_BEGIN(ME, NNZ, NZ)
+#define DUAL_CPU_ROWS8(ME, DS) {}
+#endif
 #define DUAL_CPU_ROWS_END                                                                        \
   if (stream_) {                                                                                 \
     for (int j_ = 0; j_ < nnt_; ++j_) *out_++ = nt_[j_];                                         \

@@ -519,12 +519,19 @@ static int emit_pass_cpu(gen *g, const dual_plan_instr *recs, int mode, int widt
   else EMIT("  const int stream_ = 0;\n  (void)stream;\n");
   if (rows) EMIT("  DUAL_CPU_ROWS_BEGIN(%d)\n", m * ps.kc);
   else EMIT("  (void)stream_;\n");
+  if (whole && rows && ((int64_t)m * ps.kc) % 8 == 0)
+    EMIT("  const int stream8_ = DUAL_CPU_CAN_STREAM8(%d);\n  DUAL_CPU_ROWS8_BEGIN(%d, %d, dual_cpu_nz_p%d)\n", m * ps.kc,
+         m * ps.kc, nnz, pass);
   EMIT("  for (int64_t i_ = 0; i_ < nb; ++i_) {\n    int st = st_[i_];\n");
   if (has_lin)
     EMIT("    if (DUAL_CPU_BAD_POINT(i_)) st = dual_cpu_guarded_p%d(A, p0 + i_, stage_, i_%s);\n", pass,
          nseg > 1 ? ", scratch" : "");
   if (ps.first) EMIT("    DUAL_CPU_COPY_Y(%d, dual_cpu_ys_p%d)\n", m, pass);
-  if (rows) {
+  const int by8 = whole && rows && ((int64_t)m * ps.kc) % 8 == 0; /* (DUAL_CPU_ROWS8) */
+  if (by8)
+    EMIT("    if (stream8_) DUAL_CPU_ROWS8(%d, dual_cpu_ds_p%d)\n    else DUAL_CPU_ROWS(%d, %d, %d, "
+         "%d, dual_cpu_nz_p%d)\n", m * ps.kc, pass, m, ps.kc, ps.c0, nnz, pass);
+  else if (rows) {
     EMIT("    DUAL_CPU_ROWS(%d, %d, %d, %d, dual_cpu_nz_p%d)\n", m, ps.kc, ps.c0, nnz, pass);
   } else if (ps.kc > 0) {
     EMIT("    DUAL_CPU_COPY_D(%d, %d, %d, dual_cpu_ds_p%d)\n", m, ps.kc, ps.c0, pass);
