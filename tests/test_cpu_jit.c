@@ -772,9 +772,10 @@ Test(cpu_jit, auto_compiles_a_product_once_it_is_hot) {
   cr_assert_eq(dual_test_remove_dir(dir), 0);
 }
 
-/* A module whose source is over DUAL_CPU_JIT_MAX_SOURCE (the values of a sum of 40,000 sines:
- * 160,000 instructions) is declined: DUAL_ERR_COMPILE naming the rule under the compile tier;
- * under AUTO the interpreter, with nothing compiled or cached. */
+/* A module whose source is over DUAL_CPU_JIT_MAX_SOURCE (the values of a sum of 20,000 sines:
+ * 100,000 instructions, declined once written; of 60,000, before) is declined: DUAL_ERR_COMPILE
+ * naming the rule under the compile tier; under AUTO the interpreter, with nothing compiled or
+ * cached. */
 Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   need_cc();
   char dir[] = "/tmp/dualbatch-test-cpujit-rule-XXXXXX";
@@ -784,15 +785,24 @@ Test(cpu_jit, a_module_over_the_source_rule_is_declined) {
   cr_assert_eq(dual_context_set_knob(aut, DUAL_KNOB_CPU_JIT_AFTER_MS, 0), DUAL_SUCCESS); /* (at once) */
   cr_assert_eq(dual_context_set_cache_dir(comp, dir), DUAL_SUCCESS);
   dual_program *big = NULL;
-  cr_assert_eq(dual_program_compile(comp, "input x[2]\noutput f = sum(i in 0..40000, sin(x[0] * i + x[1]))\n", "big", &big),
+  cr_assert_eq(dual_program_compile(comp, "input x[2]\noutput f = sum(i in 0..20000, sin(x[0] * i + x[1]))\n", "big", &big),
                DUAL_SUCCESS, "%s", dual_context_last_error(comp));
-  cr_assert_gt(big->n_instr, 100000);
+  cr_assert(big->n_instr > 50000 && big->n_instr * 24 < DUAL_CPU_JIT_MAX_SOURCE);
   enum { B = 40 };
   uint64_t rng = 5;
   double *x = random_array(&rng, B * 2, 0.5, 1.5), y[B], want[B];
   cr_assert_eq(dual_eval(comp, big, B, x, 2, NULL, 0, y, 1, NULL), DUAL_ERR_COMPILE);
-  cr_assert(strstr(dual_context_last_error(comp), "over the CPU tier's rule") != NULL, "%s",
-            dual_context_last_error(comp));
+  cr_assert(strstr(dual_context_last_error(comp), "over the CPU tier's rule") != NULL &&
+                strstr(dual_context_last_error(comp), "would take over") == NULL, /* (written, then declined) */
+            "%s", dual_context_last_error(comp));
+  /* a larger one is declined before its source is written (24 bytes an instruction at least) */
+  dual_program *bigger = NULL;
+  cr_assert_eq(dual_program_compile(comp, "input x[2]\noutput f = sum(i in 0..60000, sin(x[0] * i + x[1]))\n", "bigger",
+                                    &bigger), DUAL_SUCCESS, "%s", dual_context_last_error(comp));
+  cr_assert_gt(bigger->n_instr * 24, DUAL_CPU_JIT_MAX_SOURCE);
+  cr_assert_eq(dual_eval(comp, bigger, B, x, 2, NULL, 0, y, 1, NULL), DUAL_ERR_COMPILE);
+  cr_assert(strstr(dual_context_last_error(comp), "would take over") != NULL, "%s", dual_context_last_error(comp));
+  dual_program_destroy(&bigger);
   cr_assert_eq(dual_context_set_tier(comp, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
   cr_assert_eq(dual_eval(comp, big, B, x, 2, NULL, 0, want, 1, NULL), DUAL_SUCCESS);
   for (int r = 0; r < 3; ++r) {
