@@ -693,8 +693,9 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
     }
   }
   if (st == DUAL_SUCCESS && cpu) {
-    /* the block: points a call of a pass function takes, as many as keep the largest pass's
-     * stage within DUAL_CPU_JIT_STAGE_BYTES (at least 8) */
+    /* the passes first (each plans its segments), then the header: the block, as many points as
+     * keep the largest pass's stage within DUAL_CPU_JIT_STAGE_BYTES and its checkpoints within
+     * DUAL_CPU_JIT_CHECKPOINT_BYTES (at least 8), and the scratch the checkpoints take */
     int32_t most = 1;
     int64_t most_ck = 0, segmented = 0; /* the largest pass's checkpoint slots; passes cut */
     for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass) {
@@ -705,11 +706,12 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
       const dual_plan_instr *pr = recs + (size_t)pass * (size_t)prog->n_instr;
       const int32_t n = stage_slots(g, &ps, pr, prog->n_instr);
       most = n > most ? n : most;
-      if (prog->n_instr + dual_jit_lane_sums(pr, prog->n_instr) <= DUAL_CPU_FWD_STRAIGHT_MAX) continue;
-      st = prepare_pass(g, pr, width, why, why_cap); /* (a pass that may be cut: its plan) */
-      if (st == DUAL_SUCCESS && plan_segments(g, pr) > 1) ++segmented;
+      st = emit_pass_cpu(g, pr, mode, width, pass, why, why_cap);
+      segmented += g->nseg > 1;
       most_ck = g->nck > most_ck ? g->nck : most_ck;
     }
+    char *passes_src = dual_strbuf_take(&g->out);
+    memset(&g->out, 0, sizeof g->out);
     int blk = DUAL_CPU_JIT_BLOCK;
     while (blk > 8 && ((int64_t)most * blk * 8 > DUAL_CPU_JIT_STAGE_BYTES ||
                        most_ck * blk * 8 > DUAL_CPU_JIT_CHECKPOINT_BYTES))
@@ -720,8 +722,12 @@ static char *generate(const dual_program *prog, int mode, int width, int npass, 
          DUAL_JIT_GENERATOR_VERSION, prog->n_instr, mode, width, npass, segmented ? ", segmented" : "", blk,
          dual_jit_cpu_outline(prog, npass) ? DUAL_CPU_OUTLINE_LINE : "");
     if (most_ck > 0) EMIT("const int64_t " DUAL_CPU_JIT_SCRATCH_NAME " = %" PRId64 ";\n", most_ck * blk * 8);
-    for (int pass = 0; pass < npass && st == DUAL_SUCCESS; ++pass)
-      st = emit_pass_cpu(g, recs + (size_t)pass * (size_t)prog->n_instr, mode, width, pass, why, why_cap);
+    EMIT("%s", passes_src != NULL ? passes_src : "");
+    if (passes_src == NULL && st == DUAL_SUCCESS) {
+      snprintf(why, (size_t)why_cap, "out of memory generating kernel source");
+      st = DUAL_ERR_NO_MEMORY;
+    }
+    free(passes_src);
   } else if (st == DUAL_SUCCESS) {
     EMIT("// dualbatch compiled tier, generator %d: %" PRId64 " instructions, mode %d, width %d, "
          "%d passes%s\n",
