@@ -626,7 +626,7 @@ Test(lang_limits, long_flat_expressions_do_not_recurse) {
 }
 
 Test(lang_limits, unrolled_work_vector_length_and_literals) {
-  const char *work[] = {"steps (limit)", "<input>:2:1:", NULL};
+  const char *work[] = {"steps (the limit for a source of", "<input>:2:1:", NULL};
   expect_fail("input x\nfor i in 0..4000000000 { }\noutput y = x\n", DUAL_ERR_LIMIT, work);
   expect_fail("input x\nfor i in 0..100000 { for j in 0..100000 { } }\noutput y = x\n",
               DUAL_ERR_LIMIT, work);
@@ -635,6 +635,48 @@ Test(lang_limits, unrolled_work_vector_length_and_literals) {
   EXPECT_ERROR("input x[2]\noutput y = x[99999999999999999999]\n", "2:14",
                "magnitude at most 2^53");
   EXPECT_ERROR("input x\noutput y = 1e400 + x\n", "too large");
+}
+
+/* Issue 22: a 64-byte source unrolled a billion-iteration loop up to the global node limit
+ * (4,000,000 nodes, seconds and ~190 MB).  The budget grows with the source: 65,536 nodes plus
+ * 4,096 a byte, so this text (64 bytes) stops at 65,536 + 64 * 4,096 = 327,680. */
+Test(lang_limits, work_is_bounded_per_source_byte) {
+  const char *src = "input x\noutput f\nf = 0\nfor i in 0..1000000000 { f += sin(x*i) }\n";
+  cr_assert_eq(strlen(src), 64);
+  const char *nodes[] = {"more than 327680 operations (the limit for a source of 64 bytes)",
+                         "<input>:4:1:", NULL};
+  expect_fail(src, DUAL_ERR_LIMIT, nodes);
+  /* a longer text has a larger budget: 4,096 more nodes for each byte */
+  const char *src2 = "input x\noutput f\nf = 0\nfor i in 0..1000000000 { f += sin(x*i) } # pad\n";
+  const char *nodes2[] = {"more than 352256 operations (the limit for a source of 70 bytes)", NULL};
+  expect_fail(src2, DUAL_ERR_LIMIT, nodes2);
+  /* empty iterations count as steps: 1,048,576 + 65,536 a byte (48 bytes: 4,194,304) */
+  const char *steps[] = {"more than 4194304 steps (the limit for a source of 48 bytes)", NULL};
+  expect_fail("input x\nfor i in 0..4000000000 { }\noutput y = x\n", DUAL_ERR_LIMIT, steps);
+  /* the budget admits what a short text legitimately asks for: 60,000 iterations of a body */
+  dual_program *p = compile_ok("input x[2]\noutput f = sum(i in 0..60000, sin(x[0] * i + x[1]))\n");
+  cr_assert_gt(dual_program_num_instructions(p), 180000);
+  dual_program_destroy(&p);
+}
+
+/* Issue 22: after the first error the result is never built, so loops are no longer unrolled:
+ * the nested loops below would exceed every limit (10^12 iterations) if they were. */
+Test(lang_limits, loops_after_an_error_are_not_unrolled) {
+  const char *big = "for i in 0..1000000 { for j in 0..1000000 { f += x * i } }\n";
+  char src[256];
+  snprintf(src, sizeof src, "input x\noutput f\nf = 0 +\n%s", big); /* a syntax error first */
+  const char *syntax[] = {"expected an expression", NULL};
+  expect_fail(src, DUAL_ERR_SYNTAX, syntax);
+  snprintf(src, sizeof src, "input x\noutput f\nf = y\n%s", big); /* a semantic error first */
+  const char *undeclared[] = {"undeclared name 'y'", NULL};
+  expect_fail(src, DUAL_ERR_SYNTAX, undeclared);
+  /* the body is still checked once: its own error is reported */
+  snprintf(src, sizeof src, "input x\noutput f\noutput g\nf = y\nfor i in 0..1000000 { g = x + z }\n");
+  const char *both[] = {"undeclared name 'y'", "undeclared name 'z'", NULL};
+  expect_fail(src, DUAL_ERR_SYNTAX, both);
+  /* a later iteration's error still surfaces when the program had none before it */
+  const char *late[] = {"index 3 is out of bounds", "(when i = 3)", NULL};
+  expect_fail("input x\noutput f[3]\nfor i in 0..1000000 { f[i] = x }\n", DUAL_ERR_SYNTAX, late);
 }
 
 Test(lang_limits, long_lines_give_bounded_messages) {

@@ -25,7 +25,9 @@ typedef struct lower {
   int failed;      /* the current statement has an error: everything else is silent */
   int fatal;       /* stop lowering: builder error, limit, OOM, too many errors */
   int oom;
-  int64_t work;     /* unrolling steps taken */
+  int64_t work;      /* unrolling steps taken */
+  int64_t max_work;  /* the step budget of this source (common.h) */
+  int64_t max_nodes; /* the node budget of this source */
   int32_t stmt_tok; /* first token of the statement being lowered */
   int32_t top_tok;  /* first token of the top-level statement being lowered */
 } lower;
@@ -46,7 +48,7 @@ int32_t lw_unset(lower *L, int32_t t, const char *what, const char *name, int32_
 /* Undeclared name or unknown function, with a "did you mean" suggestion. */
 int32_t lw_unknown(lower *L, int32_t t, int is_call);
 
-/* Count `units` of unrolling work; 0 (fatal error reported) past LANG_MAX_WORK. */
+/* Count `units` of unrolling work; 0 (fatal error reported) past the source's budget. */
 int lw_tick(lower *L, int64_t units);
 
 /* Builder calls; LANG_POISON when an argument is poison or the statement already failed.

@@ -252,6 +252,13 @@ static void lower_for(lower *L, const lang_stmt *st) {
   int32_t yi = lower_push_loop_var(L, st->name_tok, lo);
   if (yi < 0) return;
   for (int64_t i = lo; i < hi && !L->fatal; ++i) {
+    /* Once the compilation has an error its result is never built: later iterations would only
+     * repeat the body's diagnostics, so a loop's body is checked once (its first iteration);
+     * values the skipped iterations would have assigned are then unknown, not errors. */
+    if (i > lo && L->diag->count > 0) {
+      L->quiet_unset = 1;
+      break;
+    }
     if (!lw_tick(L, 1)) break;
     L->scope.sym[yi].loop_value = i;
     lower_stmts(L, st->body, 0);
@@ -336,6 +343,10 @@ int lang_lower(const lang_source *src, const lang_tokens *toks, const lang_stmt 
   L->ctx = dual_builder_context(b);
   L->diag = diag;
   L->quiet_unset = syntax_errors > 0;
+  L->max_work = LANG_WORK_BASE + (int64_t)src->len * LANG_WORK_PER_BYTE;
+  if (L->max_work > LANG_MAX_WORK) L->max_work = LANG_MAX_WORK;
+  L->max_nodes = LANG_NODES_BASE + (int64_t)src->len * LANG_NODES_PER_BYTE;
+  if (L->max_nodes > LANG_MAX_NODES) L->max_nodes = LANG_MAX_NODES;
   lang_scope_init(&L->scope);
   lower_stmts(L, prog, 1);
   if (!L->fatal && !L->quiet_unset) {

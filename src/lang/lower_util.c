@@ -107,21 +107,23 @@ static void limit_error(lower *L, const char *msg) {
 
 int lw_tick(lower *L, int64_t units) {
   L->work += units;
-  if (L->work <= LANG_MAX_WORK) return !L->fatal;
-  char msg[160];
+  if (L->work <= L->max_work) return !L->fatal;
+  char msg[200];
   snprintf(msg, sizeof msg,
-           "unrolling the program takes more than %lld steps (limit); reduce the loop ranges",
-           (long long)LANG_MAX_WORK);
+           "unrolling the program takes more than %lld steps (the limit for a source of %d bytes); "
+           "reduce the loop ranges",
+           (long long)L->max_work, (int)L->src->len);
   limit_error(L, msg);
   return 0;
 }
 
 static int check_nodes(lower *L) {
-  if (dual_builder_node_count(L->b) <= LANG_MAX_NODES) return 1;
-  char msg[160];
+  if (dual_builder_node_count(L->b) <= L->max_nodes) return 1;
+  char msg[200];
   snprintf(msg, sizeof msg,
-           "the unrolled program has more than %lld operations (limit); reduce the loop ranges",
-           (long long)LANG_MAX_NODES);
+           "the unrolled program has more than %lld operations (the limit for a source of %d "
+           "bytes); reduce the loop ranges",
+           (long long)L->max_nodes, (int)L->src->len);
   limit_error(L, msg);
   return 0;
 }
