@@ -190,6 +190,20 @@ int dual_program_validate(const dual_program *p, char *msg, int64_t cap) {
   }
   for (int32_t j = 0; j < p->n_out; ++j)
     if (!written[j]) INVALID("output %d is never written", (int)j);
+  /* The header's register counts size every evaluation's scratch (registers x width x rows), so
+   * they must be what the code needs: each register, active and passive, written by some
+   * instruction.  Otherwise a small file could claim 2^24 registers and reserve gigabytes. */
+  for (uint32_t r = 0; r < nregs; ++r)
+    if (!defined[r]) {
+      uint32_t used_act = 0, used = 0;
+      for (uint32_t q = 0; q < nregs; ++q) {
+        used_act += q < nact && defined[q];
+        used += defined[q];
+      }
+      INVALID("the header claims %d registers (%d active) but the code writes %u (%u active); "
+              "register %u is never written",
+              (int)p->n_regs, (int)p->n_active, used, used_act, r);
+    }
 done:
   free(defined);
   free(written);

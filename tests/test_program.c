@@ -231,6 +231,39 @@ Test(program, validator_accepts_valid_and_rejects_each_violation) {
   const uint32_t twice[] = {W0(DUAL_OP_LDX, 0), 0, 0, 0, W0(DUAL_OP_OUT, 0), 0, 0, 0,
                             W0(DUAL_OP_OUT, 0), 0, 0, 0};
   expect_invalid(1, 1, 1, 3, twice, "written twice");
+  /* issue 22: the header's register counts must be what the code writes (they size scratch) */
+  expect_invalid(1, 5, 2, 3, ok, "claims 5 registers (2 active) but the code writes 2 (2 active)");
+  expect_invalid(1, 3, 3, 3, ok, "register 2 is never written");
+}
+
+/* Issue 22: a 3.5 KB program file whose header claimed 16,777,215 registers while its code used
+ * 22 validated, and a 3-point evaluation then asked for ~32 GiB.  The header is outside the
+ * checksum, so the loader's validator is what must refuse it. */
+Test(program, loader_rejects_a_header_claiming_more_registers_than_the_code_writes) {
+  dual_program *prog = small_program();
+  int32_t regs = dual_program_num_registers(prog);
+  int64_t size = 0;
+  cr_assert_eq(dual_program_save(ctx, prog, NULL, 0, &size), 0);
+  unsigned char *buf = malloc((size_t)size);
+  cr_assert_eq(dual_program_save(ctx, prog, buf, size, &size), 0);
+  const int32_t claims[] = {16777215, 1 << 20, regs + 1};
+  for (int k = 0; k < 3; ++k) {
+    for (int i = 0; i < 4; ++i) buf[24 + i] = (unsigned char)((uint32_t)claims[k] >> (8 * i));
+    dual_program *p = NULL;
+    cr_assert_eq(dual_program_load(ctx, buf, size, &p), DUAL_ERR_INVALID_PROGRAM, "claim %d", claims[k]);
+    cr_assert_null(p);
+    char want[64];
+    snprintf(want, sizeof want, "the header claims %d registers", claims[k]);
+    cr_assert_not_null(strstr(dual_context_last_error(ctx), want), "%s", dual_context_last_error(ctx));
+  }
+  /* the true count still loads */
+  for (int i = 0; i < 4; ++i) buf[24 + i] = (unsigned char)((uint32_t)regs >> (8 * i));
+  dual_program *p = NULL;
+  cr_assert_eq(dual_program_load(ctx, buf, size, &p), 0, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_program_num_registers(p), regs);
+  dual_program_destroy(&p);
+  free(buf);
+  dual_program_destroy(&prog);
 }
 
 static uint64_t seed = 99;
