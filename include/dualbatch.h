@@ -117,7 +117,11 @@ typedef enum dual_device {
  * and GPU query the devices (the first GPU evaluation then creates the context's streams, memory
  * pool and pinned staging buffers, kept until destroy).  On failure *ctx is NULL, except for
  * DUAL_ERR_NO_DEVICE where *ctx is a usable CPU context holding the message (so the caller can
- * read it) that must still be destroyed. */
+ * read it) that must still be destroyed.
+ * A NULL context: every function that takes one and returns a status returns DUAL_ERR_ARGUMENT
+ * (with nowhere to put a message) and sets its output pointers (*prog, *b) to NULL; the getters
+ * return neutral values (DUAL_DEVICE_CPU, DUAL_AD_FORWARD, DUAL_TIER_INTERPRET, knob 0, note "",
+ * error "no context"); dual_context_destroy ignores it. */
 int dual_context_create(dual_context **ctx, int device);
 void dual_context_destroy(dual_context **ctx);
 
@@ -178,7 +182,11 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
  * of the memory free when the pool is first used).  Host-memory batches larger than the pool are
  * split into chunks; results do not depend on the chunking.  On the CPU it bounds the reverse-mode
  * workspaces of all threads together (0 = 1 GiB); past it the sweeps are checkpointed
- * (dual_context_set_ad_mode). */
+ * (dual_context_set_ad_mode).  A limit is 0 or at least DUAL_MEMORY_LIMIT_MIN bytes (else
+ * DUAL_ERR_ARGUMENT); a CPU evaluation whose limit leaves a thread less than one block of 16
+ * points (128 bytes) returns DUAL_ERR_ARGUMENT; one that leaves too little for the program's tape
+ * returns DUAL_ERR_NO_MEMORY. */
+#define DUAL_MEMORY_LIMIT_MIN 1024
 int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes);
 
 /* Number of CPU threads (OpenMP) used by evaluations; 0 (default) = all available cores. */
@@ -271,15 +279,19 @@ int dual_context_last_tier(const dual_context *ctx);
 /* The compiled tier's disk cache directory (a copy of `dir` is kept; NULL or "" = the default:
  * $DUALBATCH_CACHE_DIR, else $XDG_CACHE_HOME/dualbatch, else ~/.cache/dualbatch).  Entries are
  * named by a SHA-256 of everything that decides the kernel's bits, written atomically, created
- * private (0700) and checked on every load; an unusable directory only costs the cache (the
- * kernel is still compiled and kept in memory). */
+ * private (0700) and checked on every load (a directory that another user owns or can write,
+ * or below one that is, is not used; an entry must be yours, unlinked elsewhere, and carry the
+ * HMAC tag of the directory's secret: README "The cache directory is code the library runs");
+ * an unusable directory only costs the cache (the kernel is still compiled and kept in memory;
+ * an untrusted one is named in dual_context_last_note). */
 int dual_context_set_cache_dir(dual_context *ctx, const char *dir);
 /* The directory in use (written into buf like snprintf), its entry count and total bytes (either
- * pointer may be NULL).  A missing directory is an empty cache. */
+ * pointer may be NULL).  A missing directory is an empty cache; one that fails the trust checks
+ * returns DUAL_ERR_IO saying why. */
 int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t *entries,
                              int64_t *bytes);
-/* Remove every entry of the cache directory (other files are left); *removed (may be NULL) gets
- * the count.  Kernels already loaded in this process stay usable. */
+/* Remove every entry of the cache directory and its secret (other files are left); *removed
+ * (may be NULL) gets the count of entries.  Kernels already loaded in this process stay usable. */
 int dual_context_cache_clear(dual_context *ctx, int64_t *removed);
 
 /* Tuning knobs, for benchmarks and diagnosis: the defaults are the measured best (the rules in

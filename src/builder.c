@@ -125,6 +125,7 @@ static int builder_fail(dual_builder *b, int status, const char *fmt, const char
 int dual_builder_create(dual_context *ctx, dual_builder **out) {
   if (out == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_builder_create: out is NULL");
   *out = NULL;
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   dual_builder *b = (dual_builder *)calloc(1, sizeof *b);
   if (b == NULL) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating a builder");
   b->ctx = ctx;

@@ -87,6 +87,7 @@ static void write_program(wbuf *w, const dual_program *p) {
 
 int dual_program_save(dual_context *ctx, const dual_program *prog, void *buf, int64_t cap,
                       int64_t *size) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (prog == NULL || size == NULL)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_save: program or size is NULL");
   wbuf count = {NULL, 0};
@@ -102,6 +103,7 @@ int dual_program_save(dual_context *ctx, const dual_program *prog, void *buf, in
 }
 
 int dual_program_save_file(dual_context *ctx, const dual_program *prog, const char *path) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (path == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_save_file: path is NULL");
   int64_t size = 0;
   int st = dual_program_save(ctx, prog, NULL, 0, &size);
@@ -157,6 +159,7 @@ static int get_names(rbuf *r, char **names, int32_t n) {
 int dual_program_load(dual_context *ctx, const void *buf, int64_t size, dual_program **out) {
   if (out == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_load: out is NULL");
   *out = NULL;
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (buf == NULL || size < 0) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_load: no data");
   rbuf r = {(const unsigned char *)buf, size, 0};
   if (size < DUAL_HEADER_BYTES || memcmp(buf, DUAL_MAGIC, 8) != 0)
@@ -245,7 +248,7 @@ static int read_file(dual_context *ctx, const char *path, unsigned char **data, 
 
 int dual_program_load_file(dual_context *ctx, const char *path, dual_program **out) {
   if (out) *out = NULL;
-  if (path == NULL || out == NULL)
+  if (ctx == NULL || path == NULL || out == NULL)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_load_file: NULL argument");
   unsigned char *data = NULL;
   int64_t size = 0;

@@ -238,3 +238,111 @@ Test(api, knobs_tier_and_their_environment) {
   dual_context_destroy(&c);
   dual_context_destroy(&e);
 }
+
+/* Issue 22: every function that takes a context treats a NULL one the same way — it returns
+ * DUAL_ERR_ARGUMENT and leaves its output pointers NULL (compile, load and builder_create took
+ * NULL, builder_create even returned success); getters return their documented neutral values. */
+Test(api, a_null_context_is_an_argument_error_everywhere) {
+  const int A = DUAL_ERR_ARGUMENT;
+  dual_program *p = prog2(), *q = (dual_program *)&q;
+  double x[2] = {0.5, 2.0}, c = 1.0, v[2] = {1, 0}, y[2], d[8], h[16];
+  int32_t st[1], info[1], iters[1];
+  int64_t n64 = 0;
+  char buf[64];
+  cr_assert_eq(dual_program_compile(NULL, "input x\noutput y = x\n", NULL, &q), A);
+  cr_assert_null(q);
+  q = (dual_program *)&q;
+  cr_assert_eq(dual_program_compile_file(NULL, "/nonexistent", &q), A);
+  cr_assert_null(q);
+  cr_assert_eq(dual_program_save(NULL, p, NULL, 0, &n64), A);
+  cr_assert_eq(dual_program_save_file(NULL, p, "/tmp/never-written.dbc"), A);
+  q = (dual_program *)&q;
+  cr_assert_eq(dual_program_load(NULL, "DUALBC", 6, &q), A);
+  cr_assert_null(q);
+  q = (dual_program *)&q;
+  cr_assert_eq(dual_program_load_file(NULL, "/nonexistent", &q), A);
+  cr_assert_null(q);
+  dual_builder *b = (dual_builder *)&b;
+  cr_assert_eq(dual_builder_create(NULL, &b), A);
+  cr_assert_null(b);
+  cr_assert_eq(dual_eval(NULL, p, 1, x, 2, &c, 1, y, 2, st), A);
+  cr_assert_eq(dual_jvp(NULL, p, 1, x, 2, &c, 1, v, 2, y, 2, d, 2, st), A);
+  cr_assert_eq(dual_jacobian(NULL, p, 1, x, 2, &c, 1, y, 2, d, 4, st), A);
+  cr_assert_eq(dual_gradient(NULL, p, 1, x, 2, &c, 1, y, d, 2, st), A);
+  cr_assert_eq(dual_hessian(NULL, p, 1, x, 2, &c, 1, y, 2, d, 4, h, 8, DUAL_HESSIAN_FULL, st), A);
+  cr_assert_eq(dual_hvp(NULL, p, 1, x, 2, &c, 1, v, 2, y, 2, d, 4, h, 4, st), A);
+  cr_assert_eq(dual_vjp(NULL, p, 1, x, 2, &c, 1, v, 2, y, 2, d, 2, st), A);
+  cr_assert_eq(dual_sgrad(NULL, p, 1, x, 2, &c, 1, 4, 0, 0, y, d, 2, NULL, 0, st), A);
+  dual_batch batch;
+  dual_batch_init(&batch);
+  batch.count = 1, batch.x = x, batch.x_ps = 2, batch.x_es = 1, batch.p = &c, batch.p_ps = 1;
+  batch.p_es = 1, batch.y = y, batch.y_ps = 2, batch.y_es = 1;
+  cr_assert_eq(dual_run(NULL, p, DUAL_MODE_EVAL, &batch), A);
+  cr_assert_eq(dual_newton(NULL, p, NULL, 1, x, 2, &c, 1, info, iters, y), A);
+  cr_assert_eq(dual_lsq(NULL, p, NULL, 1, x, 2, &c, 1, info, iters, y), A);
+  cr_assert_eq(dual_context_calibrate(NULL, buf, sizeof buf), A);
+  cr_assert_eq(dual_context_set_stream(NULL, NULL), A);
+  cr_assert_eq(dual_context_set_memory_limit(NULL, 0), A);
+  cr_assert_eq(dual_context_set_threads(NULL, 1), A);
+  cr_assert_eq(dual_context_set_width(NULL, 1), A);
+  cr_assert_eq(dual_context_set_ad_mode(NULL, DUAL_AD_AUTO), A);
+  cr_assert_eq(dual_context_set_tier(NULL, DUAL_TIER_AUTO), A);
+  cr_assert_eq(dual_context_set_cache_dir(NULL, "/tmp"), A);
+  cr_assert_eq(dual_context_cache_usage(NULL, buf, sizeof buf, &n64, &n64), A);
+  cr_assert_eq(dual_context_cache_clear(NULL, &n64), A);
+  cr_assert_eq(dual_context_set_knob(NULL, DUAL_KNOB_DISPATCH, 0), A);
+  cr_assert_eq(dual_context_set_seed(NULL, 1), A);
+  int64_t g = 7, cpu = 7;
+  cr_assert_eq(dual_context_last_split(NULL, &g, &cpu), A);
+  /* the getters: neutral values, no crash */
+  cr_assert_eq(dual_context_knob(NULL, DUAL_KNOB_DISPATCH), 0);
+  cr_assert_str_eq(dual_context_last_note(NULL), "");
+  cr_assert_not_null(dual_context_last_error(NULL));
+  cr_assert_eq(dual_context_last_ad_mode(NULL), DUAL_AD_FORWARD);
+  cr_assert_eq(dual_context_last_tier(NULL), DUAL_TIER_INTERPRET);
+  cr_assert_eq(dual_context_device(NULL), DUAL_DEVICE_CPU);
+  cr_assert_eq(dual_context_last_device(NULL), DUAL_DEVICE_CPU);
+  cr_assert_str_eq(dual_context_last_error(NULL), "no context");
+  dual_context *none = NULL;
+  dual_context_destroy(&none);
+  dual_context_destroy(NULL);
+  dual_program_destroy(&p);
+}
+
+/* Issue 22: a memory limit below one block of points per thread was taken as no limit (the
+ * reverse-mode budget divided down to 0, which means unbounded). */
+Test(api, memory_limits_below_the_minimum_are_argument_errors) {
+  for (int64_t bytes = 1; bytes < DUAL_MEMORY_LIMIT_MIN; bytes = bytes * 2 + 1)
+    cr_assert_eq(dual_context_set_memory_limit(ctx, bytes), DUAL_ERR_ARGUMENT, "%lld", (long long)bytes);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "at least 1024 bytes"), "%s",
+                     dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_memory_limit(ctx, -1), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_memory_limit(ctx, 0), DUAL_SUCCESS);
+  /* the smallest limit over 16 threads leaves each 64 bytes, under one block of 16 points */
+  cr_assert_eq(dual_context_set_memory_limit(ctx, DUAL_MEMORY_LIMIT_MIN), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_threads(ctx, 16), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_REVERSE), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_tier(ctx, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  dual_program *p = prog2();
+  enum { B = 256 };
+  double *x = calloc(2 * B, sizeof(double)), *y = calloc(2 * B, sizeof(double)),
+         *J = calloc(4 * B, sizeof(double)), c[B];
+  for (int k = 0; k < 2 * B; ++k) x[k] = 1.0 + 0.01 * k;
+  for (int k = 0; k < B; ++k) c[k] = 1.0;
+  cr_assert_eq(dual_jacobian(ctx, p, B, x, 2, c, 1, y, 2, J, 4, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "less than one block"), "%s",
+                     dual_context_last_error(ctx));
+  /* with the default limit the same call runs, and J matches the hand formulas */
+  cr_assert_eq(dual_context_set_memory_limit(ctx, 0), DUAL_SUCCESS);
+  cr_assert_eq(dual_jacobian(ctx, p, B, x, 2, c, 1, y, 2, J, 4, NULL), DUAL_SUCCESS, "%s",
+               dual_context_last_error(ctx));
+  for (int k = 0; k < B; ++k) {
+    const double a = x[2 * k], e = x[2 * k + 1];
+    cr_assert_float_eq(J[4 * k + 0], e + cos(a), 1e-14);
+    cr_assert_float_eq(J[4 * k + 1], a, 1e-14);
+    cr_assert_eq(J[4 * k + 2], 0.0);
+    cr_assert_float_eq(J[4 * k + 3], 1.0 / e, 1e-14);
+  }
+  free(x), free(y), free(J);
+  dual_program_destroy(&p);
+}

@@ -69,6 +69,13 @@ int dual_cpu_run_rev(dual_context *ctx, const dual_job *job) {
   const int take = dual_blocks_per_take(nblocks, threads);
   const int64_t limit = ctx->memory_limit > 0 ? ctx->memory_limit : DUAL_CPU_MEMORY_DEFAULT;
   const int64_t budget = limit / threads / DUAL_BLKR / (int64_t)sizeof(double);
+  if (budget < 1) /* 0 would mean "unbounded" to the planner */
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "reverse mode: the memory limit of %lld bytes leaves each of %d threads less "
+                     "than one block of %d points (%lld bytes); raise it or use fewer threads "
+                     "(dual_context_set_memory_limit, dual_context_set_threads)",
+                     (long long)limit, threads, DUAL_BLKR,
+                     (long long)(DUAL_BLKR * (int64_t)sizeof(double)));
   const int for_ = dual_mode_is_second_order(job->mode); /* forward-over-reverse */
   dual_rev_plan plan;
   const int ps = dual_rev_plan_build(&plan, prog, for_, budget);

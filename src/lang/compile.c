@@ -71,6 +71,7 @@ int dual_program_compile(dual_context *ctx, const char *source, const char *name
                          dual_program **prog) {
   if (prog == NULL) return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_compile: prog is NULL");
   *prog = NULL;
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (source == NULL)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_compile: source is NULL");
   return compile_text(ctx, source, strlen(source), name ? name : "<input>", prog);
@@ -127,6 +128,7 @@ int dual_program_compile_file(dual_context *ctx, const char *path, dual_program 
   if (prog == NULL)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_compile_file: prog is NULL");
   *prog = NULL;
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (path == NULL)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "dual_program_compile_file: path is NULL");
   char *text;
