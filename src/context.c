@@ -303,9 +303,10 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream) {
 
 int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
-  if (bytes < 0)
-    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "memory limit %lld is negative (0 = default)",
-                     (long long)bytes);
+  if (bytes < 0 || (bytes > 0 && bytes < DUAL_MEMORY_LIMIT_MIN))
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT,
+                     "memory limit %lld bytes: a limit is 0 (the default) or at least %d bytes",
+                     (long long)bytes, (int)DUAL_MEMORY_LIMIT_MIN);
   ctx->memory_limit = bytes;
   return DUAL_SUCCESS;
 }
@@ -366,13 +367,25 @@ int dual_context_set_cache_dir(dual_context *ctx, const char *dir) {
   return DUAL_SUCCESS;
 }
 
+int dual_context_cache_dir(dual_context *ctx, char *buf, size_t cap) {
+  const char *why = NULL;
+  const int st = dual_jit_cache_dir_trusted(ctx->cache_dir, buf, cap, &why);
+  if (st == -2)
+    dual_set_note(ctx, dual_strdup_printf("the kernel cache directory %s is not used: %s", buf, why));
+  return st == 0;
+}
+
 int dual_context_cache_usage(dual_context *ctx, char *buf, int64_t cap, int64_t *entries,
                              int64_t *bytes) {
   if (ctx == NULL || (buf == NULL && cap != 0) || cap < 0) return DUAL_ERR_ARGUMENT;
   char dir[4096];
-  if (dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) != 0)
+  const char *why = NULL;
+  const int trust = dual_jit_cache_dir_trusted(ctx->cache_dir, dir, sizeof dir, &why);
+  if (trust == -1)
     return dual_fail(ctx, DUAL_ERR_IO, "no cache directory: set DUALBATCH_CACHE_DIR or HOME");
   if (buf != NULL && cap > 0) snprintf(buf, (size_t)cap, "%s", dir);
+  if (trust == -2)
+    return dual_fail(ctx, DUAL_ERR_IO, "the cache directory %s is not used: %s", dir, why);
   int64_t n = 0, b = 0;
   if (dual_jit_cache_usage(dir, &n, &b) != 0)
     return dual_fail(ctx, DUAL_ERR_IO, "cannot read the cache directory %s", dir);

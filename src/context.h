@@ -6,6 +6,7 @@
 #define DUAL_CONTEXT_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #include "dualbatch.h"
 
@@ -50,6 +51,9 @@ struct dual_context {
 /* The context's note (takes ownership of a heap string; NULL clears it, as each call does at its
  * start): a second note in one call is appended to the first ("first; second"). */
 void dual_set_note(dual_context *ctx, char *note);
+/* The cache directory this context's compiled tiers read and write (into buf): 1, or 0 when
+ * there is none or it fails the trust checks (jit/jit_cache_trust.h; then noted). */
+int dual_context_cache_dir(dual_context *ctx, char *buf, size_t cap);
 
 #if defined(__GNUC__)
 #define DUAL_PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -3,7 +3,10 @@
  * FIPS 180-4 known answers; key stability (same inputs, same key; any change, another key);
  * store and load round trips; corrupt, truncated and foreign entries rejected; a missing
  * directory created private, an unusable one reported; several processes storing and loading
- * one directory at once; usage and clear.
+ * one directory at once; usage and clear.  The cache as untrusted input (issue 22): HMAC-SHA-256
+ * against RFC 4231; tampered, substituted, symlinked, hard-linked, shared-writable and FIFO
+ * entries refused and rebuilt; directories others can write or that belong to another user
+ * refused, also through the context.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include "bench_program.h"
 #include "dualbatch.h"
 #include "jit/jit_cache.h"
+#include "jit/jit_cache_trust.h"
 #include "jit/jit_key.h"
 #include "jit/sha256.h"
 
@@ -158,7 +162,7 @@ Test(jit_cache, round_trip_and_rejections) {
   cr_assert(pwrite(fd, &byte, 1, 80 + 1234) == 1);
   close(fd);
   cr_assert_eq(dual_jit_cache_load(dir, k1, &img, &size, &why), -1, "a corrupt entry loaded");
-  cr_assert(strstr(why, "checksum") != NULL, "%s", why);
+  cr_assert(strstr(why, "tag mismatch") != NULL, "%s", why);
   /* truncated: payload cut, and header cut */
   cr_assert_eq(dual_jit_cache_store(dir, k1, payload, sizeof payload, &why), 0);
   cr_assert(truncate(path, 80 + 2999) == 0);
@@ -281,4 +285,198 @@ Test(jit_cache, directory_resolution) {
   unsetenv("HOME");
   cr_assert_eq(dual_jit_cache_dir(NULL, buf, sizeof buf), -1);
   cr_assert_eq(dual_jit_cache_dir("/a", buf, 2), -1, "a name that does not fit");
+}
+
+/* ---- the cache as untrusted input (issue 22) --------------------------------------------------- */
+
+static void unhex(const char *hex, uint8_t *out) {
+  for (size_t i = 0; hex[2 * i]; ++i) {
+    unsigned v = 0;
+    sscanf(hex + 2 * i, "%2x", &v);
+    out[i] = (uint8_t)v;
+  }
+}
+
+/* RFC 4231 test cases 3 and 4 (keys shorter than the block are zero-padded, so a 20- or 25-byte
+ * key equals our 32-byte secret with zeros after it; the data is our 32-byte key + payload). */
+Test(jit_cache, entry_tags_are_hmac_sha256) {
+  uint8_t secret[32] = {0}, data[50], tag[32], want[32];
+  for (int i = 0; i < 20; ++i) secret[i] = 0xaa;
+  memset(data, 0xdd, sizeof data);
+  dual_cache_tag(secret, data, data + 32, 18, tag);
+  unhex("773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe", want);
+  cr_assert(memcmp(tag, want, 32) == 0, "RFC 4231 case 3");
+  memset(secret, 0, sizeof secret);
+  for (int i = 0; i < 25; ++i) secret[i] = (uint8_t)(i + 1);
+  memset(data, 0xcd, sizeof data);
+  dual_cache_tag(secret, data, data + 32, 18, tag);
+  unhex("82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b", want);
+  cr_assert(memcmp(tag, want, 32) == 0, "RFC 4231 case 4");
+}
+
+/* Load k: -1 (and the reason) or 0 with the payload compared against want. */
+static int load_check(const char *dir, const uint8_t k[32], const void *want, size_t n, const char **why) {
+  void *img = NULL;
+  size_t size = 0;
+  const int st = dual_jit_cache_load(dir, k, &img, &size, why);
+  if (st == 0) cr_assert(size == n && memcmp(img, want, n) == 0, "a loaded entry differs");
+  free(img);
+  return st;
+}
+
+static void run(const char *fmt, const char *a, const char *b) {
+  char cmd[1400];
+  snprintf(cmd, sizeof cmd, fmt, a, b);
+  cr_assert(system(cmd) == 0, "%s", cmd);
+}
+
+Test(jit_cache, untrusted_entries_are_rebuilt_never_loaded) {
+  char root[64], dir[128], dir2[128], path[512], aside[512], path2[512], secret[512];
+  temp_dir(root, sizeof root);
+  snprintf(dir, sizeof dir, "%s/c", root);
+  snprintf(dir2, sizeof dir2, "%s/other", root);
+  uint8_t k1[32];
+  key_of(21, k1);
+  entry_file(dir, k1, path, sizeof path);
+  entry_file(dir2, k1, path2, sizeof path2);
+  snprintf(aside, sizeof aside, "%s/aside", dir);
+  snprintf(secret, sizeof secret, "%s/.secret", dir);
+  unsigned char good[2000], evil[2000];
+  for (int i = 0; i < 2000; ++i) good[i] = (unsigned char)(i * 5 + 1), evil[i] = (unsigned char)(i * 3);
+  const char *why = NULL;
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  struct stat sb;
+  cr_assert(stat(secret, &sb) == 0 && (sb.st_mode & 0777) == 0600 && sb.st_size == 32, "secret");
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+
+  /* tampered by someone who knows the format but not the secret: the payload replaced and its
+   * plain SHA-256 written where the tag goes (what the old format checked) */
+  int fd = open(path, O_RDWR);
+  cr_assert(fd >= 0);
+  cr_assert(pwrite(fd, evil, sizeof evil, 80) == (ssize_t)sizeof evil);
+  dual_sha256 s;
+  uint8_t digest[32];
+  dual_sha256_init(&s);
+  dual_sha256_update(&s, evil, sizeof evil);
+  dual_sha256_final(&s, digest);
+  cr_assert(pwrite(fd, digest, 32, 48) == 32);
+  close(fd);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "a tampered entry loaded");
+  cr_assert(strstr(why, "tag mismatch") != NULL, "%s", why);
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why); /* rebuilt */
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+
+  /* substituted: a well-formed entry of the same key from another cache (another secret) */
+  cr_assert_eq(dual_jit_cache_store(dir2, k1, evil, sizeof evil, &why), 0, "%s", why);
+  cr_assert_eq(load_check(dir2, k1, evil, sizeof evil, &why), 0, "%s", why);
+  run("cp '%s' '%s'", path2, path);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "a substituted entry loaded");
+  cr_assert(strstr(why, "tag mismatch") != NULL, "%s", why);
+
+  /* symlinked: the valid entry moved aside and a link put in its place */
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  cr_assert(rename(path, aside) == 0 && symlink(aside, path) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "a symlinked entry loaded");
+  cr_assert(strstr(why, "symbolic link") != NULL, "%s", why);
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  cr_assert(lstat(path, &sb) == 0 && S_ISREG(sb.st_mode), "the store did not replace the link");
+  cr_assert(lstat(aside, &sb) == 0 && S_ISREG(sb.st_mode), "the store wrote through the link");
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+
+  /* hard-linked: a second name someone else may hold */
+  cr_assert(unlink(aside) == 0 && link(path, aside) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "a hard-linked entry loaded");
+  cr_assert(strstr(why, "hard links") != NULL, "%s", why);
+  cr_assert(unlink(aside) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+
+  /* writable by others */
+  cr_assert(chmod(path, 0666) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "a shared-writable entry loaded");
+  cr_assert(strstr(why, "other users") != NULL, "%s", why);
+  cr_assert(chmod(path, 0600) == 0);
+
+  /* a FIFO under the entry's name: refused at once, never waited on */
+  cr_assert(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1);
+  cr_assert(strstr(why, "not a regular file") != NULL, "%s", why);
+  cr_assert(unlink(path) == 0);
+
+  /* a secret others can read: nothing verifies, nothing is stored */
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  cr_assert(chmod(secret, 0644) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1, "loaded under an exposed secret");
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), -1);
+  cr_assert(chmod(secret, 0600) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  /* no secret (removed): entries cannot verify; the next store makes a new one */
+  cr_assert(unlink(secret) == 0);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), -1);
+  cr_assert_eq(dual_jit_cache_store(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  cr_assert_eq(load_check(dir, k1, good, sizeof good, &why), 0, "%s", why);
+  rm_tree(root);
+}
+
+Test(jit_cache, directories_others_control_are_not_used) {
+  char root[64], dir[256], sub[256];
+  temp_dir(root, sizeof root);
+  uint8_t k[32];
+  key_of(22, k);
+  const unsigned char payload[64] = {1, 2, 3};
+  const char *why = NULL;
+
+  /* writable by others: neither read nor written */
+  snprintf(dir, sizeof dir, "%s/ww", root);
+  cr_assert_eq(dual_jit_cache_store(dir, k, payload, sizeof payload, &why), 0, "%s", why);
+  cr_assert(chmod(dir, 0777) == 0);
+  cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), -1, "loaded from a world-writable directory");
+  cr_assert(strstr(why, "writable by other users") != NULL, "%s", why);
+  cr_assert_eq(dual_jit_cache_store(dir, k, payload, sizeof payload, &why), -1);
+  cr_assert(chmod(dir, 0770) == 0);
+  cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), -1, "loaded from a group-writable directory");
+  cr_assert(chmod(dir, 0700) == 0);
+  cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), 0, "%s", why);
+
+  /* through the context: the usage call says why, an evaluation's note too */
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), 0);
+  cr_assert_eq(dual_context_set_cache_dir(ctx, dir), 0);
+  int64_t entries = 0;
+  cr_assert_eq(dual_context_cache_usage(ctx, NULL, 0, &entries, NULL), 0, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(entries, 1);
+  cr_assert(chmod(dir, 0777) == 0);
+  cr_assert_eq(dual_context_cache_usage(ctx, NULL, 0, &entries, NULL), DUAL_ERR_IO);
+  cr_assert(strstr(dual_context_last_error(ctx), "is not used: the cache directory is writable by other users") != NULL,
+            "%s", dual_context_last_error(ctx));
+  dual_context_destroy(&ctx);
+  cr_assert(chmod(dir, 0700) == 0);
+
+  /* a directory above it that others can write (not sticky): refused; a sticky one is /tmp's case */
+  snprintf(sub, sizeof sub, "%s/shared", root);
+  cr_assert(mkdir(sub, 0777) == 0 && chmod(sub, 0777) == 0);
+  snprintf(dir, sizeof dir, "%s/shared/c", root);
+  cr_assert_eq(dual_jit_cache_store(dir, k, payload, sizeof payload, &why), -1, "stored under a shared parent");
+  cr_assert(strstr(why, "above the cache directory") != NULL, "%s", why);
+  cr_assert(chmod(sub, 01777) == 0);
+  cr_assert_eq(dual_jit_cache_store(dir, k, payload, sizeof payload, &why), 0, "%s", why);
+  cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), 0, "%s", why);
+
+  /* another user's directory (and entry): as root, give them away; otherwise "/" is root's */
+  if (geteuid() == 0) {
+    char path[512];
+    entry_file(dir, k, path, sizeof path);
+    cr_assert(chown(path, 65534, 65534) == 0);
+    cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), -1, "loaded another user's entry");
+    cr_assert(strstr(why, "belongs to another user") != NULL, "%s", why);
+    cr_assert(chown(path, 0, 0) == 0);
+    cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), 0, "%s", why);
+    cr_assert(chown(dir, 65534, 65534) == 0);
+    cr_assert_eq(load_check(dir, k, payload, sizeof payload, &why), -1, "loaded from another user's directory");
+    cr_assert(strstr(why, "belongs to another user") != NULL, "%s", why);
+    cr_assert_eq(dual_jit_cache_store(dir, k, payload, sizeof payload, &why), -1);
+  } else {
+    cr_assert_eq(load_check("/", k, payload, sizeof payload, &why), -1);
+    cr_assert(strstr(why, "belongs to another user") != NULL, "%s", why);
+  }
+  rm_tree(root);
 }

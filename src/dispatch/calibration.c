@@ -226,7 +226,7 @@ int dual_calibration_get(dual_context *ctx, int threads, int force, dual_calibra
     return DUAL_SUCCESS;
   }
   char dir[4096];
-  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
+  const int have_dir = dual_context_cache_dir(ctx, dir, sizeof dir);
   uint8_t key[32];
   dual_calibration_key(ctx, threads, key);
   dual_calibration c;

@@ -296,7 +296,7 @@ static int module_for(dual_context *ctx, const dual_job *job, int npass, const d
   uint8_t disk[32];
   dual_jit_cpu_disk_key(src, cc.identity, disk);
   char dir[4096];
-  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
+  const int have_dir = dual_context_cache_dir(ctx, dir, sizeof dir);
   dual_cpu_jit_module *m = load_cached(have_dir ? dir : NULL, disk, job->mode, job->width, npass);
   char *why = NULL;
   const int built = m != NULL ? 0 : compile_and_load(&cc, src, job->mode, job->width, npass, have_dir ? dir : NULL,
@@ -413,7 +413,7 @@ static queued *queue_entry(dual_context *ctx, const dual_job *job, int npass) {
   char reason[256];
   char *src = job_source(job, npass, reason, sizeof reason);
   char dir[4096];
-  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir, sizeof dir) == 0;
+  const int have_dir = dual_context_cache_dir(ctx, dir, sizeof dir);
   queued *q = src != NULL ? calloc(1, sizeof *q) : NULL;
   if (q == NULL) {
     free(src);

@@ -1,7 +1,9 @@
 /*
- * jit_cache.c — the disk cache of jit_cache.h.  Entry format: the 8-byte magic "DBJITC1\n", the
- * 32-byte key, the payload size (8 bytes, little-endian), the payload's SHA-256 (32 bytes), the
- * payload.  POSIX file calls (mkdir, mkstemp, rename, opendir).
+ * jit_cache.c — the disk cache of jit_cache.h.  Entry format: the 8-byte magic "DBJITC2\n", the
+ * 32-byte key, the payload size (8 bytes, little-endian), the tag (HMAC-SHA-256 of key and
+ * payload under the directory's secret, jit_cache_trust.h; 32 bytes), the payload.  Nothing is
+ * read from or written to a directory that fails the trust checks.  POSIX file calls (mkdir,
+ * mkstemp, rename, opendir).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jit/jit_cache.h"
@@ -15,9 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jit/jit_cache_trust.h"
 #include "jit/sha256.h"
 
-static const char MAGIC[8] = {'D', 'B', 'J', 'I', 'T', 'C', '1', '\n'};
+static const char MAGIC[8] = {'D', 'B', 'J', 'I', 'T', 'C', '2', '\n'};
 enum { HEADER = 8 + 32 + 8 + 32, NAME_LEN = 64 + 6 /* hex + ".cubin" */ };
 #define SUFFIX ".cubin"
 #define TMP_MARK ".tmp."
@@ -32,6 +35,12 @@ int dual_jit_cache_dir(const char *configured, char *buf, size_t cap) {
   else if (home != NULL && home[0] != '\0') n = snprintf(buf, cap, "%s/.cache/dualbatch", home);
   else return -1;
   return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int dual_jit_cache_dir_trusted(const char *configured, char *buf, size_t cap, const char **why) {
+  if (why != NULL) *why = NULL;
+  if (dual_jit_cache_dir(configured, buf, cap) != 0) return -1;
+  return dual_cache_dir_trust(buf, why) < 0 ? -2 : 0;
 }
 
 static void entry_path(const char *dir, const uint8_t key[32], char *path, size_t cap) {
@@ -58,10 +67,21 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
                         const char **why) {
   *image = NULL, *size = 0;
   char path[4096];
+  uint8_t secret[32];
+  const int trust = dual_cache_dir_trust(dir, why);
+  if (trust != 0) {
+    if (trust > 0) set_why(why, "no entry");
+    return -1;
+  }
+  if (dual_cache_secret(dir, 0, secret, why) != 0) return -1;
   entry_path(dir, key, path, sizeof path);
-  FILE *fp = fopen(path, "rb");
+  const int fd = dual_cache_open_entry(path, why);
+  FILE *fp = fd >= 0 ? fdopen(fd, "rb") : NULL;
   if (fp == NULL) {
-    set_why(why, "no entry");
+    if (fd >= 0) {
+      close(fd);
+      set_why(why, "the entry cannot be opened");
+    }
     return -1;
   }
   uint8_t head[HEADER];
@@ -84,13 +104,11 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
   }
   fclose(fp);
   if (ok) {
-    uint8_t digest[32];
-    dual_sha256 s;
-    dual_sha256_init(&s);
-    dual_sha256_update(&s, data, (size_t)len);
-    dual_sha256_final(&s, digest);
-    if (memcmp(digest, head + 48, 32) != 0) {
-      set_why(why, "entry checksum mismatch (corrupt)");
+    uint8_t tag[32], diff = 0;
+    dual_cache_tag(secret, key, data, (size_t)len, tag);
+    for (int i = 0; i < 32; ++i) diff |= (uint8_t)(tag[i] ^ head[48 + i]);
+    if (diff != 0) {
+      set_why(why, "entry tag mismatch (corrupt, edited, or written by someone else)");
       ok = 0;
     }
   }
@@ -130,10 +148,12 @@ int dual_write_all(int fd, const void *data, size_t len) {
 
 int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *image, size_t size,
                          const char **why) {
+  uint8_t secret[32];
   if (make_dirs(dir) != 0) {
     set_why(why, "cannot create the cache directory");
     return -1;
   }
+  if (dual_cache_dir_trust(dir, why) != 0 || dual_cache_secret(dir, 1, secret, why) != 0) return -1;
   char path[4096], tmp[4096 + 32];
   entry_path(dir, key, path, sizeof path);
   snprintf(tmp, sizeof tmp, "%s" TMP_MARK "XXXXXX", path);
@@ -146,10 +166,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
   memcpy(head, MAGIC, 8);
   memcpy(head + 8, key, 32);
   put_u64(head + 40, (uint64_t)size);
-  dual_sha256 s;
-  dual_sha256_init(&s);
-  dual_sha256_update(&s, image, size);
-  dual_sha256_final(&s, head + 48);
+  dual_cache_tag(secret, key, image, size, head + 48);
   int ok = dual_write_all(fd, head, HEADER) == 0 && dual_write_all(fd, image, size) == 0;
   ok = close(fd) == 0 && ok;
   /* rename is atomic: readers see the old entry, none, or the whole new one */
@@ -165,6 +182,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
 static int is_entry(const char *name, int *temporary) {
   size_t len = strlen(name);
   *temporary = strstr(name, SUFFIX TMP_MARK) != NULL;
+  if (strncmp(name, ".secret" TMP_MARK, 12) == 0) return *temporary = 1; /* a secret's, interrupted */
   if (len < NAME_LEN) return 0;
   for (int i = 0; i < 64; ++i)
     if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
@@ -205,5 +223,9 @@ int dual_jit_cache_clear(const char *dir, int64_t *removed) {
   int64_t n = 0;
   int st = walk(dir, 1, &n, NULL);
   if (removed) *removed = n;
+  /* the secret goes too (entries stored meanwhile under it then fail their check: rebuilt) */
+  char path[4096 + 16];
+  snprintf(path, sizeof path, "%s/.secret", dir);
+  if (unlink(path) != 0 && errno != ENOENT) st = -1;
   return st;
 }

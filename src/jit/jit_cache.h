@@ -17,6 +17,11 @@
  * named (no HOME) or it does not fit in cap. */
 int dual_jit_cache_dir(const char *configured, char *buf, size_t cap);
 
+/* The same, when that directory may be used: 0; -1 when none can be named (*why NULL); -2 when
+ * it exists but fails the trust checks of jit_cache_trust.h (*why says why).  A missing
+ * directory may be used: the first store creates it private. */
+int dual_jit_cache_dir_trusted(const char *configured, char *buf, size_t cap, const char **why);
+
 /* The entry for `key`, checked: 0 with *image (heap) and *size, or -1 (absent, unreadable or
  * invalid; *why, when not NULL, gets a static reason). */
 int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, size_t *size,
@@ -34,7 +39,8 @@ int dual_write_all(int fd, const void *data, size_t len);
  * (a missing directory is an empty cache: 0). */
 int dual_jit_cache_usage(const char *dir, int64_t *entries, int64_t *bytes);
 
-/* Remove every entry (and stale temporary files); 0, or -1 if some could not be removed. */
+/* Remove every entry (and stale temporary files, and the directory's secret: the next store
+ * makes a new one); 0, or -1 if some could not be removed. */
 int dual_jit_cache_clear(const char *dir, int64_t *removed);
 
 #endif /* DUAL_JIT_CACHE_H */

@@ -415,7 +415,7 @@ int dual_gpu_jit_select(dual_context *ctx, struct dual_gpu *g, const dual_job *j
   trace(ctx, "source generated", &t0);
   dual_jit_disk_key(source, g->cc, version, disk_key);
   char dir_buf[4096];
-  const int have_dir = dual_jit_cache_dir(ctx->cache_dir, dir_buf, sizeof dir_buf) == 0;
+  const int have_dir = dual_context_cache_dir(ctx, dir_buf, sizeof dir_buf);
   void *image = NULL;
   size_t size = 0;
   const int cached = have_dir && dual_jit_cache_load(dir_buf, disk_key, &image, &size, NULL) == 0;
