@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# gpu_sanitize.sh — the GPU tests under NVIDIA compute-sanitizer, on a machine with a GPU: every
+# tests/test_gpu_* binary of a `gpu` preset build, on both GPU tiers (DUALBATCH_TIER=interpret,
+# compile; test_gpu_jit sets its own), under memcheck (out-of-bounds and misaligned accesses,
+# leaks of device memory), racecheck (shared-memory hazards) and initcheck (reads of
+# uninitialized device memory).  The runs go in parallel (JOBS at once; the GPU is shared) with
+# the random-program sweeps thinned (DUALBATCH_TEST_SWEEP_DIV, default 10: the kernels are the
+# same, the sanitizers 10-100x slower).  Each run's log and a summary line per run go to LOGDIR.
+#   scripts/gpu_sanitize.sh [LOGDIR [JOBS [TOOL...]]]     (default: build-gpu/sanitize, 6, all three)
+# DUALBATCH_SANITIZE_TIMEOUT bounds one run (seconds, default 3000).
+# Exit 0 only when every run finished with "ERROR SUMMARY: 0 errors" and its tests passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logdir=${1:-build-gpu/sanitize}
+jobs=${2:-6}
+shift $(( $# > 2 ? 2 : $# ))
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck initcheck)
+command -v compute-sanitizer >/dev/null || { echo "gpu_sanitize: compute-sanitizer not found" >&2; exit 2; }
+mkdir -p "$logdir"
+cache=$(mktemp -d /tmp/dualbatch-sanitize-cache-XXXXXX)
+runs=()
+for bin in build-gpu/tests/test_gpu_*; do
+  [ -x "$bin" ] || continue
+  name=${bin##*/}
+  tiers=(interpret compile)
+  [ "$name" = test_gpu_jit ] && tiers=(own)
+  for tier in "${tiers[@]}"; do
+    for tool in "${tools[@]}"; do runs+=("$name $tier $tool"); done
+  done
+done
+run_one() {
+  local name=$1 tier=$2 tool=$3 logdir=$4 cache=$5
+  local log="$logdir/$name.$tier.$tool.log" knobs="" t0=$SECONDS
+  [ "$tier" = compile ] && knobs="DUALBATCH_JIT_SECOND=0 DUALBATCH_JIT_REVERSE=0 DUALBATCH_JIT_SGRAD=0"
+  local tierenv=$tier
+  [ "$tier" = own ] && tierenv=""
+  env DUALBATCH_DEVICE= DUALBATCH_CACHE_DIR="$cache" OMP_WAIT_POLICY=passive DUALBATCH_TIER="$tierenv" \
+      DUALBATCH_TEST_SWEEP_DIV="${DUALBATCH_TEST_SWEEP_DIV:-10}" $knobs \
+      timeout "${DUALBATCH_SANITIZE_TIMEOUT:-3000}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 --print-limit 20 \
+      "build-gpu/tests/$name" --jobs 4 > "$log" 2>&1
+  local rc=$?
+  local errors
+  errors=$(grep -hoE "ERROR SUMMARY: [0-9]+ error" "$log" | awk '{s += $3} END {print s + 0}')
+  local summaries
+  summaries=$(grep -c "ERROR SUMMARY" "$log")
+  local tests
+  tests=$(grep -hE "^\[====\] Synthesis" "$log" | tail -1 | sed 's/.*Synthesis: //')
+  echo "$name [$tier] $tool: rc $rc, $errors errors in $summaries processes, $((SECONDS - t0)) s; $tests"
+}
+export -f run_one
+printf '%s\n' "${runs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one $1 "$2" "$3"' _ {} "$logdir" "$cache" \
+  | tee "$logdir/summary.txt"
+rm -rf "$cache"
+bad=$(grep -vcE ": rc 0, 0 errors in [1-9][0-9]* processes" "$logdir/summary.txt")
+echo "gpu_sanitize: ${#runs[@]} runs, $bad not clean"
+[ "$bad" -eq 0 ]
