@@ -7,7 +7,9 @@
 # the random-program sweeps thinned (DUALBATCH_TEST_SWEEP_DIV, default 10: the kernels are the
 # same, the sanitizers 10-100x slower).  Each run's log and a summary line per run go to LOGDIR.
 #   scripts/gpu_sanitize.sh [LOGDIR [JOBS [TOOL...]]]     (default: build-gpu/sanitize, 6, all three)
-# DUALBATCH_SANITIZE_TIMEOUT bounds one run (seconds, default 3000).
+# DUALBATCH_SANITIZE_TIMEOUT bounds one run (seconds, default 3000); TESTS (a regular
+# expression) picks test binaries.  DUALBATCH_TEST_UNTIMED=1 tells the tests that compare speeds
+# (test_gpu_dispatch's calibration) that the sanitizer's slowdown makes them meaningless.
 # Exit 0 only when every run finished with "ERROR SUMMARY: 0 errors" and its tests passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +25,7 @@ runs=()
 for bin in build-gpu/tests/test_gpu_*; do
   [ -x "$bin" ] || continue
   name=${bin##*/}
+  [[ "$name" =~ ${TESTS:-.} ]] || continue
   tiers=(interpret compile)
   [ "$name" = test_gpu_jit ] && tiers=(own)
   for tier in "${tiers[@]}"; do
@@ -36,6 +39,7 @@ run_one() {
   local tierenv=$tier
   [ "$tier" = own ] && tierenv=""
   env DUALBATCH_DEVICE= DUALBATCH_CACHE_DIR="$cache" OMP_WAIT_POLICY=passive DUALBATCH_TIER="$tierenv" \
+      DUALBATCH_TEST_UNTIMED=1 \
       DUALBATCH_TEST_SWEEP_DIV="${DUALBATCH_TEST_SWEEP_DIV:-10}" $knobs \
       timeout "${DUALBATCH_SANITIZE_TIMEOUT:-3000}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 --print-limit 20 \
       "build-gpu/tests/$name" --jobs 4 > "$log" 2>&1

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <omp.h>
+#include <stdlib.h>
 
 #include "bench_program.h"
 #include "context.h"
@@ -51,15 +52,22 @@ Test(gpu_dispatch, the_gpu_figures_are_measured) {
               c.gpu_arith_s[1], c.gpu_special_s[0], c.gpu_special_s[1], c.gpu_lat_arith_s[0], c.gpu_lat_arith_s[1],
               c.split_call_s);
   cr_assert_eq(c.gpu, 1);
-  cr_assert(c.gpu_call_s > 1e-7 && c.gpu_call_s < 0.1, "call %g s", c.gpu_call_s);
-  /* PCIe or NVLink-C2C, staged: between 100 MB/s and 1 TB/s */
-  cr_assert(c.gpu_in_Bps > 1e8 && c.gpu_in_Bps < 1e12 && c.gpu_out_Bps > 1e8 && c.gpu_out_Bps < 1e12);
-  cr_assert(c.gpu_in_Bps_1 > 1e8 && c.gpu_in_Bps_1 < 1e12 && c.gpu_out_Bps_1 > 1e8 && c.gpu_out_Bps_1 < 1e12);
-  for (int t = 0; t < 2; ++t) {
-    cr_assert(c.gpu_arith_s[t] > 0 && c.gpu_arith_s[t] < c.cpu_arith_s, "tier %d: a full GPU beats a CPU thread", t);
-    cr_assert(c.gpu_special_s[t] >= c.gpu_arith_s[t] && c.gpu_lat_arith_s[t] > c.gpu_arith_s[t]);
+  /* scripts/gpu_sanitize.sh runs this under compute-sanitizer, which slows the GPU 10-100x:
+   * there (DUALBATCH_TEST_UNTIMED) the figures need only be positive */
+  if (getenv("DUALBATCH_TEST_UNTIMED") != NULL) {
+    cr_assert(c.gpu_call_s > 0 && c.gpu_in_Bps > 0 && c.gpu_out_Bps > 0 && c.gpu_arith_s[0] > 0 &&
+              c.gpu_arith_s[1] > 0 && c.split_call_s > 0);
+  } else {
+    cr_assert(c.gpu_call_s > 1e-7 && c.gpu_call_s < 0.1, "call %g s", c.gpu_call_s);
+    /* PCIe or NVLink-C2C, staged: between 100 MB/s and 1 TB/s */
+    cr_assert(c.gpu_in_Bps > 1e8 && c.gpu_in_Bps < 1e12 && c.gpu_out_Bps > 1e8 && c.gpu_out_Bps < 1e12);
+    cr_assert(c.gpu_in_Bps_1 > 1e8 && c.gpu_in_Bps_1 < 1e12 && c.gpu_out_Bps_1 > 1e8 && c.gpu_out_Bps_1 < 1e12);
+    for (int t = 0; t < 2; ++t) {
+      cr_assert(c.gpu_arith_s[t] > 0 && c.gpu_arith_s[t] < c.cpu_arith_s, "tier %d: a full GPU beats a CPU thread", t);
+      cr_assert(c.gpu_special_s[t] >= c.gpu_arith_s[t] && c.gpu_lat_arith_s[t] > c.gpu_arith_s[t]);
+    }
+    cr_assert(c.split_call_s > 0 && c.split_call_s < 0.01);
   }
-  cr_assert(c.split_call_s > 0 && c.split_call_s < 0.01);
   /* the entry is stored: a fresh context reads the same figures */
   dual_context *again = NULL;
   cr_assert_eq(dual_context_create(&again, DUAL_DEVICE_AUTO), DUAL_SUCCESS);
