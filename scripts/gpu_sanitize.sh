@@ -45,9 +45,12 @@ run_one() {
       "build-gpu/tests/$name" --jobs 4 > "$log" 2>&1
   local rc=$?
   local errors
-  errors=$(grep -hoE "ERROR SUMMARY: [0-9]+ error" "$log" | awk '{s += $3} END {print s + 0}')
+  # memcheck and initcheck end each process with "ERROR SUMMARY: N errors", racecheck with
+  # "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)"
+  errors=$(grep -hoE "ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ error" "$log" |
+           awk '{s += ($1 == "ERROR") ? $3 : substr($6, 2)} END {print s + 0}')
   local summaries
-  summaries=$(grep -c "ERROR SUMMARY" "$log")
+  summaries=$(grep -cE "ERROR SUMMARY|RACECHECK SUMMARY" "$log")
   local tests
   tests=$(grep -hE "^\[====\] Synthesis" "$log" | tail -1 | sed 's/.*Synthesis: //')
   echo "$name [$tier] $tool: rc $rc, $errors errors in $summaries processes, $((SECONDS - t0)) s; $tests"
