@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "dualbatch.h"
+#include "stress.h"
 
 /* The CPU's memory limit when none is set: the reverse-mode workspaces of all threads together
  * (cpu/engine_rev.c), and the compiled tier's scratch (jit/cpu_jit.c), in bytes. */

@@ -7,6 +7,7 @@
 
 #include "dualbatch.h"
 #include "program.h"
+#include "stress.h"
 
 typedef struct dual_job {
   const dual_program *prog;
@@ -69,7 +70,7 @@ int64_t dual_run_jacobian_passes(const dual_context *ctx, const dual_program *pr
  * thread gets many, else one, so a small batch still spreads over all the threads (100 points of
  * hess in blocks of 16 at four a time kept two of sixteen threads busy). */
 static inline int dual_blocks_per_take(int64_t nblocks, int threads) {
-  return nblocks >= 16 * (int64_t)threads ? 4 : 1;
+  return nblocks >= 16 * (int64_t)threads ? DUAL_STRESS_SIZE(4, 1) : 1;
 }
 
 /* Whether a mode needs second-order passes. */

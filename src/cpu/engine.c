@@ -205,6 +205,7 @@ int dual_cpu_run(dual_context *ctx, const dual_job *job) {
         }
         const int64_t p0 = small ? nfull * blk + (ib - nfull) * 16 : ib * blk, size = small ? 16 : blk;
         const int nb = (int)(count - p0 < size ? count - p0 : size);
+        DUAL_ASSERT(p0 >= 0 && nb >= 1 && nb <= size); /* every block holds points of the batch */
         const dual_cpu_ws *w = small ? &ws16 : &ws;
         memset(w->st, 0, (size_t)nb * sizeof(int));
         (small ? tfn : fn)(job, w, lanes, p0, nb, c0, kcount);

@@ -97,6 +97,7 @@ static void dual_cpu_block2(const dual_job *job, const dual_cpu_ws2 *ws, const d
     const uint32_t oa = q->oa, ob = q->ob, oc = q->oc, od = q->od;
     const uint32_t e0_ = plan->first[t], e1_ = plan->first[t + 1];
     int prop_ = DUAL_PROP_NONE, bad_ = 0;
+    DUAL_STRESS_CHECK_INSTR(prog, op, dst, ra, rb, rc);
     (void)rc, (void)mb, (void)mc, (void)md, (void)ob, (void)oc;
     switch (op) {
 #include "../engine/interp_ops.h"

@@ -102,6 +102,7 @@ static void DUAL_BLOCK_FN(DUAL_W, DUAL_BLK)(const dual_job *job, const dual_cpu_
                   rc = DUAL_INSTR_C(w);
     const uint32_t ma = lanes[t].a, mb = lanes[t].b, mc = lanes[t].c;
     int prop_ = DUAL_PROP_NONE, bad_ = 0;
+    DUAL_STRESS_CHECK_INSTR(prog, op, dst, ra, rb, rc);
     (void)rc, (void)mb, (void)mc;
     switch (op) {
 #include "../engine/interp_ops.h"

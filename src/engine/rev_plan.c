@@ -9,6 +9,7 @@
 #include "bytecode.h"
 #include "dual/ops.h"
 #include "dualbatch.h"
+#include "stress.h"
 
 /* Rows instruction w tapes: one per operand when its active result's adjoint reads partials
  * (two for LIN ops in forward-over-reverse: d and d'). */
@@ -104,7 +105,9 @@ int dual_rev_plan_build(dual_rev_plan *pl, const dual_program *prog, int for_, i
     pl->aux[t] = (uint32_t)info->adj | (uint32_t)info->arity << 4 | (uint32_t)(r > 0) << 6 |
                  (uint32_t)(r > 0 ? rows : 0) << 7;
     rows += r;
+    DUAL_ASSERT(rows <= pl->tape_rows); /* no segment's tape outgrows the planned rows */
   }
+  DUAL_ASSERT(pl->seg[0] == 0 && pl->seg[nseg] == prog->n_instr && s == nseg - 1);
   pl->per_point = dual_rev_plan_layout(pl, prog).end;
   return DUAL_SUCCESS;
 }

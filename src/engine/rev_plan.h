@@ -25,7 +25,9 @@
 #define DUAL_REV_ARITY(aux) ((int)(((aux) >> 4) & 3u))
 #define DUAL_REV_TAPED(aux) ((int)(((aux) >> 6) & 1u))
 #define DUAL_REV_ROW(aux) ((uint32_t)(aux) >> 7)
-#define DUAL_REV_MAX_ROWS ((int64_t)1 << 25) /* tape rows per segment the word can address */
+/* tape rows per segment the word can address (the stress build: 64, so that most programs run
+ * in checkpointed segments) */
+#define DUAL_REV_MAX_ROWS DUAL_STRESS_SIZE((int64_t)1 << 25, (int64_t)64)
 
 typedef struct dual_rev_plan {
   int for_;           /* forward-over-reverse: tangents of one direction ride along (below) */

@@ -12,6 +12,7 @@
 
 #include "engine/plan.h"
 #include "program.h"
+#include "stress.h"
 
 /* Bump when the generated code changes meaning: part of every cache key. */
 #define DUAL_JIT_GENERATOR_VERSION 5
@@ -91,8 +92,8 @@ char *dual_jit_source(const dual_program *prog, int mode, int width, int npass, 
  * the block; the values and lanes a later segment reads go through checkpoint slots in the
  * thread's scratch (inputs, parameters and constants are loaded again).  The block shrinks
  * (down to 8 points) to keep the checkpoints within DUAL_CPU_JIT_CHECKPOINT_BYTES. */
-#define DUAL_CPU_FWD_STRAIGHT_MAX 3000
-#define DUAL_CPU_FWD_SEGMENT 512
+#define DUAL_CPU_FWD_STRAIGHT_MAX DUAL_STRESS_SIZE(3000, 200)
+#define DUAL_CPU_FWD_SEGMENT DUAL_STRESS_SIZE(512, 32)
 #define DUAL_CPU_JIT_CHECKPOINT_BYTES (1 << 20)
 /* The library's elementary functions (dual/fn_*.h) are inlined into a CPU module's point loops,
  * which then vectorize around them; but gcc 12 -O1 takes 20-130 ms for each inlined use (200

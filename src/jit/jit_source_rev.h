@@ -98,8 +98,8 @@ char *dual_jit_source_rev_cpu(const dual_job *job, char *why, int64_t why_cap);
  * the segment (the product of 400 factors, 1602 instructions, gcc 12 -O1 on the 2-core
  * development machine, 2026-11-29: segments of 256 compiled in 79 s, 128 in 41, 64 in 26, 32 in
  * 23, 16 in 21, two thirds of it in the combiner). */
-#define DUAL_CPU_REV_STRAIGHT_MAX 256
-#define DUAL_CPU_REV_SEGMENT 64
+#define DUAL_CPU_REV_STRAIGHT_MAX DUAL_STRESS_SIZE(256, 48)
+#define DUAL_CPU_REV_SEGMENT DUAL_STRESS_SIZE(64, 8)
 
 /* A looped CPU module's block: at most DUAL_CPU_JIT_LOOP_BLOCK points, fewer (down to 4) where
  * its block arrays (gx_ and the names crossing its loops, in each thread's scratch) would pass
