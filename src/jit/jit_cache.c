@@ -59,10 +59,6 @@ static uint64_t get_u64(const uint8_t *p) {
   return v;
 }
 
-static void set_why(const char **why, const char *text) {
-  if (why != NULL) *why = text;
-}
-
 int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, size_t *size,
                         const char **why) {
   *image = NULL, *size = 0;
@@ -70,7 +66,7 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
   uint8_t secret[32];
   const int trust = dual_cache_dir_trust(dir, why);
   if (trust != 0) {
-    if (trust > 0) set_why(why, "no entry");
+    if (trust > 0) dual_cache_set_why(why, "no entry");
     return -1;
   }
   if (dual_cache_secret(dir, 0, secret, why) != 0) return -1;
@@ -80,26 +76,26 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
   if (fp == NULL) {
     if (fd >= 0) {
       close(fd);
-      set_why(why, "the entry cannot be opened");
+      dual_cache_set_why(why, "the entry cannot be opened");
     }
     return -1;
   }
   uint8_t head[HEADER];
   struct stat sb;
   int ok = fstat(fileno(fp), &sb) == 0 && fread(head, 1, HEADER, fp) == HEADER;
-  if (!ok) set_why(why, "entry shorter than its header");
+  if (!ok) dual_cache_set_why(why, "entry shorter than its header");
   if (ok && (memcmp(head, MAGIC, 8) != 0 || memcmp(head + 8, key, 32) != 0)) {
-    set_why(why, "entry of another key or format");
+    dual_cache_set_why(why, "entry of another key or format");
     ok = 0;
   }
   const uint64_t len = ok ? get_u64(head + 40) : 0;
   if (ok && (sb.st_size < HEADER || (uint64_t)sb.st_size - HEADER != len || len == 0)) {
-    set_why(why, "entry size does not match its header (truncated?)");
+    dual_cache_set_why(why, "entry size does not match its header (truncated?)");
     ok = 0;
   }
   uint8_t *data = ok ? (uint8_t *)malloc((size_t)len) : NULL;
   if (ok && (data == NULL || fread(data, 1, (size_t)len, fp) != (size_t)len)) {
-    set_why(why, data == NULL ? "out of memory reading an entry" : "entry unreadable");
+    dual_cache_set_why(why, data == NULL ? "out of memory reading an entry" : "entry unreadable");
     ok = 0;
   }
   fclose(fp);
@@ -108,7 +104,7 @@ int dual_jit_cache_load(const char *dir, const uint8_t key[32], void **image, si
     dual_cache_tag(secret, key, data, (size_t)len, tag);
     for (int i = 0; i < 32; ++i) diff |= (uint8_t)(tag[i] ^ head[48 + i]);
     if (diff != 0) {
-      set_why(why, "entry tag mismatch (corrupt, edited, or written by someone else)");
+      dual_cache_set_why(why, "entry tag mismatch (corrupt, edited, or written by someone else)");
       ok = 0;
     }
   }
@@ -150,7 +146,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
                          const char **why) {
   uint8_t secret[32];
   if (make_dirs(dir) != 0) {
-    set_why(why, "cannot create the cache directory");
+    dual_cache_set_why(why, "cannot create the cache directory");
     return -1;
   }
   if (dual_cache_dir_trust(dir, why) != 0 || dual_cache_secret(dir, 1, secret, why) != 0) return -1;
@@ -159,7 +155,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
   snprintf(tmp, sizeof tmp, "%s" TMP_MARK "XXXXXX", path);
   int fd = mkstemp(tmp); /* 0600, unique: concurrent writers never share a temporary file */
   if (fd < 0) {
-    set_why(why, "cannot create a file in the cache directory (read-only?)");
+    dual_cache_set_why(why, "cannot create a file in the cache directory (read-only?)");
     return -1;
   }
   uint8_t head[HEADER];
@@ -172,7 +168,7 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
   /* rename is atomic: readers see the old entry, none, or the whole new one */
   if (!ok || rename(tmp, path) != 0) {
     unlink(tmp);
-    set_why(why, ok ? "cannot rename the new entry into place" : "cannot write an entry (disk full?)");
+    dual_cache_set_why(why, ok ? "cannot rename the new entry into place" : "cannot write an entry (disk full?)");
     return -1;
   }
   return 0;
@@ -182,7 +178,8 @@ int dual_jit_cache_store(const char *dir, const uint8_t key[32], const void *ima
 static int is_entry(const char *name, int *temporary) {
   size_t len = strlen(name);
   *temporary = strstr(name, SUFFIX TMP_MARK) != NULL;
-  if (strncmp(name, ".secret" TMP_MARK, 12) == 0) return *temporary = 1; /* a secret's, interrupted */
+  if (strncmp(name, DUAL_CACHE_SECRET TMP_MARK, sizeof DUAL_CACHE_SECRET TMP_MARK - 1) == 0)
+    return *temporary = 1; /* a secret's, interrupted */
   if (len < NAME_LEN) return 0;
   for (int i = 0; i < 64; ++i)
     if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
@@ -225,7 +222,7 @@ int dual_jit_cache_clear(const char *dir, int64_t *removed) {
   if (removed) *removed = n;
   /* the secret goes too (entries stored meanwhile under it then fail their check: rebuilt) */
   char path[4096 + 16];
-  snprintf(path, sizeof path, "%s/.secret", dir);
+  snprintf(path, sizeof path, "%s/" DUAL_CACHE_SECRET, dir);
   if (unlink(path) != 0 && errno != ENOENT) st = -1;
   return st;
 }

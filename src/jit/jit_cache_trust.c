@@ -17,12 +17,6 @@
 #include "jit/jit_cache.h"
 #include "jit/sha256.h"
 
-#define SECRET_NAME ".secret"
-
-static void set_why(const char **why, const char *text) {
-  if (why != NULL) *why = text;
-}
-
 /* Nobody but the owner may write it (a sticky directory lets others write only their own
  * names, which cannot replace ours). */
 static int others_can_write(const struct stat *sb, int sticky_ok) {
@@ -33,20 +27,20 @@ int dual_cache_dir_trust(const char *dir, const char **why) {
   char *real = realpath(dir, NULL);
   if (real == NULL) {
     if (errno == ENOENT) return 1;
-    set_why(why, "the cache directory cannot be resolved");
+    dual_cache_set_why(why, "the cache directory cannot be resolved");
     return -1;
   }
   const uid_t me = geteuid();
   struct stat sb;
   int st = 0;
   if (stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-    set_why(why, "the cache directory is not a directory");
+    dual_cache_set_why(why, "the cache directory is not a directory");
     st = -1;
   } else if (sb.st_uid != me) {
-    set_why(why, "the cache directory belongs to another user");
+    dual_cache_set_why(why, "the cache directory belongs to another user");
     st = -1;
   } else if (others_can_write(&sb, 0)) {
-    set_why(why, "the cache directory is writable by other users (it must be private: chmod 700)");
+    dual_cache_set_why(why, "the cache directory is writable by other users (it must be private: chmod 700)");
     st = -1;
   }
   /* every directory above it: whoever could write one could replace the cache directory */
@@ -54,10 +48,10 @@ int dual_cache_dir_trust(const char *dir, const char **why) {
     if (slash == real) slash[1] = '\0'; /* the root itself */
     else *slash = '\0';
     if (stat(real, &sb) != 0) {
-      set_why(why, "a directory above the cache directory cannot be read");
+      dual_cache_set_why(why, "a directory above the cache directory cannot be read");
       st = -1;
     } else if ((sb.st_uid != 0 && sb.st_uid != me) || others_can_write(&sb, 1)) {
-      set_why(why, "a directory above the cache directory belongs to another user or is writable "
+      dual_cache_set_why(why, "a directory above the cache directory belongs to another user or is writable "
                    "by other users");
       st = -1;
     }
@@ -72,7 +66,7 @@ static int open_checked(const char *path, mode_t forbidden, const char **why) {
   /* O_NONBLOCK: a FIFO under an entry's name must not block the open */
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    set_why(why, errno == ENOENT ? "no entry"
+    dual_cache_set_why(why, errno == ENOENT ? "no entry"
                  : errno == ELOOP ? "the entry is a symbolic link"
                                   : "the entry cannot be opened");
     return -1;
@@ -85,7 +79,7 @@ static int open_checked(const char *path, mode_t forbidden, const char **why) {
   else if (sb.st_nlink != 1) bad = "the entry has other hard links";
   if (bad != NULL) {
     close(fd);
-    set_why(why, bad);
+    dual_cache_set_why(why, bad);
     return -1;
   }
   return fd;
@@ -112,20 +106,20 @@ static int read_secret(const char *path, uint8_t secret[32], const char **why) {
   uint8_t extra;
   int ok = read_exact(fd, secret, 32) == 0 && read(fd, &extra, 1) == 0;
   close(fd);
-  if (!ok) set_why(why, "the cache's secret is not 32 bytes");
+  if (!ok) dual_cache_set_why(why, "the cache's secret is not 32 bytes");
   return ok ? 0 : -1;
 }
 
 int dual_cache_secret(const char *dir, int create, uint8_t secret[32], const char **why) {
   char path[4096 + 16], tmp[4096 + 32];
-  if (snprintf(path, sizeof path, "%s/" SECRET_NAME, dir) >= (int)sizeof path) {
-    set_why(why, "the cache directory's name is too long");
+  if (snprintf(path, sizeof path, "%s/" DUAL_CACHE_SECRET, dir) >= (int)sizeof path) {
+    dual_cache_set_why(why, "the cache directory's name is too long");
     return -1;
   }
   const char *reason = NULL;
   if (read_secret(path, secret, &reason) == 0) return 0;
   if (!create || strcmp(reason, "no entry") != 0) {
-    set_why(why, strcmp(reason, "no entry") == 0 ? "the cache has no secret yet" : reason);
+    dual_cache_set_why(why, strcmp(reason, "no entry") == 0 ? "the cache has no secret yet" : reason);
     return -1;
   }
   uint8_t fresh[32];
@@ -133,13 +127,13 @@ int dual_cache_secret(const char *dir, int create, uint8_t secret[32], const cha
   int ok = rnd >= 0 && read_exact(rnd, fresh, 32) == 0;
   if (rnd >= 0) close(rnd);
   if (!ok) {
-    set_why(why, "no random bytes for the cache's secret (/dev/urandom)");
+    dual_cache_set_why(why, "no random bytes for the cache's secret (/dev/urandom)");
     return -1;
   }
   snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp); /* 0600 */
   if (fd < 0) {
-    set_why(why, "cannot create a file in the cache directory (read-only?)");
+    dual_cache_set_why(why, "cannot create a file in the cache directory (read-only?)");
     return -1;
   }
   ok = dual_write_all(fd, fresh, 32) == 0;
@@ -148,7 +142,7 @@ int dual_cache_secret(const char *dir, int create, uint8_t secret[32], const cha
   if (ok && link(tmp, path) != 0 && errno != EEXIST) ok = 0;
   unlink(tmp);
   if (!ok) {
-    set_why(why, "cannot write the cache's secret");
+    dual_cache_set_why(why, "cannot write the cache's secret");
     return -1;
   }
   return read_secret(path, secret, why);

@@ -14,6 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The directory's secret: a file of this name in it (jit_cache.c's clear removes it too). */
+#define DUAL_CACHE_SECRET ".secret"
+
+/* *why = text, when why is not NULL: the cache functions' reasons are static texts. */
+static inline void dual_cache_set_why(const char **why, const char *text) {
+  if (why != NULL) *why = text;
+}
+
 /* 0: `dir` exists and is trusted; 1: it does not exist (yet); -1: it exists and is not trusted,
  * *why (a static text) says why. */
 int dual_cache_dir_trust(const char *dir, const char **why);
