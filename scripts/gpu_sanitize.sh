@@ -5,12 +5,15 @@
 # leaks of device memory), racecheck (shared-memory hazards) and initcheck (reads of
 # uninitialized device memory).  The runs go in parallel (JOBS at once; the GPU is shared) with
 # the random-program sweeps thinned (DUALBATCH_TEST_SWEEP_DIV, default 10: the kernels are the
-# same, the sanitizers 10-100x slower).  Each run's log and a summary line per run go to LOGDIR.
+# same, the sanitizers 10-100x slower).  A run is one Criterion test of one binary (its --list),
+# so the slow cases spread over the jobs and a timeout names its test.  Each run's log and a
+# summary line per run go to LOGDIR.
 #   scripts/gpu_sanitize.sh [LOGDIR [JOBS [TOOL...]]]     (default: build-gpu/sanitize, 6, all three)
 # DUALBATCH_SANITIZE_TIMEOUT bounds one run (seconds, default 3000); TESTS (a regular
 # expression) picks test binaries.  DUALBATCH_TEST_UNTIMED=1 tells the tests that compare speeds
 # (test_gpu_dispatch's calibration) that the sanitizer's slowdown makes them meaningless.
-# Exit 0 only when every run finished with "ERROR SUMMARY: 0 errors" and its tests passed.
+# Exit 0 only when every run finished with "ERROR SUMMARY: 0 errors" and its test ran and passed
+# (a test skipped for want of a GPU is not clean).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logdir=${1:-build-gpu/sanitize}
@@ -28,13 +31,19 @@ for bin in build-gpu/tests/test_gpu_*; do
   [[ "$name" =~ ${TESTS:-.} ]] || continue
   tiers=(interpret compile)
   [ "$name" = test_gpu_jit ] && tiers=(own)
+  # "suite: N tests" then one "├── test" line per test
+  cases=$("$bin" --list 2>&1 | awk '/^[A-Za-z_0-9]+: [0-9]+ tests?$/ {s = substr($1, 1, length($1) - 1); next}
+                                    s != "" && NF >= 2 {print s "/" $NF}')
+  [ -n "$cases" ] || { echo "gpu_sanitize: $bin --list gave no tests" >&2; exit 2; }
   for tier in "${tiers[@]}"; do
-    for tool in "${tools[@]}"; do runs+=("$name $tier $tool"); done
+    for tool in "${tools[@]}"; do
+      for c in $cases; do runs+=("$name $tier $tool $c"); done
+    done
   done
 done
 run_one() {
-  local name=$1 tier=$2 tool=$3 logdir=$4 cache=$5
-  local log="$logdir/$name.$tier.$tool.log" knobs="" t0=$SECONDS
+  local name=$1 tier=$2 tool=$3 tcase=$4 logdir=$5 cache=$6
+  local log="$logdir/$name.$tier.$tool.${tcase//\//.}.log" knobs="" t0=$SECONDS
   [ "$tier" = compile ] && knobs="DUALBATCH_JIT_SECOND=0 DUALBATCH_JIT_REVERSE=0 DUALBATCH_JIT_SGRAD=0"
   local tierenv=$tier
   [ "$tier" = own ] && tierenv=""
@@ -42,7 +51,7 @@ run_one() {
       DUALBATCH_TEST_UNTIMED=1 \
       DUALBATCH_TEST_SWEEP_DIV="${DUALBATCH_TEST_SWEEP_DIV:-10}" $knobs \
       timeout "${DUALBATCH_SANITIZE_TIMEOUT:-3000}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 99 --print-limit 20 \
-      "build-gpu/tests/$name" --jobs 4 > "$log" 2>&1
+      "build-gpu/tests/$name" --filter "$tcase" --verbose > "$log" 2>&1
   local rc=$?
   local errors
   # memcheck and initcheck end each process with "ERROR SUMMARY: N errors", racecheck with
@@ -53,12 +62,12 @@ run_one() {
   summaries=$(grep -cE "ERROR SUMMARY|RACECHECK SUMMARY" "$log")
   local tests
   tests=$(grep -hE "^\[====\] Synthesis" "$log" | tail -1 | sed 's/.*Synthesis: //')
-  echo "$name [$tier] $tool: rc $rc, $errors errors in $summaries processes, $((SECONDS - t0)) s; $tests"
+  echo "$name [$tier] $tool $tcase: rc $rc, $errors errors in $summaries processes, $((SECONDS - t0)) s; $tests"
 }
 export -f run_one
-printf '%s\n' "${runs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one $1 "$2" "$3"' _ {} "$logdir" "$cache" \
+printf '%s\n' "${runs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one $1 "$2" "$3" "$4" "$5" "$6"' _ {} "$logdir" "$cache" \
   | tee "$logdir/summary.txt"
 rm -rf "$cache"
-bad=$(grep -vcE ": rc 0, 0 errors in [1-9][0-9]* processes" "$logdir/summary.txt")
+bad=$(grep -vcE ": rc 0, 0 errors in [1-9][0-9]* processes, [0-9]+ s; Tested: [1-9][0-9]* \| Passing: [1-9]" "$logdir/summary.txt")
 echo "gpu_sanitize: ${#runs[@]} runs, $bad not clean"
 [ "$bad" -eq 0 ]

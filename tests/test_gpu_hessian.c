@@ -110,7 +110,7 @@ Test(gpu2, random_programs_equal_cpu) {
   need_gpu();
   dual_context *cpu = context(DUAL_DEVICE_CPU, 0), *gpu = context(DUAL_DEVICE_GPU, 0);
   int64_t total = 0, entries = 0;
-  for (int i = 0; i < 40; ++i) {
+  for (int i = 0; i < 40; i += rp_sweep_step()) {
     uint64_t s = 0x9a7ULL + (uint64_t)i;
     const int nin = 1 + rp_pick(&s, 40);
     dual_program *prog = rp_random_program(cpu, &s, 80, nin, 2, 2);

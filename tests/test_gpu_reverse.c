@@ -61,7 +61,7 @@ Test(gpu_reverse, random_programs_equal_the_cpu_bitwise) {
   need_gpu();
   dual_context *cpu = reverse_context(DUAL_DEVICE_CPU), *gpu = reverse_context(DUAL_DEVICE_GPU);
   int64_t diff = 0, entries = 0;
-  for (int i = 0; i < 120; ++i) {
+  for (int i = 0; i < 120; i += rp_sweep_step()) {
     uint64_t s = 0x6e7ULL + (uint64_t)i;
     const int nin = 1 + rp_pick(&s, 40), m = 1 + rp_pick(&s, 3), np = 2;
     dual_program *prog = rp_random_program(cpu, &s, 40, nin, np, m);

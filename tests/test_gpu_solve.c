@@ -217,7 +217,7 @@ static int over_compile_rule(const char *src, int n, int m, const double *x) {
  * standard one, each problem's cases one batch), and on a batch of noisy exponential fits (8
  * residuals, 2 unknowns, per-point data as parameters) whose statuses include converged points
  * and points that stop at the evaluation limit. */
-Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise, .timeout = 300) {
+Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise) {
   need_gpu();
   setenv("DUALBATCH_SOLVE_QR", "1", 1); /* the kernel's QR for every size (Osborne 2, 65 x 11, too) */
   static minpack_case cs[64];
@@ -318,7 +318,7 @@ static void lsq_compare_rounding(const char *src, int n, int np, int64_t B, cons
   dual_context_destroy(&ctx[0]), dual_context_destroy(&ctx[1]);
 }
 
-Test(gpu_solve, cublas_qr_agrees_with_the_cpu_to_rounding, .timeout = 300) {
+Test(gpu_solve, cublas_qr_agrees_with_the_cpu_to_rounding) {
   need_gpu();
   char *src = mgh_lsq_source(18, 11, 65);
   cr_assert_not_null(src);
@@ -481,7 +481,7 @@ Test(gpu_solve, no_cublas_keeps_the_in_kernel_qr_and_says_so) {
   unsetenv("DUALBATCH_SOLVE_QR"), unsetenv("DUALBATCH_CUBLAS");
 }
 
-Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise, .timeout = 600) {
+Test(gpu_solve, more_points_than_a_device_chunk_equal_the_cpu_bitwise) {
   need_gpu();
   /* the device chunk holds at most 2 GiB of work arrays, about 220000 points for n = 32 */
   enum { B = 300000 };
