@@ -170,7 +170,8 @@ Test(gpu_reverse_hvp, checkpointed_segments_equal_the_cpu) {
   dual_context *cpu = reverse_context(DUAL_DEVICE_CPU);
   int64_t runs = 0, diff = 0;
   int most = 0;
-  for (int i = 0; i < 6; ++i) {
+  const int step = rp_sweep_step(); /* every step-th program under DUALBATCH_TEST_SWEEP_DIV */
+  for (int i = 0; i < 6; i += step) {
     uint64_t s = 0x3c1ULL + (uint64_t)i;
     const int nin = 2 + rp_pick(&s, 6), m = 1 + rp_pick(&s, 2);
     dual_program *prog = rp_chain_program(cpu, &s, nin, m, 100 + rp_pick(&s, 300));
@@ -210,7 +211,7 @@ Test(gpu_reverse_hvp, checkpointed_segments_equal_the_cpu) {
   }
   cr_log_info("GPU forward-over-reverse checkpointing: %lld segmented runs (up to %d segments), "
               "%lld entries not bitwise equal to the CPU", (long long)runs, most, (long long)diff);
-  cr_assert(runs >= 6 && most >= 3 && diff == 0);
+  cr_assert(runs >= (step == 1 ? 6 : 1) && most >= 3 && diff == 0);
   dual_context_destroy(&cpu);
 }
 
