@@ -1,7 +1,7 @@
 /*
  * gpu_stage.c — the GPU engines' host staging path (gpu_stage.h): chunks of a host-memory batch
- * gathered into pinned staging, copied in, launched, copied out and scattered, alternating the
- * context's two streams.
+ * gathered into pinned staging, copied in, launched, copied out (each result array's written
+ * part) and scattered, alternating the context's two streams.
  */
 #include "kernels/gpu_stage.h"
 
@@ -19,14 +19,14 @@ static size_t entry_size(const dual_stage_array *a) { return a->status ? 4 : 8; 
  * (one copy out). */
 typedef struct layout {
   size_t at[DUAL_STAGE_MAX_ARRAYS];
-  size_t in_end, out_begin, end;
+  size_t in_end, end;
 } layout;
 
 static layout layout_for(const dual_stage_array *arr, int narr, int64_t c) {
   layout l;
   size_t off = 0;
   for (int pass = 0; pass < 2; ++pass) {
-    if (pass == 1) l.in_end = off, l.out_begin = off;
+    if (pass == 1) l.in_end = off;
     for (int i = 0; i < narr; ++i) {
       if (arr[i].out != pass) continue;
       l.at[i] = off;
@@ -58,6 +58,21 @@ static void scatter_one(const dual_stage_array *a, const char *src, int64_t p0, 
   }
   dual_stage_scatter((const double *)src, a->len, a->cols, a->pick, a->npick, (double *)a->host, a->ps, a->rs, a->cs,
                      p0, c, threads);
+}
+
+/* One result array of a chunk of c points back into its pinned place: only what the launch
+ * wrote — c points, not the chunk's capacity nor the alignment gap after it, and of a picked run
+ * of columns only that run (a row of the pitched copy per point and row) — so no byte nothing
+ * wrote is copied (compute-sanitizer's initcheck) and a group of passes moves only its columns. */
+static cudaError_t copy_out(const dual_stage_array *a, char *pin, const char *dev, int64_t c, cudaStream_t stream) {
+  const size_t es = entry_size(a);
+  const int64_t cols = a->cols > 0 ? a->cols : 1, rows = a->len / cols;
+  int run = a->pick != NULL && a->npick > 0 && a->npick < cols;
+  for (int32_t j = 1; run && j < a->npick; ++j) run = a->pick[j] == a->pick[0] + j;
+  if (!run) return cudaMemcpyAsync(pin, dev, (size_t)c * (size_t)a->len * es, cudaMemcpyDeviceToHost, stream);
+  const size_t skip = (size_t)a->pick[0] * es, pitch = (size_t)cols * es;
+  return cudaMemcpy2DAsync(pin + skip, pitch, dev + skip, pitch, (size_t)a->npick * es, (size_t)(c * rows),
+                           cudaMemcpyDeviceToHost, stream);
 }
 
 int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,
@@ -118,9 +133,8 @@ int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads
     for (int a = 0; a < narr; ++a) ptrs[a] = arr[a].host != NULL ? dev + l.at[a] : NULL;
     st = launch(ctx, user, p0, c, ptrs, scr > 0 ? (char *)g->pool.ptr + (size_t)s * scr : NULL, stream);
     if (st != DUAL_SUCCESS) break;
-    if (l.end > l.out_begin)
-      e = cudaMemcpyAsync(pin + l.out_begin, dev + l.out_begin, l.end - l.out_begin,
-                          cudaMemcpyDeviceToHost, stream);
+    for (int a = 0; a < narr && e == cudaSuccess; ++a)
+      if (arr[a].out && arr[a].host != NULL) e = copy_out(&arr[a], pin + l.at[a], dev + l.at[a], c, stream);
     if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
   }
   for (int s = 0; s < S; ++s) cudaStreamSynchronize(g->streams[s]);

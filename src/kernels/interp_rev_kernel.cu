@@ -2,7 +2,8 @@
 // forward-over-reverse) run every program's reverse sweeps (engine/interp_rev.h, the CPU's code)
 // one thread per point, through the per-point storage of interp_rev_point.h.  A block's storage
 // is a global slab laid out [row][thread]; each thread clears its adjoint and derivative rows
-// once (the sweeps leave them zero) and then takes points grid-stride.  Compiled with
+// once (the sweeps leave them zero), and its register rows when checkpoints copy them, and then
+// takes points grid-stride.  Compiled with
 // --fmad=false so that a*b+c rounds as on the CPU: results equal the CPU engine's bit for bit.
 #include <stdint.h>
 
@@ -21,6 +22,10 @@ __global__ void __launch_bounds__(DUAL_GPU_REV_THREADS, KIND == 1 ? DUAL_GPU_FOR
   const uint32_t S = blockDim.x;
   double *base = A.scratch + (size_t)blockIdx.x * (size_t)A.slab + threadIdx.x;
   for (uint32_t r = (uint32_t)A.o_adj; r < (uint32_t)A.o_scratch; ++r) base[r * S] = 0.0;
+  // A checkpoint copies every register row, those the program has not reached yet included:
+  // clear them once, so no snapshot reads memory nothing wrote (compute-sanitizer's initcheck).
+  if (A.nseg > 1)
+    for (uint32_t r = (uint32_t)A.o_val; r < (uint32_t)A.o_snap; ++r) base[r * S] = 0.0;
   const int64_t stride = (int64_t)gridDim.x * S;
   for (int64_t pt = (int64_t)blockIdx.x * S + threadIdx.x; pt < A.count; pt += stride) {
     int st;
