@@ -5,8 +5,10 @@
  * written by another process is used on the first call; a corrupt entry is ignored and
  * rebuilt; no NVRTC, a compile failure and a load failure fall back under AUTO (with a note
  * saying why) and fail with DUAL_ERR_COMPILE under COMPILE; column-major and strided results
- * through the warp-staged stores.  The tier and cache are set per context, so this file ignores
- * DUALBATCH_TIER.
+ * through the warp-staged stores.  The cases that need a fresh process run
+ * tests/tools/gpu_jit_child (exec, not fork: a forked child of a CUDA process cannot use CUDA,
+ * nor can compute-sanitizer follow it).  The tier and cache are set per context, so this file
+ * ignores DUALBATCH_TIER.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -20,18 +22,6 @@
 #include "dualbatch.h"
 #include "random_program.h"
 #include "test_arrays.h"
-
-/* Skip without a GPU, asking in a child process: CUDA must not be initialized here before the
- * tests fork their own children (a child of a CUDA process cannot use CUDA). */
-static void need_gpu_uninitialized(void) {
-  fflush(NULL);
-  pid_t kid = fork();
-  cr_assert(kid >= 0);
-  if (kid == 0) _exit(dual_device_count() > 0 ? 0 : 1);
-  int status = 0;
-  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status));
-  if (WEXITSTATUS(status) != 0) cr_skip_test("no CUDA device (or a build without CUDA)");
-}
 
 static dual_context *tier_context(int device, int tier, const char *cache) {
   dual_context *ctx = NULL;
@@ -194,77 +184,25 @@ Test(gpu_jit, auto_compiles_second_order_reverse_and_sgrad) {
   dual_context_destroy(&cpu);
 }
 
-/* Run `prog` once under COMPILE in a child process, which writes the disk cache. */
-static void compile_in_child(const char *cache, const char *program_name) {
+/* Run gpu_jit_child (tests/tools/gpu_jit_child.c) with `args` in a fresh process, started with
+ * exec (CUDA starts afresh in it, and compute-sanitizer follows it); it must exit 0. */
+static void run_child(const char *args, const char *what) {
+  char cmd[2400];
+  snprintf(cmd, sizeof cmd, "'%s' %s", DUAL_JIT_CHILD, args);
   fflush(NULL);
-  pid_t kid = fork();
-  cr_assert(kid >= 0);
-  if (kid == 0) {
-    dual_context *ctx = NULL;
-    int ok = dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
-             dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS &&
-             dual_context_set_cache_dir(ctx, cache) == DUAL_SUCCESS;
-    dual_program *prog = NULL;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, program_name);
-    ok = ok && dual_program_compile_file(ctx, path, &prog) == DUAL_SUCCESS;
-    double x[15 * 64], y[2 * 64], J[30 * 64], feat[2 * 64];
-    for (int i = 0; i < 15 * 64; ++i) x[i] = 0.1 + 0.01 * i;
-    for (int i = 0; i < 2 * 64; ++i) feat[i] = 0.5;
-    ok = ok && dual_jacobian(ctx, prog, 64, x, 15, feat, 2, y, 2, J, 30, NULL) == DUAL_SUCCESS &&
-         dual_context_last_tier(ctx) == DUAL_TIER_COMPILE;
-    dual_program_destroy(&prog);
-    dual_context_destroy(&ctx);
-    _exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "the child's COMPILE run failed");
-}
-
-/* In a fresh process (no kernel in memory): an AUTO context's first ba Jacobian runs compiled,
- * from the disk entry, bitwise equal to the CPU. */
-static void first_call_from_disk_in_child(const char *cache) {
-  fflush(NULL);
-  pid_t kid = fork();
-  cr_assert(kid >= 0);
-  if (kid == 0) {
-    dual_context *cpu = NULL, *gpu = NULL;
-    int ok = dual_context_create(&cpu, DUAL_DEVICE_CPU) == DUAL_SUCCESS &&
-             dual_context_create(&gpu, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
-             dual_context_set_tier(gpu, DUAL_TIER_AUTO) == DUAL_SUCCESS &&
-             dual_context_set_cache_dir(gpu, cache) == DUAL_SUCCESS;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/bench/programs/ba.db", DUAL_SOURCE_DIR);
-    dual_program *prog = NULL;
-    ok = ok && dual_program_compile_file(cpu, path, &prog) == DUAL_SUCCESS;
-    enum { B = 3000 };
-    static double x[15 * B], p[2 * B], y[2][2 * B], J[2][30 * B];
-    uint64_t rng = 5;
-    for (int i = 0; i < 15 * B; ++i) x[i] = rp_uniform(&rng, -1.0, 1.0) + (i % 15 == 13 ? 10.0 : 0.0);
-    for (int i = 0; i < 2 * B; ++i) p[i] = rp_uniform(&rng, -1.0, 1.0);
-    ok = ok && dual_jacobian(cpu, prog, B, x, 15, p, 2, y[0], 2, J[0], 30, NULL) == DUAL_SUCCESS;
-    ok = ok && dual_jacobian(gpu, prog, B, x, 15, p, 2, y[1], 2, J[1], 30, NULL) == DUAL_SUCCESS;
-    if (ok && dual_context_last_tier(gpu) != DUAL_TIER_COMPILE) {
-      fprintf(stderr, "first call interpreted: %s\n", dual_context_last_note(gpu));
-      ok = 0;
-    }
-    ok = ok && memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(J[0], J[1], sizeof J[0]) == 0;
-    dual_program_destroy(&prog);
-    dual_context_destroy(&cpu), dual_context_destroy(&gpu);
-    _exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "a fresh process did not run its first call from the disk cache, bitwise");
+  const int rc = system(cmd);
+  cr_assert(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "%s (gpu_jit_child %s: status %d)", what, args,
+            rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
 }
 
 Test(gpu_jit, disk_cache_serves_the_first_call_and_corrupt_entries_are_rebuilt) {
-  need_gpu_uninitialized();
-  char cache[1024];
+  need_gpu();
+  char cache[1024], args[1200];
   fresh_cache(cache, sizeof cache, "disk");
-  compile_in_child(cache, "ba"); /* another process writes the entry */
-  first_call_from_disk_in_child(cache);
+  snprintf(args, sizeof args, "compile '%s' ba", cache);
+  run_child(args, "the child's COMPILE run failed"); /* another process writes the entry */
+  snprintf(args, sizeof args, "first-call '%s'", cache);
+  run_child(args, "a fresh process did not run its first call from the disk cache, bitwise");
   /* corrupt the entry: this process has never loaded the kernel, so it must read the disk */
   char cmd[1400];
   snprintf(cmd, sizeof cmd, "for f in '%s'/*.cubin; do printf 'XXXX' | dd of=\"$f\" bs=1 seek=200 conv=notrunc status=none; done", cache);
@@ -301,53 +239,14 @@ Test(gpu_jit, disk_cache_serves_the_first_call_and_corrupt_entries_are_rebuilt) 
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
 
-/* In a child process (NVRTC is loaded once per process), with the environment `var`=`value`:
+/* In a fresh process (NVRTC is loaded once per process), with the environment `var`=`value`:
  * COMPILE fails with DUAL_ERR_COMPILE naming `why`, AUTO succeeds interpreted with a note
  * naming it. */
 static void fallback_case(const char *var, const char *value, const char *why) {
-  fflush(NULL);
-  pid_t kid = fork();
-  cr_assert(kid >= 0);
-  if (kid == 0) {
-    setenv(var, value, 1);
-    char cache[1024];
-    snprintf(cache, sizeof cache, "%s/jit-test-cache-fallback-%d", DUAL_BINARY_DIR, (int)getpid());
-    dual_context *comp = NULL, *autoc = NULL;
-    int ok = dual_context_create(&comp, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
-             dual_context_create(&autoc, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
-             dual_context_set_tier(comp, DUAL_TIER_COMPILE) == DUAL_SUCCESS &&
-             dual_context_set_tier(autoc, DUAL_TIER_AUTO) == DUAL_SUCCESS &&
-             dual_context_set_cache_dir(comp, cache) == DUAL_SUCCESS &&
-             dual_context_set_cache_dir(autoc, cache) == DUAL_SUCCESS;
-    uint64_t rng = 99;
-    dual_program *prog = ok ? rp_random_program(comp, &rng, 50, 4, 0, 2) : NULL;
-    double x[4 * 100], y[2 * 100], J[8 * 100];
-    for (int i = 0; i < 400; ++i) x[i] = 0.3 + 0.001 * i;
-    int st = prog ? dual_jacobian(comp, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL) : -1;
-    if (st != DUAL_ERR_COMPILE || strstr(dual_context_last_error(comp), why) == NULL) {
-      fprintf(stderr, "COMPILE: status %d, error '%s'\n", st, dual_context_last_error(comp));
-      ok = 0;
-    }
-    st = prog ? dual_jacobian(autoc, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL) : -1;
-    /* AUTO may have queued a compile that fails in the background: its next call says so */
-    for (int k = 0; k < 200 && st == DUAL_SUCCESS && strstr(dual_context_last_note(autoc), why) == NULL; ++k) {
-      usleep(50000);
-      st = dual_jacobian(autoc, prog, 100, x, 4, NULL, 0, y, 2, J, 8, NULL);
-    }
-    if (st != DUAL_SUCCESS || dual_context_last_tier(autoc) != DUAL_TIER_INTERPRET ||
-        strstr(dual_context_last_note(autoc), why) == NULL) {
-      fprintf(stderr, "AUTO: status %d, tier %d, note '%s'\n", st, dual_context_last_tier(autoc),
-              dual_context_last_note(autoc));
-      ok = 0;
-    }
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache);
-    if (system(cmd) != 0) ok = 0;
-    _exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  cr_assert(waitpid(kid, &status, 0) == kid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-            "%s=%s: the fallback did not behave", var, value);
+  char args[1200], what[400];
+  snprintf(args, sizeof args, "fallback %s %s '%s'", var, value, why);
+  snprintf(what, sizeof what, "%s=%s: the fallback did not behave", var, value);
+  run_child(args, what);
 }
 
 /* Processes that exit right after an AUTO call (the CLI: one Jacobian, then return from main)
@@ -401,7 +300,7 @@ Test(gpu_jit, exit_during_a_background_compile_is_clean) {
 }
 
 Test(gpu_jit, no_nvrtc_compile_error_and_load_failure) {
-  need_gpu_uninitialized();
+  need_gpu();
   fallback_case("DUALBATCH_NVRTC", "none", "NVRTC is not available");
   fallback_case("DUALBATCH_GPU_FAULT", "jit-compile", "injected compile failure");
   fallback_case("DUALBATCH_GPU_FAULT", "jit-load", "loading the compiled kernel failed");
