@@ -24,6 +24,7 @@
 #include "mgh_equations.h"
 #include "mgh_lsq.h"
 #include "minpack_cases.h"
+#include "random_program.h" /* rp_sweep_step */
 #include "test_arrays.h"
 
 /* The text of a repository file (the caller frees it). */
@@ -114,11 +115,12 @@ static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const
 
 Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
   need_gpu();
-  enum { B = 20000 };
+  const int step = rp_sweep_step(), B = 20000 / step; /* every step-th point of the sweep */
   double *x0 = malloc(sizeof(double) * 2 * B), *p = malloc(sizeof(double) * 2 * B);
   for (int b = 0; b < B; ++b) {
-    p[2 * b] = -2.0 + 0.0004 * b, p[2 * b + 1] = 0.5 * sin(0.1 * b);
-    x0[2 * b] = 0.3 + 0.0001 * b, x0[2 * b + 1] = -1.0 + 0.00015 * b;
+    const int t = b * step;
+    p[2 * b] = -2.0 + 0.0004 * t, p[2 * b + 1] = 0.5 * sin(0.1 * t);
+    x0[2 * b] = 0.3 + 0.0001 * t, x0[2 * b + 1] = -1.0 + 0.00015 * t;
   }
   solve_both("input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n", 0, 2, 2, B, x0, p);
   solve_both("input x; input y; param a; param b\n"
@@ -245,7 +247,7 @@ Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise) {
   }
   cr_log_info("dual_lsq: %d MGH cases in %d batches, bitwise equal on CPU and GPU (%d programs over the compiled "
               "tier's size rule, compared on AUTO)", nc, batches, over_rule);
-  enum { B = 20000 };
+  const int64_t B = 20000 / rp_sweep_step(); /* fewer fits under DUALBATCH_TEST_SWEEP_DIV */
   double *x0 = malloc(sizeof(double) * 2 * B), *y = malloc(sizeof(double) * 8 * B);
   for (int64_t b = 0; b < B; ++b) {
     const double c = 0.5 + 2.0 * unit(b, 0), k = 0.1 + unit(b, 1);
@@ -257,7 +259,7 @@ Test(gpu_solve, lsq_mgh_cases_and_data_fits_equal_the_cpu_bitwise) {
   free(x0), free(y);
   /* a chain of n = 20 unknowns (two compiled passes of 16 lanes), m = 21 residuals, J bidiagonal,
    * per-cell targets t */
-  enum { BC = 4000 };
+  const int64_t BC = 4000 / rp_sweep_step();
   double *xc = malloc(sizeof(double) * 20 * BC), *t = malloc(sizeof(double) * BC);
   for (int64_t b = 0; b < BC; ++b) {
     t[b] = 0.2 + 0.6 * unit(b, 0);
@@ -525,12 +527,14 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
  * memory is refused. */
 Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
   need_gpu();
-  enum { B = 20000, LD = 3 };
+  enum { LD = 3 };
+  const int step = rp_sweep_step(), B = 20000 / step; /* every step-th point of the sweep */
   const char *src = "input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n";
   double *x0 = malloc(sizeof(double) * LD * B), *p = malloc(sizeof(double) * 2 * B);
   for (int b = 0; b < B; ++b) {
-    p[2 * b] = -2.0 + 0.0004 * b, p[2 * b + 1] = 0.5 * sin(0.1 * b);
-    x0[LD * b] = 0.3 + 0.0001 * b, x0[LD * b + 1] = -1.0 + 0.00015 * b, x0[LD * b + 2] = 7.0;
+    const int t = b * step;
+    p[2 * b] = -2.0 + 0.0004 * t, p[2 * b + 1] = 0.5 * sin(0.1 * t);
+    x0[LD * b] = 0.3 + 0.0001 * t, x0[LD * b + 1] = -1.0 + 0.00015 * t, x0[LD * b + 2] = 7.0;
   }
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
