@@ -40,8 +40,8 @@ typedef struct dual_rev_plan {
 
 /* The context's note after a checkpointed call (CPU and GPU engines; printf format, nseg). */
 #define DUAL_REV_SEGMENTS_NOTE                                                                   \
-  "reverse mode: the tape was over the memory limit, so the program ran in %d checkpointed "    \
-  "segments"
+  "reverse mode: the tape did not fit at once (the memory limit, or the rows one segment "     \
+  "can address), so the program ran in %d checkpointed segments"
 
 /* Where each part of a point's storage starts, in rows (doubles per point) from its base.  The
  * register values, then (forward-over-reverse) the active registers' tangents, so that a
