@@ -16,7 +16,7 @@ static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 static size_t entry_size(const dual_stage_array *a) { return a->status ? 4 : 8; }
 
 /* Byte offsets of each array in a chunk of c points: inputs first (one copy in), then results
- * (one copy out). */
+ * (copied out one by one: copy_out). */
 typedef struct layout {
   size_t at[DUAL_STAGE_MAX_ARRAYS];
   size_t in_end, end;
