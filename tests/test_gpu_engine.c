@@ -8,9 +8,10 @@
  * derivatives and status flags — for every op (including huge and special arguments), on random
  * programs and for the benchmark functions; the difference is also measured against the 1e-13
  * row-scaled bound of the acceptance.  On the GPU, results must be bitwise identical across
- * widths and chunkings, and device-memory batches must equal host-memory ones.  Errors: device
- * arrays on a CPU context, mislabelled pointers, injected allocation and launch failures (AUTO
- * falls back to the CPU and says so; GPU fails cleanly), a memory limit too small for any chunk.
+ * widths, chunkings and plan groups, and device-memory batches must equal host-memory ones.
+ * Errors: device arrays on a CPU context, mislabelled pointers, injected allocation and launch
+ * failures (AUTO falls back to the CPU and says so; GPU fails cleanly), a memory limit too small
+ * for any chunk.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -24,6 +25,7 @@
 #endif
 
 #include "dual/ops.h"
+#include "engine/plan.h" /* dual_plan_instr: the plan record */
 #include "dualbatch.h"
 #include "bench_program.h"
 #include "random_program.h"
@@ -246,6 +248,40 @@ Test(gpu, benchmark_functions_match_cpu_across_widths_and_chunks) {
     free(x), free(p);
     dual_program_destroy(&prog);
   }
+  dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
+/* A plan over a quarter of the memory limit is uploaded in groups of passes (gpu_run.c), and each
+ * group's chunks copy back only their own columns of J (a pitched copy, gpu_stage.c).  A ring of
+ * 512 inputs with 2 outputs at width 1 has 512 passes of a plan record per instruction (some
+ * 4,000), about 100 MB of plan: under a 64 MiB limit a group holds 16 MiB of it, so the Jacobian
+ * runs in several groups (checked below from the instruction count), on the interpreter (the
+ * compiled tier has no plan).  The same bits as without the limit and as the CPU. */
+Test(gpu, plan_groups_under_a_small_limit_equal_the_cpu_bitwise) {
+  need_gpu();
+  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  cr_assert_eq(dual_context_set_tier(gpu, DUAL_TIER_INTERPRET), DUAL_SUCCESS);
+  cr_assert_eq(dual_context_set_width(gpu, 1), DUAL_SUCCESS);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(cpu, "input x[512]\n"
+                                         "output f = sum(i in 0..511, sin(x[i]) * x[i + 1]) + sin(x[511]) * x[0]\n"
+                                         "output g = sum(i in 0..512, exp(0.1 * x[i]) * x[i])\n", "ring512", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+  const int64_t per_pass = dual_program_num_instructions(prog) * (int64_t)sizeof(dual_plan_instr);
+  const int64_t groups = (512 + (16 << 20) / per_pass - 1) / ((16 << 20) / per_pass);
+  cr_assert(groups >= 4, "the plan would run in %lld groups", (long long)groups);
+  uint64_t rng = 41;
+  const int64_t B = 700;
+  double *x = random_array(&rng, B * 512, -1.5, 1.5);
+  result c = jacobian(cpu, prog, B, x, NULL), g = jacobian(gpu, prog, B, x, NULL);
+  cr_assert_eq(dual_context_set_memory_limit(gpu, 64 << 20), DUAL_SUCCESS);
+  result gs = jacobian(gpu, prog, B, x, NULL);
+  cr_assert_eq(dual_context_last_device(gpu), DUAL_DEVICE_GPU);
+  assert_bitwise(&c, &g, "the GPU against the CPU");
+  assert_bitwise(&g, &gs, "the plan in groups under a 64 MiB limit");
+  result_free(&c), result_free(&g), result_free(&gs);
+  free(x);
+  dual_program_destroy(&prog);
   dual_context_destroy(&cpu), dual_context_destroy(&gpu);
 }
 
