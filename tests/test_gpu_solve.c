@@ -113,15 +113,26 @@ static void solve_both(const char *src, int lsq, int n, int np, int64_t B, const
   solve_compare(src, lsq, n, np, B, x0, p, 0.0);
 }
 
-Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
-  need_gpu();
-  const int step = rp_sweep_step(), B = 20000 / step; /* every step-th point of the sweep */
-  double *x0 = malloc(sizeof(double) * 2 * B), *p = malloc(sizeof(double) * 2 * B);
+/* The two-unknown batch of newton_and_lsq and the device-memory case: parameters (a, b) and starts
+ * (x, y) swept over 20000 points, every k-th of them under DUALBATCH_TEST_SWEEP_DIV=k; x0 rows of
+ * ld entries (those past the two unknowns 7.0).  Returns the point count. */
+static int two_unknown_sweep(int ld, double **x0, double **p) {
+  const int step = rp_sweep_step(), B = 20000 / step;
+  *x0 = malloc(sizeof(double) * (size_t)(ld * B)), *p = malloc(sizeof(double) * 2 * (size_t)B);
+  cr_assert(*x0 != NULL && *p != NULL);
   for (int b = 0; b < B; ++b) {
     const int t = b * step;
-    p[2 * b] = -2.0 + 0.0004 * t, p[2 * b + 1] = 0.5 * sin(0.1 * t);
-    x0[2 * b] = 0.3 + 0.0001 * t, x0[2 * b + 1] = -1.0 + 0.00015 * t;
+    (*p)[2 * b] = -2.0 + 0.0004 * t, (*p)[2 * b + 1] = 0.5 * sin(0.1 * t);
+    (*x0)[ld * b] = 0.3 + 0.0001 * t, (*x0)[ld * b + 1] = -1.0 + 0.00015 * t;
+    for (int j = 2; j < ld; ++j) (*x0)[ld * b + j] = 7.0;
   }
+  return B;
+}
+
+Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
+  need_gpu();
+  double *x0, *p;
+  const int B = two_unknown_sweep(2, &x0, &p);
   solve_both("input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n", 0, 2, 2, B, x0, p);
   solve_both("input x; input y; param a; param b\n"
              "output f = x^2 + y - a; output g = x * y - b; output h = 0.1 * (x - y)\n", 1, 2, 2, B, x0, p);
@@ -528,14 +539,9 @@ Test(gpu_solve, a_device_failure_falls_back_under_auto_and_is_reported_on_the_gp
 Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
   need_gpu();
   enum { LD = 3 };
-  const int step = rp_sweep_step(), B = 20000 / step; /* every step-th point of the sweep */
   const char *src = "input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n";
-  double *x0 = malloc(sizeof(double) * LD * B), *p = malloc(sizeof(double) * 2 * B);
-  for (int b = 0; b < B; ++b) {
-    const int t = b * step;
-    p[2 * b] = -2.0 + 0.0004 * t, p[2 * b + 1] = 0.5 * sin(0.1 * t);
-    x0[LD * b] = 0.3 + 0.0001 * t, x0[LD * b + 1] = -1.0 + 0.00015 * t, x0[LD * b + 2] = 7.0;
-  }
+  double *x0, *p;
+  const int B = two_unknown_sweep(LD, &x0, &p);
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
   cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_GPU), DUAL_SUCCESS);
