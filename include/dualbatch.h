@@ -179,7 +179,8 @@ int dual_device_count(void);
 int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
 
 /* GPU contexts: the most device memory, in bytes, the context's pool may hold (0 = default: 90%
- * of the memory free when the pool is first used).  Host-memory batches larger than the pool are
+ * of the memory free when the pool is first used); buffers kept from earlier calls past a lowered
+ * limit are released at the next call.  Host-memory batches larger than the pool are
  * split into chunks; results do not depend on the chunking.  On the CPU it bounds the reverse-mode
  * workspaces of all threads together (0 = 1 GiB); past it the sweeps are checkpointed
  * (dual_context_set_ad_mode).  A limit is 0 or at least DUAL_MEMORY_LIMIT_MIN bytes (else

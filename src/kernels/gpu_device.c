@@ -70,8 +70,25 @@ int64_t dual_gpu_describe(char *buf, int64_t cap) {
   return n;
 }
 
+/* The pool holds at most the context's memory limit: buffers kept from calls made before the
+ * limit was lowered (a plan of every pass, a larger register file) are released, so a call sizes
+ * its plan and register files within the limit and not within what is left beside them. */
+static void fit_limit(const dual_context *ctx, struct dual_gpu *g) {
+  if (ctx->memory_limit <= 0) return;
+  const size_t held = g->plan.size + g->pool.size + g->stage.size;
+  if (held <= (size_t)ctx->memory_limit) return;
+  for (int s = 0; s < DUAL_GPU_STREAMS; ++s) cudaStreamSynchronize(g->streams[s]);
+  dual_gpu_buffer *kept[3] = {&g->plan, &g->pool, &g->stage};
+  for (int i = 0; i < 3; ++i) {
+    if (kept[i]->ptr != NULL) cudaFree(kept[i]->ptr);
+    kept[i]->ptr = NULL, kept[i]->size = 0;
+  }
+  g->key_valid = 0; /* the cached plan went with its buffer */
+}
+
 int dual_gpu_state(dual_context *ctx, struct dual_gpu **out) {
   if (ctx->gpu != NULL) {
+    fit_limit(ctx, ctx->gpu);
     *out = ctx->gpu;
     return DUAL_SUCCESS;
   }
@@ -118,7 +135,8 @@ int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, cons
   cudaError_t e = dual_gpu_injected_fault("alloc");
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, what);
   if (buf->size >= bytes) return DUAL_SUCCESS;
-  const size_t grown = grown_size(buf->size, bytes);
+  /* Under a memory limit the size asked, no margin: the callers size their buffers within it. */
+  const size_t grown = ctx->memory_limit > 0 ? bytes : grown_size(buf->size, bytes);
   if (buf->ptr != NULL) cudaFree(buf->ptr);
   buf->ptr = NULL, buf->size = 0;
   size_t size = grown;

@@ -235,8 +235,9 @@ static int size_scratch(dual_context *ctx, struct dual_gpu *g, size_t room, int 
   if (fit < ls->max_blocks) ls->max_blocks = fit;
   if (ls->max_blocks < 1)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
-                     "GPU: the register file of one block (%zu bytes) does not fit in the memory "
-                     "limit of %zu bytes", per_block, room);
+                     "GPU: the register file of one block (%zu bytes) does not fit in the %zu "
+                     "bytes the memory limit leaves beside the plan "
+                     "(dual_context_set_memory_limit)", per_block, room);
   ls->scratch_size = (size_t)ls->max_blocks * per_block;
   return DUAL_SUCCESS;
 }

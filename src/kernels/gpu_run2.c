@@ -264,7 +264,8 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
     if (fit < max_blocks) max_blocks = fit;
     if (max_blocks < 1) {
       st = dual_fail(ctx, DUAL_ERR_NO_MEMORY, "GPU: the register file of one block (%zu bytes) does "
-                     "not fit in the memory limit of %zu bytes", per_block, room);
+                     "not fit in the %zu bytes the memory limit leaves beside the plan "
+                     "(dual_context_set_memory_limit)", per_block, room);
       break;
     }
     const size_t scratch = (size_t)max_blocks * per_block;
