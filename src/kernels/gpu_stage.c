@@ -60,19 +60,44 @@ static void scatter_one(const dual_stage_array *a, const char *src, int64_t p0, 
                      p0, c, threads);
 }
 
+/* How much of a result array's columns the launch writes: every column (no pick), none (an empty
+ * pick: nothing to copy), one run of them, or scattered ones (a second-order pass's Hessian
+ * components). */
+enum { COLS_ALL, COLS_NONE, COLS_RUN, COLS_SCATTERED };
+
+static int written_cols(const dual_stage_array *a) {
+  const int64_t cols = a->cols > 0 ? a->cols : 1;
+  if (a->pick == NULL || a->npick >= cols) return COLS_ALL;
+  if (a->npick == 0) return COLS_NONE;
+  for (int32_t j = 1; j < a->npick; ++j)
+    if (a->pick[j] != a->pick[0] + j) return COLS_SCATTERED;
+  return COLS_RUN;
+}
+
+/* Before a launch: an array whose columns the launch writes scattered is cleared on the device,
+ * as copy_out then copies it whole (one copy, not one per column; the clear runs at device
+ * bandwidth) and so reads no byte nothing wrote (compute-sanitizer's initcheck). */
+static cudaError_t clear_scattered(const dual_stage_array *a, char *dev, int64_t c, cudaStream_t stream) {
+  if (written_cols(a) != COLS_SCATTERED) return cudaSuccess;
+  return cudaMemsetAsync(dev, 0, (size_t)c * (size_t)a->len * entry_size(a), stream);
+}
+
 /* One result array of a chunk of c points back into its pinned place: only what the launch
- * wrote — c points, not the chunk's capacity nor the alignment gap after it, and of a picked run
- * of columns only that run (a row of the pitched copy per point and row) — so no byte nothing
- * wrote is copied (compute-sanitizer's initcheck) and a group of passes moves only its columns. */
+ * wrote — c points, not the chunk's capacity nor the alignment gap after it, and of a run of
+ * columns only that run (a row of the pitched copy per point and row) — so no byte nothing
+ * wrote is copied (initcheck) and a group of passes moves only its columns. */
 static cudaError_t copy_out(const dual_stage_array *a, char *pin, const char *dev, int64_t c, cudaStream_t stream) {
   const size_t es = entry_size(a);
   const int64_t cols = a->cols > 0 ? a->cols : 1, rows = a->len / cols;
-  int run = a->pick != NULL && a->npick > 0 && a->npick < cols;
-  for (int32_t j = 1; run && j < a->npick; ++j) run = a->pick[j] == a->pick[0] + j;
-  if (!run) return cudaMemcpyAsync(pin, dev, (size_t)c * (size_t)a->len * es, cudaMemcpyDeviceToHost, stream);
-  const size_t skip = (size_t)a->pick[0] * es, pitch = (size_t)cols * es;
-  return cudaMemcpy2DAsync(pin + skip, pitch, dev + skip, pitch, (size_t)a->npick * es, (size_t)(c * rows),
-                           cudaMemcpyDeviceToHost, stream);
+  switch (written_cols(a)) {
+  case COLS_NONE: return cudaSuccess;
+  case COLS_RUN: {
+    const size_t skip = (size_t)a->pick[0] * es, pitch = (size_t)cols * es;
+    return cudaMemcpy2DAsync(pin + skip, pitch, dev + skip, pitch, (size_t)a->npick * es, (size_t)(c * rows),
+                             cudaMemcpyDeviceToHost, stream);
+  }
+  default: return cudaMemcpyAsync(pin, dev, (size_t)c * (size_t)a->len * es, cudaMemcpyDeviceToHost, stream);
+  }
 }
 
 int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,
@@ -131,6 +156,12 @@ int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads
     }
     void *ptrs[DUAL_STAGE_MAX_ARRAYS];
     for (int a = 0; a < narr; ++a) ptrs[a] = arr[a].host != NULL ? dev + l.at[a] : NULL;
+    for (int a = 0; a < narr && e == cudaSuccess; ++a)
+      if (arr[a].out && arr[a].host != NULL) e = clear_scattered(&arr[a], dev + l.at[a], c, stream);
+    if (e != cudaSuccess) {
+      st = dual_gpu_fail(ctx, e, "clearing a chunk's results");
+      break;
+    }
     st = launch(ctx, user, p0, c, ptrs, scr > 0 ? (char *)g->pool.ptr + (size_t)s * scr : NULL, stream);
     if (st != DUAL_SUCCESS) break;
     for (int a = 0; a < narr && e == cudaSuccess; ++a)
