@@ -111,7 +111,7 @@ typedef enum dual_device {
 } dual_device;
 
 /* Create a context.  `device` is a dual_device; the environment variable DUALBATCH_DEVICE
- * (auto|cpu|gpu) overrides it.  Asking for the GPU in a build without CUDA, or on a machine
+ * (auto|cpu|gpu|gpu:N) overrides it, gpu:N also choosing CUDA device N (dual_context_set_gpu).  Asking for the GPU in a build without CUDA, or on a machine
  * without one (or with a driver older than the CUDA runtime the library was built with), fails
  * with DUAL_ERR_NO_DEVICE; AUTO takes the CPU instead.  A CPU context never initializes CUDA; AUTO
  * and GPU query the devices (the first GPU evaluation then creates the context's streams, memory
@@ -172,6 +172,21 @@ int dual_context_calibrate(dual_context *ctx, char *report, int64_t cap);
 /* Number of CUDA devices the library can use: 0 in a build without CUDA, without a driver, or
  * without a GPU.  Initializes the CUDA runtime (unlike creating a CPU context). */
 int dual_device_count(void);
+
+/* GPU contexts: the CUDA device the context runs on, an ordinal 0 .. dual_device_count() - 1.
+ * A GPU or AUTO context takes the device current on the creating thread (0 unless the caller
+ * chose another with cudaSetDevice), or N from DUALBATCH_DEVICE=gpu:N (past the last device:
+ * DUAL_ERR_NO_DEVICE and a CPU context, as for 'gpu' without one).  Every call makes the
+ * context's device current for its own work and makes the caller's current again before it
+ * returns, so each thread or MPI rank can drive its own GPU, and one thread several contexts on
+ * several GPUs; nothing is shared between contexts but the compiled kernels (one per GPU model,
+ * process-wide) and the disk cache.  Choosing another device releases the context's buffers on
+ * the old one and its dispatch figures (measured again on the new one).  A device-memory batch
+ * must live on the context's device (else DUAL_ERR_ARGUMENT).  Out of range: DUAL_ERR_ARGUMENT;
+ * a context on the CPU: DUAL_ERR_NO_DEVICE.  dual_context_gpu returns the ordinal, or -1 for a
+ * context on the CPU. */
+int dual_context_set_gpu(dual_context *ctx, int ordinal);
+int dual_context_gpu(const dual_context *ctx);
 
 /* GPU contexts: the CUDA stream (a cudaStream_t) that evaluations of device-memory batches run
  * on; NULL (default) = the context's own stream.  Each call still returns only when its results

@@ -91,14 +91,23 @@ const char *dual_context_last_error(const dual_context *ctx) {
   return ctx->error ? ctx->error : "no error";
 }
 
-/* Resolve DUALBATCH_DEVICE, if set, over the caller's choice. */
-static int device_from_env(int requested, int *bad_env) {
+/* Resolve DUALBATCH_DEVICE, if set, over the caller's choice; gpu:N also names the device
+ * (*ordinal, else -1). */
+static int device_from_env(int requested, int *bad_env, int *ordinal) {
   const char *env = getenv("DUALBATCH_DEVICE");
-  *bad_env = 0;
+  *bad_env = 0, *ordinal = -1;
   if (env == NULL || env[0] == '\0') return requested;
   if (strcmp(env, "auto") == 0) return DUAL_DEVICE_AUTO;
   if (strcmp(env, "cpu") == 0) return DUAL_DEVICE_CPU;
   if (strcmp(env, "gpu") == 0) return DUAL_DEVICE_GPU;
+  if (strncmp(env, "gpu:", 4) == 0 && env[4] >= '0' && env[4] <= '9') {
+    char *end = NULL;
+    const long v = strtol(env + 4, &end, 10);
+    if (*end == '\0' && v < 4096) {
+      *ordinal = (int)v;
+      return DUAL_DEVICE_GPU;
+    }
+  }
   *bad_env = 1;
   return requested;
 }
@@ -190,6 +199,7 @@ int dual_context_create(dual_context **out, int device) {
   dual_context *ctx = (dual_context *)calloc(1, sizeof *ctx);
   if (ctx == NULL) return DUAL_ERR_NO_MEMORY;
   ctx->device = DUAL_DEVICE_CPU;
+  ctx->gpu_ordinal = -1;
   ctx->last_device = DUAL_DEVICE_CPU;
   ctx->last_ad_mode = DUAL_AD_FORWARD;
   ctx->last_tier = DUAL_TIER_INTERPRET;
@@ -204,18 +214,26 @@ int dual_context_create(dual_context **out, int device) {
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
                      "%s='%s' is not one of auto, interpret, compile (context uses the CPU)", name, getenv(name));
   }
-  int bad_env = 0;
-  int want = device_from_env(device, &bad_env);
+  int bad_env = 0, ordinal = -1;
+  int want = device_from_env(device, &bad_env, &ordinal);
   ctx->requested = bad_env ? DUAL_DEVICE_CPU : want;
   if (bad_env)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
-                     "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu (context uses the CPU)",
+                     "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu, gpu:N (context uses the CPU)",
                      getenv("DUALBATCH_DEVICE"));
   if (want == DUAL_DEVICE_CPU) return DUAL_SUCCESS; /* never touches CUDA */
   char why[256];
-  if (dual_gpu_count(why, sizeof why) > 0) {
+  const int count = dual_gpu_count(why, sizeof why);
+  if (count > 0 && ordinal >= count) {
+    ctx->requested = DUAL_DEVICE_CPU;
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "DUALBATCH_DEVICE='%s': this machine has %d CUDA "
+                     "device%s, 0 .. %d (context uses the CPU)", getenv("DUALBATCH_DEVICE"), count,
+                     count == 1 ? "" : "s", count - 1);
+  }
+  if (count > 0) {
     ctx->device = DUAL_DEVICE_GPU;
     ctx->last_device = DUAL_DEVICE_GPU;
+    ctx->gpu_ordinal = ordinal >= 0 ? ordinal : dual_gpu_current_device();
     return DUAL_SUCCESS;
   }
   if (want == DUAL_DEVICE_GPU) {
@@ -299,6 +317,31 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream) {
     return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "a CUDA stream was given to a CPU context");
   ctx->stream = cuda_stream;
   return DUAL_SUCCESS;
+}
+
+int dual_context_set_gpu(dual_context *ctx, int ordinal) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (ctx->device != DUAL_DEVICE_GPU)
+    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "GPU %d: the context runs on the CPU%s", ordinal,
+                     ctx->requested == DUAL_DEVICE_CPU ? "" : " (no usable GPU was found)");
+  const int count = dual_gpu_count(NULL, 0);
+  if (ordinal < 0 || ordinal >= count)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d",
+                     ordinal, count, count == 1 ? "" : "s", count - 1);
+  if (ordinal == ctx->gpu_ordinal) return DUAL_SUCCESS;
+  /* the state, the dispatch figures and the programs' scales were the other device's */
+  dual_gpu_release(ctx->gpu);
+  ctx->gpu = NULL;
+  free(ctx->calib);
+  ctx->calib = NULL;
+  dual_dispatch_memo_free(ctx->memo);
+  ctx->memo = NULL;
+  ctx->gpu_ordinal = ordinal;
+  return DUAL_SUCCESS;
+}
+
+int dual_context_gpu(const dual_context *ctx) {
+  return ctx != NULL && ctx->device == DUAL_DEVICE_GPU ? ctx->gpu_ordinal : -1;
 }
 
 int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes) {

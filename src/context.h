@@ -33,6 +33,7 @@ struct dual_context {
   int64_t memory_limit; /* GPU pool bytes; on the CPU the reverse-mode workspaces' (0 = default:
                            DUAL_CPU_MEMORY_DEFAULT on the CPU) */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
+  int gpu_ordinal;      /* a GPU context's CUDA device (dual_context_set_gpu); -1 on the CPU */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
                            DUALBATCH_CPU_TIER or dual_context_set_tier */

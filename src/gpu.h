@@ -17,6 +17,9 @@ struct dual_gpu; /* a context's GPU state: streams, memory pool, pinned staging,
  * no CUDA; then `why` receives the reason).  Initializes the CUDA runtime. */
 int dual_gpu_count(char *why, size_t cap);
 
+/* The calling thread's current CUDA device (0 without CUDA or when CUDA fails). */
+int dual_gpu_current_device(void);
+
 /* Run a checked job on the context's GPU (creating its GPU state on first use).  Host-memory
  * batches are staged through pinned buffers in chunks over two streams; device-memory batches are
  * used in place.  Returns when the results are in the caller's arrays. */

@@ -153,6 +153,27 @@ Test(api, device_selection) {
   dual_context_destroy(&c2);
   setenv("DUALBATCH_DEVICE", "cpu", 1);
   cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_GPU), 0, "env overrides the argument");
+  /* a CPU context has no GPU to choose, and says which device it is on */
+  cr_assert_eq(dual_context_gpu(c2), -1);
+  cr_assert_eq(dual_context_set_gpu(c2, 0), DUAL_ERR_NO_DEVICE);
+  cr_assert_not_null(strstr(dual_context_last_error(c2), "runs on the CPU"), "%s", dual_context_last_error(c2));
+  dual_context_destroy(&c2);
+  cr_assert_eq(dual_context_set_gpu(NULL, 0), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_gpu(NULL), -1);
+  /* gpu:N names a device: N decimal digits and nothing else */
+  static const char *bad[] = {"gpu:", "gpu:x", "gpu:-1", "gpu:1x", "gpu: 1", "gpu:99999", "gpu1"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+    setenv("DUALBATCH_DEVICE", bad[i], 1);
+    cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_ARGUMENT, "%s", bad[i]);
+    cr_assert_not_null(strstr(dual_context_last_error(c2), "gpu:N"), "%s", dual_context_last_error(c2));
+    cr_assert_eq(dual_context_device(c2), DUAL_DEVICE_CPU);
+    dual_context_destroy(&c2);
+  }
+  /* a device past the last one (every one, without a GPU): NO_DEVICE and a CPU context */
+  setenv("DUALBATCH_DEVICE", "gpu:4000", 1);
+  cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_NO_DEVICE);
+  cr_assert_eq(dual_context_device(c2), DUAL_DEVICE_CPU);
+  cr_assert_eq(dual_context_gpu(c2), -1);
   dual_context_destroy(&c2);
   unsetenv("DUALBATCH_DEVICE");
   char info[512];

@@ -43,6 +43,8 @@ PROTOTYPES = {
     "dual_context_set_stream": (_int, [_vp, _vp]),
     "dual_context_set_memory_limit": (_int, [_vp, _i64]),
     "dual_context_set_threads": (_int, [_vp, _int]),
+    "dual_context_set_gpu": (_int, [_vp, _int]),
+    "dual_context_gpu": (_int, [_vp]),
     "dual_context_set_width": (_int, [_vp, _int]),
     "dual_context_set_ad_mode": (_int, [_vp, _int]),
     "dual_context_last_ad_mode": (_int, [_vp]),

@@ -118,6 +118,17 @@ class Context(OwnsHandle):
     def set_threads(self, threads):
         self._call(LIB.dual_context_set_threads, self._handle, int(threads or 0))
 
+    def set_gpu(self, ordinal):
+        """Run on CUDA device `ordinal` (0 .. device_count() - 1); see dual_context_set_gpu."""
+        self._call(LIB.dual_context_set_gpu, self._handle, int(ordinal))
+
+    @property
+    def gpu(self):
+        """The CUDA device this context runs on, or -1 on the CPU."""
+        with self._lock:
+            self._check_open()
+            return int(LIB.dual_context_gpu(self._handle))
+
     def set_width(self, width):
         self._call(LIB.dual_context_set_width, self._handle, int(width or 0))
 

@@ -155,6 +155,10 @@ def test_context_arguments():
     assert e.value.status == Status.ERR_ARGUMENT
     with db.Context(device="cpu", threads=1, ad_mode="reverse", width=4, seed=2 ** 64 - 1) as c:
         assert c.device == "cpu" and not c.closed
+        assert c.gpu == -1  # a CPU context has no GPU to choose
+        with pytest.raises(db.DualbatchError) as e:
+            c.set_gpu(0)
+        assert e.value.status == Status.ERR_NO_DEVICE and "runs on the CPU" in e.value.message
     assert c.closed
 
 

@@ -132,3 +132,22 @@ def test_cuda_runtime_buffers(gpu, reference, data):
     np.testing.assert_array_equal(J.to_host(), ref.J)
     np.testing.assert_array_equal(H.to_host(), ref.H)
     np.testing.assert_array_equal(st.to_host(), ref.status)
+
+
+def test_device_choice(reference, data):
+    """Each CUDA device by its ordinal gives the CPU's bits; a device past the last is refused."""
+    x, s = data
+    with db.Context(device="gpu") as ctx:
+        assert ctx.gpu == 0
+        with pytest.raises(db.DualbatchError) as e:
+            ctx.set_gpu(db.device_count())
+        assert e.value.status == db.Status.ERR_ARGUMENT
+        prog = ctx.compile(SRC)
+        for d in range(db.device_count()):
+            ctx.set_gpu(d)
+            assert ctx.gpu == d
+            got = prog.jacobian(x, s)
+            assert ctx.last_device == "gpu"
+            for field, value in zip(got._fields, got):
+                np.testing.assert_array_equal(value, getattr(reference["jacobian"], field),
+                                              err_msg="device %d: %s" % (d, field))

@@ -212,6 +212,8 @@ void dual_calibration_key(const dual_context *ctx, int threads, uint8_t key[32])
       break;
     }
   if (f != NULL) fclose(f);
+  if (ctx->device == DUAL_DEVICE_GPU && len < (int)sizeof buf) /* the devices, and which is ours */
+    len += snprintf(buf + len, sizeof buf - (size_t)len, "gpu %d\n", ctx->gpu_ordinal);
   if (ctx->device == DUAL_DEVICE_GPU && len < (int)sizeof buf)
     dual_gpu_describe(buf + len, (int64_t)(sizeof buf - (size_t)len));
   dual_sha256 s;

@@ -256,6 +256,19 @@ module dualbatch
       integer(c_int) :: dual_context_set_memory_limit
     end function dual_context_set_memory_limit
 
+    function dual_context_set_gpu(ctx, ordinal) bind(C, name="dual_context_set_gpu")
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: ordinal
+      integer(c_int) :: dual_context_set_gpu
+    end function dual_context_set_gpu
+
+    function dual_context_gpu(ctx) bind(C, name="dual_context_gpu")
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int) :: dual_context_gpu
+    end function dual_context_gpu
+
     function dual_context_set_threads(ctx, threads) bind(C, name="dual_context_set_threads")
       import
       type(c_ptr), value :: ctx

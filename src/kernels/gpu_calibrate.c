@@ -20,6 +20,7 @@
 #include "dispatch/calibration.h"
 #include "dispatch/split.h"
 #include "gpu.h"
+#include "kernels/gpu_state.h"
 
 enum { REPS = 9, BIG = 1 << 20, WIDE = 64, COPY_POINTS = 1 << 18 };
 
@@ -73,7 +74,7 @@ static int kernel_figures(dual_context *ctx, dual_program *const prog[2], const 
   return DUAL_SUCCESS;
 }
 
-int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c) {
+static int calibrate_on_current(dual_context *ctx, int compiled, struct dual_calibration *c) {
   dual_program *p1 = NULL, *pin = NULL, *pout = NULL, *prog[2] = {NULL, NULL};
   const size_t hx = sizeof(double) * (size_t)COPY_POINTS * WIDE;
   double *hxin = malloc(hx), *hyout = malloc(hx), *dx = NULL, *dy = NULL;
@@ -139,4 +140,8 @@ int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration 
   if (st == DUAL_ERR_NO_MEMORY && dual_context_last_error(ctx)[0] == '\0')
     return dual_fail(ctx, st, "calibrating the GPU: out of memory");
   return st;
+}
+
+int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c) {
+  DUAL_ON_CONTEXT_GPU(ctx, calibrate_on_current(ctx, compiled, c));
 }

@@ -47,6 +47,31 @@ int dual_gpu_count(char *why, size_t cap) {
   return count;
 }
 
+int dual_gpu_current_device(void) {
+  int d = 0;
+  if (cudaGetDevice(&d) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return d;
+}
+
+int dual_gpu_enter(dual_context *ctx, int *prev) {
+  *prev = -1;
+  int cur = 0;
+  cudaError_t e = cudaGetDevice(&cur);
+  if (e == cudaSuccess && cur != ctx->gpu_ordinal) {
+    e = cudaSetDevice(ctx->gpu_ordinal);
+    if (e == cudaSuccess) *prev = cur;
+  }
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "making the context's GPU current");
+  return DUAL_SUCCESS;
+}
+
+void dual_gpu_leave(int prev) {
+  if (prev >= 0 && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();
+}
+
 int64_t dual_gpu_describe(char *buf, int64_t cap) {
   char text[2048];
   int n = 0, driver = 0, runtime = 0;
@@ -94,7 +119,7 @@ int dual_gpu_state(dual_context *ctx, struct dual_gpu **out) {
   }
   struct dual_gpu *g = (struct dual_gpu *)calloc(1, sizeof *g);
   if (g == NULL) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the GPU state");
-  cudaError_t e = cudaGetDevice(&g->ordinal);
+  cudaError_t e = cudaGetDevice(&g->ordinal); /* the context's: dual_gpu_enter made it current */
   if (e == cudaSuccess) e = cudaDeviceGetAttribute(&g->sm_count, cudaDevAttrMultiProcessorCount, g->ordinal);
   if (e == cudaSuccess)
     e = cudaDeviceGetAttribute(&g->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, g->ordinal);
@@ -188,6 +213,8 @@ uint64_t dual_gpu_allocations(const dual_context *ctx) {
 
 void dual_gpu_release(struct dual_gpu *g) {
   if (g == NULL) return;
+  int prev = dual_gpu_current_device(); /* on the state's own device, then the caller's again */
+  if (prev != g->ordinal && cudaSetDevice(g->ordinal) != cudaSuccess) cudaGetLastError();
   dual_cublas_release(g);
   for (int s = 0; s < DUAL_GPU_STREAMS; ++s) {
     if (g->streams[s] != NULL) {
@@ -203,6 +230,7 @@ void dual_gpu_release(struct dual_gpu *g) {
   if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
   free(g->key_code);
   free(g->key_consts);
+  if (prev != g->ordinal && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();
   free(g);
   cudaGetLastError();
 }

@@ -514,9 +514,11 @@ int dual_gpu_compiling(void) {
 int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
   struct dual_gpu *g = NULL;
   const dual_jit_module *m = NULL;
-  if (dual_gpu_state(ctx, &g) != DUAL_SUCCESS || dual_gpu_jit_select(ctx, g, job, &m) != DUAL_SUCCESS) {
-    dual_clear_error(ctx); /* the run that follows meets the same failure and reports it */
-    return 0;
-  }
-  return m != NULL;
+  int prev = -1;
+  int st = dual_gpu_enter(ctx, &prev);
+  if (st == DUAL_SUCCESS) st = dual_gpu_state(ctx, &g);
+  if (st == DUAL_SUCCESS) st = dual_gpu_jit_select(ctx, g, job, &m);
+  dual_gpu_leave(prev);
+  if (st != DUAL_SUCCESS) dual_clear_error(ctx); /* the run that follows meets it and reports it */
+  return st == DUAL_SUCCESS && m != NULL;
 }

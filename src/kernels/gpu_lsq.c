@@ -136,9 +136,9 @@ static int solve_chunk(driver *v) {
   }
 }
 
-int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o, int64_t B,
-                 double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
-                 double *fnorm, int device_mem, int64_t *done) {
+static int lsq_on_current(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o, int64_t B,
+                          double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                          double *fnorm, int device_mem, int64_t *done) {
   *done = 0;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
@@ -175,4 +175,12 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts
   if (st == DUAL_SUCCESS && no_blas[0] != '\0') /* after the engine's calls, which clear notes */
     dual_set_note(ctx, dual_strdup_printf("dual_lsq: the in-kernel QR ran: %s", no_blas));
   return st;
+}
+
+int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const dual_lm_opts *o, int64_t B,
+                 double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                 double *fnorm, int device_mem, int64_t *done) {
+  *done = 0;
+  DUAL_ON_CONTEXT_GPU(ctx, lsq_on_current(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm,
+                                          device_mem, done));
 }

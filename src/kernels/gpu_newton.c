@@ -115,9 +115,9 @@ static int solve_chunk(driver *v) {
   }
 }
 
-int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newton_opts *o, int64_t B,
-                    double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
-                    double *fnorm, int device_mem, int32_t *host_state, int64_t *done) {
+static int newton_on_current(dual_context *ctx, const dual_program *prog, const dual_newton_opts *o, int64_t B,
+                             double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                             double *fnorm, int device_mem, int32_t *host_state, int64_t *done) {
   *done = 0;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
@@ -172,6 +172,14 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newt
   return st;
 }
 
+int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const dual_newton_opts *o, int64_t B,
+                    double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info, int32_t *iters,
+                    double *fnorm, int device_mem, int32_t *host_state, int64_t *done) {
+  *done = 0;
+  DUAL_ON_CONTEXT_GPU(ctx, newton_on_current(ctx, prog, o, B, x, ldx, p, ldp, info, iters, fnorm,
+                                             device_mem, host_state, done));
+}
+
 int dual_gpu_is_device_pointer(const void *p) {
   if (p == NULL) return 0;
   struct cudaPointerAttributes at;
@@ -182,18 +190,28 @@ int dual_gpu_is_device_pointer(const void *p) {
   return at.type == cudaMemoryTypeDevice;
 }
 
-int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
-                  size_t bytes, int64_t rows, const char *what) {
+static int copy_on_current(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                           size_t bytes, int64_t rows, const char *what) {
   if (bytes == 0 || rows == 0) return DUAL_SUCCESS;
   const cudaError_t e = cudaMemcpy2D(dst, dst_pitch, src, src_pitch, bytes, (size_t)rows, cudaMemcpyDefault);
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, what);
 }
 
-int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
+int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                  size_t bytes, int64_t rows, const char *what) {
+  DUAL_ON_CONTEXT_GPU(ctx, copy_on_current(ctx, dst, dst_pitch, src, src_pitch, bytes, rows, what));
+}
+
+static int solve_buffer_on_current(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
   *p = NULL;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
   if (st == DUAL_SUCCESS) st = dual_gpu_reserve(ctx, &g->solve[which], bytes > 0 ? bytes : 1, what);
   if (st == DUAL_SUCCESS) *p = g->solve[which].ptr;
   return st;
+}
+
+int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
+  *p = NULL;
+  DUAL_ON_CONTEXT_GPU(ctx, solve_buffer_on_current(ctx, which, bytes, p, what));
 }

@@ -12,6 +12,8 @@ int dual_gpu_count(char *why, size_t cap) {
   return 0;
 }
 
+int dual_gpu_current_device(void) { return 0; }
+
 int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   (void)job;
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");

@@ -358,7 +358,7 @@ int dual_gpu_run_compiled(dual_context *ctx, struct dual_gpu *g, const dual_job 
                                               : run_device(ctx, g, job, &ls);
 }
 
-int dual_gpu_run(dual_context *ctx, const dual_job *job) {
+static int run_on_current(dual_context *ctx, const dual_job *job) {
   if (job->b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);
@@ -413,4 +413,8 @@ int dual_gpu_run(dual_context *ctx, const dual_job *job) {
     st = host ? run_host(ctx, g, job, &ls, room, &part) : run_device(ctx, g, job, &ls);
   }
   return st;
+}
+
+int dual_gpu_run(dual_context *ctx, const dual_job *job) {
+  DUAL_ON_CONTEXT_GPU(ctx, run_on_current(ctx, job));
 }

@@ -200,7 +200,7 @@ int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "running the compiled kernels");
 }
 
-int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
+static int run2_on_current(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   if (b->count == 0) return DUAL_SUCCESS;
   struct dual_gpu *g = NULL;
@@ -287,4 +287,8 @@ int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   dual_plan2_free(&plan);
   free(ps);
   return st;
+}
+
+int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
+  DUAL_ON_CONTEXT_GPU(ctx, run2_on_current(ctx, job));
 }

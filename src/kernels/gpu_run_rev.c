@@ -153,7 +153,7 @@ static int run_host(dual_context *ctx, struct dual_gpu *g, const dual_job *job,
   return dual_gpu_stage(ctx, g, b->count, job->threads, a, AN, scratch, room, launch_chunk, &u);
 }
 
-int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
+static int run_rev_on_current(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   const dual_program *prog = job->prog;
   if (b->count == 0) return DUAL_SUCCESS;
@@ -219,4 +219,8 @@ int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   if (st == DUAL_SUCCESS && nseg > 1)
     dual_set_note(ctx, dual_strdup_printf(DUAL_REV_SEGMENTS_NOTE, nseg));
   return st;
+}
+
+int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
+  DUAL_ON_CONTEXT_GPU(ctx, run_rev_on_current(ctx, job));
 }

@@ -41,7 +41,7 @@ static int launch_chunk(dual_context *ctx, void *user, int64_t p0, int64_t count
   return run_on_device(ctx, &cj);
 }
 
-int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
+static int run_sgrad_on_current(dual_context *ctx, const dual_job *job) {
   const dual_batch *b = job->b;
   if (b->count == 0) return DUAL_SUCCESS;
   if (b->memory == DUAL_MEMORY_DEVICE) return run_on_device(ctx, job);
@@ -62,4 +62,8 @@ int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
   const size_t limit = ctx->memory_limit > 0 ? (size_t)ctx->memory_limit : g->limit;
   return dual_gpu_stage(ctx, g, b->count, job->threads, a, SN, 0, limit / 4, launch_chunk,
                         (void *)job);
+}
+
+int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
+  DUAL_ON_CONTEXT_GPU(ctx, run_sgrad_on_current(ctx, job));
 }

@@ -62,7 +62,23 @@ struct dual_gpu {
  * (DUAL_ERR_NO_MEMORY, DUAL_ERR_NO_DEVICE or DUAL_ERR_DEVICE). */
 int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what);
 
-/* The context's GPU state, created on first use (device, streams, pool limit). */
+/* Make the context's device (ctx->gpu_ordinal) current for a call's GPU work: *prev receives the
+ * device current before, for dual_gpu_leave (-1: nothing to restore).  A DUAL_ERR_* status. */
+int dual_gpu_enter(dual_context *ctx, int *prev);
+void dual_gpu_leave(int prev);
+
+/* The body of a gpu.h entry point: the int status expression `call` run with the context's
+ * device current, the caller's current device restored after it. */
+#define DUAL_ON_CONTEXT_GPU(ctx, call)                                                           \
+  do {                                                                                           \
+    int prev_ = -1, st_ = dual_gpu_enter((ctx), &prev_);                                         \
+    if (st_ == DUAL_SUCCESS) st_ = (call);                                                       \
+    dual_gpu_leave(prev_);                                                                       \
+    return st_;                                                                                  \
+  } while (0)
+
+/* The context's GPU state, created on first use (device, streams, pool limit), on the current
+ * device (the context's, inside dual_gpu_enter). */
 int dual_gpu_state(dual_context *ctx, struct dual_gpu **out);
 
 /* Make buf hold at least `bytes` of device memory (keeping it when large enough). */
