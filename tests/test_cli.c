@@ -595,6 +595,13 @@ Test(cli_errors, unknown_verb_and_option_suggest) {
   r = run_cli("info --in x", NULL);
   assert_fails(&r, 2, "option --in does not apply to 'info'");
   free_result(&r);
+  static const char *bad_gpu[] = {"eval prog --device gpu:", "eval prog --device gpu:x", "eval prog --device gpu:-1",
+                                  "eval prog --device gpu:5000"};
+  for (int i = 0; i < 4; ++i) {
+    r = run_cli(bad_gpu[i], NULL);
+    assert_fails(&r, 2, "is not gpu:N with N a device number");
+    free_result(&r);
+  }
 }
 
 Test(cli_errors, bad_width_and_threads) {
@@ -660,14 +667,16 @@ Test(cli_errors, compile_error_is_printed_as_is) {
 }
 
 Test(cli_errors, gpu_in_cpu_build) {
-  run_result r = run_fail("eval", PROG_F, PTS_CSV, "--device gpu");
-  if (r.status == 0) { /* a CUDA build on a GPU machine: fine */
+  for (int k = 0; k < 2; ++k) {
+    run_result r = run_fail("eval", PROG_F, PTS_CSV, k == 0 ? "--device gpu" : "--device gpu:0");
+    if (r.status == 0) { /* a CUDA build on a GPU machine: fine */
+      free_result(&r);
+      continue;
+    }
+    assert_fails(&r, 1, "dualbatch: ");
+    cr_assert_eq(r.out_len, 0);
     free_result(&r);
-    return;
   }
-  assert_fails(&r, 1, "dualbatch: ");
-  cr_assert_eq(r.out_len, 0);
-  free_result(&r);
 }
 
 Test(cli, vjp_and_reverse_mode) {

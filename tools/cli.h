@@ -7,6 +7,7 @@
 #define DUAL_CLI_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cli_io.h"
 #include "dualbatch.h"
@@ -86,6 +87,7 @@ typedef struct cli_options {
   const char *out;   /* "-" = stdout; NULL when not given */
   cli_format format; /* csv (default) or f64 */
   int device;        /* dual_device */
+  int gpu;           /* --device gpu:N: the CUDA device N (-1: the context's default) */
   int threads;       /* 0 = all cores */
   int width;         /* 0 = automatic */
   int ad_mode;       /* dual_ad_mode (--mode) */
@@ -96,6 +98,13 @@ typedef struct cli_options {
   uint64_t seed;     /* sgrad: --seed (required) */
   int sgrad_flags;   /* sgrad: DUAL_SGRAD_ANTITHETIC (--antithetic), DUAL_SGRAD_SCORE (--score) */
 } cli_options;
+
+/* The GPU --device gpu:N names, or -1: none named, or DUALBATCH_DEVICE set (it overrides
+ * --device, its own gpu:N included). */
+static inline int cli_gpu(const cli_options *o) {
+  const char *env = getenv("DUALBATCH_DEVICE");
+  return env != NULL && env[0] != '\0' ? -1 : o->gpu;
+}
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -20,8 +20,8 @@
   X(CLI_OPT_OUT, "--out", "-o", "FILE|-", "write results to FILE ('-' = stdout, the default)")     \
   X(CLI_OPT_FORMAT, "--format", NULL, "csv|f64",                                                   \
     "record format of input and output (default csv)")                                             \
-  X(CLI_OPT_DEVICE, "--device", NULL, "auto|cpu|gpu",                                              \
-    "where to evaluate (default auto; DUALBATCH_DEVICE overrides)")                                \
+  X(CLI_OPT_DEVICE, "--device", NULL, "auto|cpu|gpu|gpu:N",                                        \
+    "where to evaluate (default auto; gpu:N: CUDA device N; DUALBATCH_DEVICE overrides)")          \
   X(CLI_OPT_THREADS, "--threads", NULL, "T", "CPU threads (default 0 = all cores)")                \
   X(CLI_OPT_WIDTH, "--width", NULL, "N",                                                           \
     "tangent directions per pass: 1, 2, 4, 8, 16 or 32 (default 0 = automatic)")                   \
@@ -340,7 +340,14 @@ static int parse_values(cli_parse *ps) {
   if (ps->format && parse_choice("--format", ps->format, format_names, 2, &fmt) != 0)
     return CLI_EXIT_USAGE;
   ps->o.format = (cli_format)fmt;
-  if (ps->device && parse_choice("--device", ps->device, device_names, 3, &ps->o.device) != 0)
+  ps->o.gpu = -1;
+  if (ps->device && strncmp(ps->device, "gpu:", 4) == 0) { /* gpu:N: a GPU by its ordinal */
+    ps->o.device = DUAL_DEVICE_GPU;
+    if (parse_int(ps->device + 4, 0, 4095, &ps->o.gpu) != 0) {
+      cli_error("--device: '%s' is not gpu:N with N a device number", ps->device);
+      return CLI_EXIT_USAGE;
+    }
+  } else if (ps->device && parse_choice("--device", ps->device, device_names, 3, &ps->o.device) != 0)
     return CLI_EXIT_USAGE;
   if (ps->mode && parse_choice("--mode", ps->mode, mode_names, 3, &ps->o.ad_mode) != 0)
     return CLI_EXIT_USAGE;
@@ -466,6 +473,8 @@ static int verb_calibrate(const cli_options *o) {
   char report[2048];
   if (dual_context_create(&ctx, o->device) != DUAL_SUCCESS)
     cli_error("%s", ctx ? dual_context_last_error(ctx) : "cannot create a context");
+  else if (cli_gpu(o) >= 0 && dual_context_set_gpu(ctx, cli_gpu(o)) != DUAL_SUCCESS)
+    cli_error("%s", dual_context_last_error(ctx));
   else if (o->threads > 0 && dual_context_set_threads(ctx, o->threads) != DUAL_SUCCESS)
     cli_error("%s", dual_context_last_error(ctx));
   else if (dual_context_calibrate(ctx, report, sizeof report) != DUAL_SUCCESS)
@@ -588,6 +597,7 @@ int main(int argc, char **argv) {
   memset(&ps, 0, sizeof ps);
   ps.o.in = "-";
   ps.o.device = DUAL_DEVICE_AUTO;
+  ps.o.gpu = -1;
   int rc = parse_argv(&ps, argc, argv);
   if (rc != 0) return rc;
   if (ps.npos == 0) {

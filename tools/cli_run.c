@@ -95,7 +95,8 @@ static int make_context(const cli_options *o, int strict_device, dual_context **
     dual_context_destroy(ctx);
     return CLI_EXIT_FAIL;
   }
-  if ((st = dual_context_set_threads(*ctx, o->threads)) != DUAL_SUCCESS ||
+  if ((cli_gpu(o) >= 0 && (st = dual_context_set_gpu(*ctx, cli_gpu(o))) != DUAL_SUCCESS) ||
+      (st = dual_context_set_threads(*ctx, o->threads)) != DUAL_SUCCESS ||
       (st = dual_context_set_width(*ctx, o->width)) != DUAL_SUCCESS ||
       (st = dual_context_set_ad_mode(*ctx, o->ad_mode)) != DUAL_SUCCESS ||
       (o->tier >= 0 && (st = dual_context_set_tier(*ctx, o->tier)) != DUAL_SUCCESS)) {
