@@ -435,6 +435,100 @@ Test(split, slices_keep_absent_arrays_absent) {
   cr_assert(s.p == NULL && s.d == NULL && s.h == NULL && s.u == NULL && s.v == NULL && s.status == NULL);
 }
 
+/* ---- a call cut in k parts, over CPU contexts standing for k devices (the runner of a context
+ * over several GPUs) ---------------------------------------------------------------------- */
+
+#include "context.h"
+
+static int failing_part(dual_context *ctx, const dual_job *job) {
+  (void)job;
+  return dual_fail(ctx, DUAL_ERR_DEVICE, "simulated device failed");
+}
+
+Test(split, parts_over_simulated_devices_give_the_whole_calls_bits) {
+  enum { B = 1000, K = 5 };
+  dual_context *dev[K];
+  for (int i = 0; i < K; ++i) {
+    cr_assert_eq(dual_context_create(&dev[i], DUAL_DEVICE_CPU), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_set_threads(dev[i], 1), DUAL_SUCCESS);
+  }
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(dev[0], "input x[3]\noutput a = x[0] * exp(x[1]) + normal() * x[2]\n"
+                                            "output b = sin(x[0] * x[2]) - uniform()\n", "parts", &prog),
+               DUAL_SUCCESS, "%s", dual_context_last_error(dev[0]));
+  static double x[B * 3], y0[B * 2], y1[B * 2], d0[B * 6], d1[B * 6];
+  int32_t s0[B], s1[B];
+  for (int i = 0; i < B * 3; ++i) x[i] = -1.0 + 0.002 * (i % 997);
+  dual_batch b0, b1;
+  dual_batch_init(&b0);
+  b0.count = B, b0.x = x, b0.x_ps = 3, b0.x_es = 1, b0.y = y0, b0.y_ps = 2, b0.y_es = 1, b0.status = s0;
+  b0.d = d0, b0.d_ps = 6, b0.d_rs = 3, b0.d_cs = 1, b0.point0 = 40;
+  b1 = b0, b1.y = y1, b1.d = d1, b1.status = s1;
+  dual_job job;
+  memset(&job, 0, sizeof job);
+  job.prog = prog, job.b = &b0, job.mode = DUAL_MODE_JACOBIAN, job.width = 2, job.threads = 1, job.seed = 11;
+  job.point0 = b0.point0;
+  cr_assert_eq(cpu_engine(dev[0], &job), DUAL_SUCCESS, "%s", dual_context_last_error(dev[0]));
+  job.b = &b1;
+  const dual_engine_fn fn[K] = {cpu_engine, cpu_engine, cpu_engine, cpu_engine, cpu_engine};
+  const int threads[K] = {1, 1, 2, 1, 1};
+  const double rates[K] = {1.0, 2.0, 0.0, NAN, 4.0}; /* two not yet measured: the mean's share */
+  int64_t shares[K];
+  dual_split_shares(B, K, rates, 64, shares);
+  const int64_t layouts[3][K] = {{shares[0], shares[1], shares[2], shares[3], shares[4]},
+                                 {0, 300, 0, 700, 0}, /* parts of no points are not run */
+                                 {1, 1, 1, 1, B - 4}};
+  for (int l = 0; l < 3; ++l) {
+    memset(y1, 0xff, sizeof y1), memset(d1, 0xff, sizeof d1), memset(s1, 0xff, sizeof s1);
+    int st[K];
+    double secs[K];
+    cr_assert_eq(dual_run_parts(dev[0], &job, K, layouts[l], dev, fn, threads, st, secs), DUAL_SUCCESS, "%s",
+                 dual_context_last_error(dev[0]));
+    for (int i = 0; i < K; ++i) cr_assert(st[i] == DUAL_SUCCESS && secs[i] >= 0.0, "layout %d part %d", l, i);
+    cr_assert(memcmp(y0, y1, sizeof y0) == 0 && memcmp(d0, d1, sizeof d0) == 0 && memcmp(s0, s1, sizeof s0) == 0,
+              "layout %d: the parts' results differ from the whole call's", l);
+  }
+  /* a failing part: its status and its message come back, the others' statuses are theirs */
+  const dual_engine_fn bad[K] = {cpu_engine, cpu_engine, failing_part, cpu_engine, cpu_engine};
+  int st[K];
+  double secs[K];
+  cr_assert_eq(dual_run_parts(dev[0], &job, K, layouts[0], dev, bad, threads, st, secs), DUAL_ERR_DEVICE);
+  cr_assert_str_eq(dual_context_last_error(dev[0]), "simulated device failed");
+  cr_assert(st[0] == DUAL_SUCCESS && st[1] == DUAL_SUCCESS && st[2] == DUAL_ERR_DEVICE && st[4] == DUAL_SUCCESS);
+  /* counts that do not cover the batch: refused, nothing run */
+  const int64_t short_by_one[K] = {200, 200, 200, 200, 199};
+  cr_assert_eq(dual_run_parts(dev[0], &job, K, short_by_one, dev, fn, threads, st, secs), DUAL_ERR_INTERNAL);
+  dual_program_destroy(&prog);
+  for (int i = 0; i < K; ++i) dual_context_destroy(&dev[i]);
+}
+
+Test(split, shares_follow_the_rates) {
+  int64_t c[DUAL_SPLIT_MAX_PARTS], again[DUAL_SPLIT_MAX_PARTS];
+  const double r112[3] = {1, 1, 2};
+  dual_split_shares(100000, 3, r112, 256, c);
+  cr_assert_eq(c[0] + c[1] + c[2], 100000);
+  cr_assert(c[0] % 256 == 0 && (c[0] + c[1]) % 256 == 0, "the cuts fall on multiples of the quantum");
+  cr_assert(llabs(c[0] - 25000) <= 128 && llabs(c[0] + c[1] - 50000) <= 128, "%lld %lld %lld",
+            (long long)c[0], (long long)c[1], (long long)c[2]);
+  dual_split_shares(100000, 3, r112, 256, again);
+  cr_assert(memcmp(c, again, sizeof(int64_t) * 3) == 0, "the same inputs, the same counts");
+  const double none[3] = {NAN, 0.0, -1.0}; /* nothing measured: even shares */
+  dual_split_shares(99999, 3, none, 1, c);
+  cr_assert(c[0] == 33333 && c[1] == 33333 && c[2] == 33333);
+  const double one_known[2] = {3.0, INFINITY}; /* an unusable rate stands for the others' mean */
+  dual_split_shares(1000, 2, one_known, 10, c);
+  cr_assert(c[0] == 500 && c[1] == 500);
+  const double even[2] = {1, 1}; /* fewer points than a quantum: the cut rounds to 0 */
+  dual_split_shares(100, 2, even, 256, c);
+  cr_assert(c[0] == 0 && c[1] == 100);
+  const double lopsided[3] = {1000, 1, 1}; /* a cut never passes B nor the cut before it */
+  dual_split_shares(300, 3, lopsided, 256, c);
+  cr_assert(c[0] == 256 && c[1] == 0 && c[2] == 44, "%lld %lld %lld", (long long)c[0], (long long)c[1],
+            (long long)c[2]);
+  dual_split_shares(77, 1, even, 256, c);
+  cr_assert_eq(c[0], 77);
+}
+
 /* ---- AUTO's dispatch, on two CPU engines standing for the GPU and the CPU ------------------ */
 
 #include "context.h"

@@ -1,8 +1,9 @@
 /*
- * split.c — dual_batch_slice and dual_run_split (split.h).  Each side runs on a thread of its
- * own, both started at the context's first split and kept, the caller waiting: the first (the
- * GPU's: gathers, copies, waits, all host work) on one, the rest (on a copy of the context whose
- * error, if any, comes back) on the other.  So each side's OpenMP team stays the same size from
+ * split.c — dual_batch_slice, dual_run_parts and dual_run_split, its two-part case for AUTO's
+ * hybrid dispatch, and dual_split_shares (split.h).  Each part runs on a thread of its own,
+ * started at the context's first split and kept, the caller waiting: in a hybrid split the first
+ * (the GPU's: gathers, copies, waits, all host work) on one, the rest (on a copy of the context
+ * whose error, if any, comes back) on the other; a call over k devices on k of them.  So each side's OpenMP team stays the same size from
  * split to split, and the caller's team, which single-device calls use, never shrinks: libgomp
  * ends the threads a smaller team leaves out and starts new ones when it grows again (team.c),
  * and on the device machine (16 threads, an H200) a split between two calls on all threads,
@@ -13,6 +14,7 @@
 
 #include "dispatch/split.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +61,9 @@ typedef struct worker {
 } worker;
 
 struct dual_split_worker {
-  pid_t pid;   /* the process that started them (a fork's child has no such threads) */
-  worker w[2]; /* [0] the GPU's side, [1] the CPU's */
+  pid_t pid; /* the process that started them (a fork's child has no such threads) */
+  int started;                      /* w[0 .. started) run */
+  worker w[DUAL_SPLIT_MAX_PARTS]; /* a hybrid split: [0] the GPU's side, [1] the CPU's */
 };
 
 static void *worker_main(void *arg) {
@@ -109,23 +112,27 @@ static int worker_start(worker *w) {
 
 void dual_split_worker_free(struct dual_split_worker *w) {
   if (w == NULL) return;
-  if (w->pid == getpid()) worker_stop(&w->w[0]), worker_stop(&w->w[1]);
+  if (w->pid == getpid())
+    for (int i = 0; i < w->started; ++i) worker_stop(&w->w[i]);
   /* else a fork's child: the threads are not there, their locks may be held; the memory is freed */
   free(w);
 }
 
-/* The context's split threads, started if need be; NULL when they cannot be. */
-static struct dual_split_worker *workers_of(dual_context *ctx) {
+/* The context's first k split threads, started if need be; NULL when they cannot be. */
+static struct dual_split_worker *workers_of(dual_context *ctx, int k) {
   struct dual_split_worker *w = ctx->split_worker;
-  if (w != NULL && w->pid == getpid()) return w;
-  if (w != NULL) free(w), ctx->split_worker = NULL; /* started before a fork: not in this process */
-  if ((w = calloc(1, sizeof *w)) == NULL) return NULL;
-  w->pid = getpid();
-  if (worker_start(&w->w[0]) != 0 || worker_start(&w->w[1]) != 0) {
-    dual_split_worker_free(w);
-    return NULL;
+  if (w != NULL && w->pid != getpid()) free(w), w = ctx->split_worker = NULL; /* before a fork */
+  if (w == NULL) {
+    if ((w = calloc(1, sizeof *w)) == NULL) return NULL;
+    w->pid = getpid();
+    ctx->split_worker = w;
   }
-  return ctx->split_worker = w;
+  while (w->started < k)
+    if (worker_start(&w->w[w->started]) == 0)
+      ++w->started;
+    else
+      return NULL; /* those started stay, for the next call */
+  return w;
 }
 
 static void hand_over(worker *w, side *s) {
@@ -141,23 +148,23 @@ static void wait_for(worker *w) {
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Side a on the first split thread and side r on the second, the caller waiting for both; 0, or
- * -1 (nothing ran) without the threads. */
-static int run_both(dual_context *ctx, side *a, side *r) {
-  struct dual_split_worker *w = workers_of(ctx);
+/* Side i on split thread i, the caller waiting for all k; 0, or -1 (nothing ran) without the
+ * threads. */
+static int run_sides(dual_context *ctx, side *s, int k) {
+  struct dual_split_worker *w = workers_of(ctx, k);
   if (w == NULL) return -1;
-  hand_over(&w->w[0], a), hand_over(&w->w[1], r);
-  wait_for(&w->w[0]), wait_for(&w->w[1]);
+  for (int i = 0; i < k; ++i) hand_over(&w->w[i], &s[i]);
+  for (int i = 0; i < k; ++i) wait_for(&w->w[i]);
   return 0;
 }
 
 int dual_split_handoff_seconds(dual_context *ctx, double *secs) {
   double best = 0.0;
   for (int k = 0; k < 9; ++k) {
-    side a, r;
-    memset(&a, 0, sizeof a), memset(&r, 0, sizeof r);
+    side s[2];
+    memset(s, 0, sizeof s);
     const double t0 = dual_dispatch_now();
-    if (run_both(ctx, &a, &r) != 0)
+    if (run_sides(ctx, s, 2) != 0)
       return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
     const double t = dual_dispatch_now() - t0;
     if (k == 0 || t < best) best = t;
@@ -166,37 +173,84 @@ int dual_split_handoff_seconds(dual_context *ctx, double *secs) {
   return DUAL_SUCCESS;
 }
 
+int dual_run_parts(dual_context *ctx, const dual_job *job, int k, const int64_t *counts,
+                   dual_context *const *ctxs, const dual_engine_fn *fn, const int *threads, int *st,
+                   double *secs) {
+  if (k < 1 || k > DUAL_SPLIT_MAX_PARTS)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "a call cut in %d parts (1 .. %d)", k, DUAL_SPLIT_MAX_PARTS);
+  side s[DUAL_SPLIT_MAX_PARTS];
+  memset(s, 0, sizeof s);
+  int64_t first = 0;
+  for (int i = 0; i < k; ++i) {
+    if (counts[i] < 0 || counts[i] > job->b->count - first)
+      return dual_fail(ctx, DUAL_ERR_INTERNAL, "split call: part %d of %lld points past the batch's %lld", i,
+                       (long long)counts[i], (long long)job->b->count);
+    s[i].ctx = ctxs[i];
+    s[i].fn = counts[i] > 0 ? fn[i] : NULL; /* NULL: nothing to run */
+    s[i].st = DUAL_ERR_INTERNAL;
+    dual_batch_slice(job->b, first, counts[i], &s[i].b);
+    s[i].job = *job;
+    s[i].job.b = &s[i].b;
+    s[i].job.point0 = s[i].b.point0;
+    s[i].job.threads = threads[i] > 0 ? threads[i] : 1;
+    first += counts[i];
+  }
+  if (first != job->b->count)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "split call: the parts hold %lld of %lld points", (long long)first,
+                     (long long)job->b->count);
+  const int started = run_sides(ctx, s, k) == 0;
+  for (int i = 0; i < k; ++i) st[i] = started ? s[i].st : DUAL_ERR_INTERNAL, secs[i] = started ? s[i].secs : -1.0;
+  if (!started) return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
+  for (int i = 0; i < k; ++i) {
+    if (st[i] == DUAL_SUCCESS) continue;
+    if (ctxs[i] != ctx) /* the part's own context holds its message */
+      dual_fail(ctx, st[i], "%s", ctxs[i]->error != NULL ? ctxs[i]->error : "a part of a split call failed");
+    return st[i];
+  }
+  return DUAL_SUCCESS;
+}
+
+void dual_split_shares(int64_t B, int k, const double *rate, int64_t quantum, int64_t *counts) {
+  if (k < 1) return;
+  if (quantum < 1) quantum = 1;
+  double sum = 0.0, r[DUAL_SPLIT_MAX_PARTS];
+  int known = 0;
+  for (int i = 0; i < k && i < DUAL_SPLIT_MAX_PARTS; ++i)
+    if (isfinite(rate[i]) && rate[i] > 0.0) sum += rate[i], ++known;
+  const double mean = known > 0 ? sum / known : 1.0;
+  double total = 0.0;
+  for (int i = 0; i < k && i < DUAL_SPLIT_MAX_PARTS; ++i)
+    r[i] = isfinite(rate[i]) && rate[i] > 0.0 ? rate[i] : mean, total += r[i];
+  /* cut i at the multiple of quantum nearest to its proportional place: rounding never drifts */
+  int64_t start = 0;
+  double before = 0.0;
+  for (int i = 0; i + 1 < k && i < DUAL_SPLIT_MAX_PARTS; ++i) {
+    before += r[i];
+    const double place = (double)B * (before / total) / (double)quantum;
+    int64_t cut = (int64_t)llround(place) * quantum;
+    if (cut > B) cut = B;
+    if (cut < start) cut = start;
+    counts[i] = cut - start;
+    start = cut;
+  }
+  counts[k - 1] = B - start;
+}
+
 int dual_run_split(dual_context *ctx, const dual_job *job, int64_t g, dual_engine_fn first,
                    dual_engine_fn rest, int first_threads, int rest_threads, int *st_first, int *st_rest,
                    double *t_first, double *t_rest) {
-  side a, r;
-  const int64_t B = job->b->count;
   /* the rest's own context: its engines' errors do not meet the first side's (which may clear
    * its own on a fallback); nothing else of the context is written by an engine */
   dual_context rctx = *ctx;
   rctx.error = NULL, rctx.note = NULL, rctx.split_worker = NULL;
-  a.ctx = ctx, r.ctx = &rctx, a.fn = first, r.fn = rest, a.st = r.st = DUAL_ERR_INTERNAL, a.secs = r.secs = 0.0;
-  dual_batch_slice(job->b, 0, g, &a.b);
-  dual_batch_slice(job->b, g, B - g, &r.b);
-  a.job = *job, r.job = *job;
-  a.job.b = &a.b, r.job.b = &r.b;
-  a.job.point0 = a.b.point0, r.job.point0 = r.b.point0;
-  a.job.threads = first_threads > 0 ? first_threads : 1;
-  r.job.threads = rest_threads > 0 ? rest_threads : 1;
-  const int started = run_both(ctx, &a, &r) == 0;
-  *st_first = a.st, *st_rest = r.st, *t_first = a.secs, *t_rest = r.secs;
-  free(rctx.note);
-  if (!started) {
-    *t_first = *t_rest = -1.0;
-    free(rctx.error);
-    return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
-  }
-  if (a.st != DUAL_SUCCESS) {
-    free(rctx.error);
-    return a.st;
-  }
-  if (r.st != DUAL_SUCCESS)
-    return rctx.error != NULL ? dual_fail_owned(ctx, r.st, rctx.error) : dual_fail(ctx, r.st, "the CPU side failed");
-  free(rctx.error);
-  return DUAL_SUCCESS;
+  dual_context *ctxs[2] = {ctx, &rctx};
+  const int64_t counts[2] = {g, job->b->count - g};
+  const dual_engine_fn fn[2] = {first, rest};
+  const int threads[2] = {first_threads, rest_threads};
+  int st[2];
+  double secs[2];
+  const int ret = dual_run_parts(ctx, job, 2, counts, ctxs, fn, threads, st, secs);
+  *st_first = st[0], *st_rest = st[1], *t_first = secs[0], *t_rest = secs[1];
+  free(rctx.note), free(rctx.error);
+  return ret;
 }
