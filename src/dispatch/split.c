@@ -178,6 +178,7 @@ int dual_run_parts(dual_context *ctx, const dual_job *job, int k, const int64_t 
                    double *secs) {
   if (k < 1 || k > DUAL_SPLIT_MAX_PARTS)
     return dual_fail(ctx, DUAL_ERR_INTERNAL, "a call cut in %d parts (1 .. %d)", k, DUAL_SPLIT_MAX_PARTS);
+  for (int i = 0; i < k; ++i) st[i] = DUAL_ERR_INTERNAL, secs[i] = -1.0; /* nothing ran yet */
   side s[DUAL_SPLIT_MAX_PARTS];
   memset(s, 0, sizeof s);
   int64_t first = 0;
@@ -247,8 +248,8 @@ int dual_run_split(dual_context *ctx, const dual_job *job, int64_t g, dual_engin
   const int64_t counts[2] = {g, job->b->count - g};
   const dual_engine_fn fn[2] = {first, rest};
   const int threads[2] = {first_threads, rest_threads};
-  int st[2];
-  double secs[2];
+  int st[2] = {DUAL_ERR_INTERNAL, DUAL_ERR_INTERNAL};
+  double secs[2] = {-1.0, -1.0};
   const int ret = dual_run_parts(ctx, job, 2, counts, ctxs, fn, threads, st, secs);
   *st_first = st[0], *st_rest = st[1], *t_first = secs[0], *t_rest = secs[1];
   free(rctx.note), free(rctx.error);
