@@ -188,6 +188,19 @@ int dual_device_count(void);
 int dual_context_set_gpu(dual_context *ctx, int ordinal);
 int dual_context_gpu(const dual_context *ctx);
 
+/* GPU contexts: run on `count` devices at once (1 .. 16 distinct ordinals; 1 is
+ * dual_context_set_gpu; DUALBATCH_DEVICE=gpu:N,M,... at creation).  A call with host arrays is cut
+ * into contiguous shares of its points, one per device, sized by each device's points per second
+ * measured on the context's earlier calls (even shares at first), and run on all of them at once,
+ * each device with its own streams, memory pool and a 1/count part of the context's host threads
+ * for staging; the results are the bits one GPU (or the CPU) gives.  No share goes to the CPU
+ * (AUTO's hybrid dispatch is for one GPU).  Device-memory batches, dual_newton and dual_lsq run on
+ * the first device.  Errors as dual_context_set_gpu, and a device listed twice or a count out of
+ * range is DUAL_ERR_ARGUMENT.  dual_context_gpus writes up to cap ordinals and returns how many
+ * devices the context runs on (0 on the CPU). */
+int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals);
+int dual_context_gpus(const dual_context *ctx, int *ordinals, int cap);
+
 /* GPU contexts: the CUDA stream (a cudaStream_t) that evaluations of device-memory batches run
  * on; NULL (default) = the context's own stream.  Each call still returns only when its results
  * are complete (it synchronizes that stream). */

@@ -7,6 +7,7 @@
 #include "dispatch/dispatch.h"
 #include "gpu.h"
 #include "jit/jit_cache.h"
+#include "multi_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,24 +92,28 @@ const char *dual_context_last_error(const dual_context *ctx) {
   return ctx->error ? ctx->error : "no error";
 }
 
-/* Resolve DUALBATCH_DEVICE, if set, over the caller's choice; gpu:N also names the device
- * (*ordinal, else -1). */
-static int device_from_env(int requested, int *bad_env, int *ordinal) {
+/* Resolve DUALBATCH_DEVICE, if set, over the caller's choice; gpu:N[,M...] also names the
+ * devices (*count of them into list; 0 when none is named). */
+static int device_from_env(int requested, int *bad_env, int *list, int *count) {
   const char *env = getenv("DUALBATCH_DEVICE");
-  *bad_env = 0, *ordinal = -1;
+  *bad_env = 0, *count = 0;
   if (env == NULL || env[0] == '\0') return requested;
   if (strcmp(env, "auto") == 0) return DUAL_DEVICE_AUTO;
   if (strcmp(env, "cpu") == 0) return DUAL_DEVICE_CPU;
   if (strcmp(env, "gpu") == 0) return DUAL_DEVICE_GPU;
-  if (strncmp(env, "gpu:", 4) == 0 && env[4] >= '0' && env[4] <= '9') {
-    char *end = NULL;
-    const long v = strtol(env + 4, &end, 10);
-    if (*end == '\0' && v < 4096) {
-      *ordinal = (int)v;
-      return DUAL_DEVICE_GPU;
+  if (strncmp(env, "gpu:", 4) == 0) {
+    const char *s = env + 4;
+    while (*count < DUAL_MAX_GPUS && *s >= '0' && *s <= '9') {
+      char *end = NULL;
+      const long v = strtol(s, &end, 10);
+      if (v >= 4096) break;
+      list[(*count)++] = (int)v;
+      if (*end == '\0') return DUAL_DEVICE_GPU;
+      if (*end != ',') break;
+      s = end + 1;
     }
   }
-  *bad_env = 1;
+  *bad_env = 1, *count = 0;
   return requested;
 }
 
@@ -214,26 +219,37 @@ int dual_context_create(dual_context **out, int device) {
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
                      "%s='%s' is not one of auto, interpret, compile (context uses the CPU)", name, getenv(name));
   }
-  int bad_env = 0, ordinal = -1;
-  int want = device_from_env(device, &bad_env, &ordinal);
+  int bad_env = 0, list[DUAL_MAX_GPUS], listed = 0;
+  int want = device_from_env(device, &bad_env, list, &listed);
   ctx->requested = bad_env ? DUAL_DEVICE_CPU : want;
   if (bad_env)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT,
-                     "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu, gpu:N (context uses the CPU)",
+                     "DUALBATCH_DEVICE='%s' is not one of auto, cpu, gpu, gpu:N, gpu:N,M,... (context uses the CPU)",
                      getenv("DUALBATCH_DEVICE"));
   if (want == DUAL_DEVICE_CPU) return DUAL_SUCCESS; /* never touches CUDA */
   char why[256];
   const int count = dual_gpu_count(why, sizeof why);
-  if (count > 0 && ordinal >= count) {
-    ctx->requested = DUAL_DEVICE_CPU;
-    return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "DUALBATCH_DEVICE='%s': this machine has %d CUDA "
-                     "device%s, 0 .. %d (context uses the CPU)", getenv("DUALBATCH_DEVICE"), count,
-                     count == 1 ? "" : "s", count - 1);
-  }
+  for (int i = 0; i < listed && count > 0; ++i)
+    if (list[i] >= count) {
+      ctx->requested = DUAL_DEVICE_CPU;
+      return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "DUALBATCH_DEVICE='%s': this machine has %d CUDA "
+                       "device%s, 0 .. %d (context uses the CPU)", getenv("DUALBATCH_DEVICE"), count,
+                       count == 1 ? "" : "s", count - 1);
+    }
   if (count > 0) {
     ctx->device = DUAL_DEVICE_GPU;
     ctx->last_device = DUAL_DEVICE_GPU;
-    ctx->gpu_ordinal = ordinal >= 0 ? ordinal : dual_gpu_current_device();
+    ctx->gpu_ordinal = listed > 0 ? list[0] : dual_gpu_current_device();
+    ctx->n_gpus = 1, ctx->gpu_list[0] = ctx->gpu_ordinal;
+    if (listed > 1) {
+      const int st = dual_context_set_gpus(ctx, listed, list);
+      if (st != DUAL_SUCCESS) { /* a repeated device: the variable is wrong */
+        ctx->device = ctx->last_device = DUAL_DEVICE_CPU, ctx->requested = DUAL_DEVICE_CPU;
+        ctx->gpu_ordinal = -1, ctx->n_gpus = 0;
+        return dual_fail(ctx, st, "DUALBATCH_DEVICE='%s': %s (context uses the CPU)", getenv("DUALBATCH_DEVICE"),
+                         dual_context_last_error(ctx));
+      }
+    }
     return DUAL_SUCCESS;
   }
   if (want == DUAL_DEVICE_GPU) {
@@ -246,6 +262,7 @@ int dual_context_create(dual_context **out, int device) {
 
 void dual_context_destroy(dual_context **ctx) {
   if (ctx == NULL || *ctx == NULL) return;
+  dual_multi_gpu_free(*ctx);
   dual_gpu_release((*ctx)->gpu);
   free((*ctx)->error);
   free((*ctx)->note);
@@ -328,6 +345,7 @@ int dual_context_set_gpu(dual_context *ctx, int ordinal) {
   if (ordinal < 0 || ordinal >= count)
     return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d",
                      ordinal, count, count == 1 ? "" : "s", count - 1);
+  dual_multi_gpu_free(ctx); /* one device from now on */
   if (ordinal == ctx->gpu_ordinal) return DUAL_SUCCESS;
   /* the state, the dispatch figures and the programs' scales were the other device's */
   dual_gpu_release(ctx->gpu);
@@ -336,12 +354,36 @@ int dual_context_set_gpu(dual_context *ctx, int ordinal) {
   ctx->calib = NULL;
   dual_dispatch_memo_free(ctx->memo);
   ctx->memo = NULL;
-  ctx->gpu_ordinal = ordinal;
+  ctx->gpu_ordinal = ctx->gpu_list[0] = ordinal;
   return DUAL_SUCCESS;
 }
 
 int dual_context_gpu(const dual_context *ctx) {
   return ctx != NULL && ctx->device == DUAL_DEVICE_GPU ? ctx->gpu_ordinal : -1;
+}
+
+int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals) {
+  if (ctx == NULL) return DUAL_ERR_ARGUMENT;
+  if (count < 1 || count > DUAL_MAX_GPUS || ordinals == NULL)
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%d GPUs: a context runs on 1 .. %d", count, DUAL_MAX_GPUS);
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < i; ++j)
+      if (ordinals[i] == ordinals[j])
+        return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d is listed twice", ordinals[i]);
+  const int count_here = ctx->device == DUAL_DEVICE_GPU ? dual_gpu_count(NULL, 0) : 0;
+  for (int i = 0; i < count && ctx->device == DUAL_DEVICE_GPU; ++i)
+    if (ordinals[i] < 0 || ordinals[i] >= count_here)
+      return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d",
+                       ordinals[i], count_here, count_here == 1 ? "" : "s", count_here - 1);
+  const int st = dual_context_set_gpu(ctx, ordinals[0]); /* (a CPU context: NO_DEVICE) */
+  if (st != DUAL_SUCCESS || count == 1) return st;
+  return dual_multi_gpu_set(ctx, count, ordinals);
+}
+
+int dual_context_gpus(const dual_context *ctx, int *ordinals, int cap) {
+  if (ctx == NULL || ctx->device != DUAL_DEVICE_GPU) return 0;
+  for (int i = 0; i < ctx->n_gpus && i < cap && ordinals != NULL; ++i) ordinals[i] = ctx->gpu_list[i];
+  return ctx->n_gpus;
 }
 
 int dual_context_set_memory_limit(dual_context *ctx, int64_t bytes) {

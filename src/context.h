@@ -15,6 +15,9 @@
  * (cpu/engine_rev.c), and the compiled tier's scratch (jit/cpu_jit.c), in bytes. */
 #define DUAL_CPU_MEMORY_DEFAULT ((int64_t)1 << 30)
 
+/* The most GPUs one context runs on (dual_context_set_gpus). */
+#define DUAL_MAX_GPUS 16
+
 struct dual_context {
   int device;           /* DUAL_DEVICE_CPU or DUAL_DEVICE_GPU (resolved, never AUTO) */
   int requested;        /* what was asked for, after DUALBATCH_DEVICE (AUTO may fall back) */
@@ -34,6 +37,10 @@ struct dual_context {
                            DUAL_CPU_MEMORY_DEFAULT on the CPU) */
   struct dual_gpu *gpu; /* GPU state, created by the first GPU evaluation */
   int gpu_ordinal;      /* a GPU context's CUDA device (dual_context_set_gpu); -1 on the CPU */
+  int n_gpus;           /* devices it runs on (dual_context_set_gpus): 1 on a GPU, 0 on the CPU */
+  int gpu_list[DUAL_MAX_GPUS]; /* their ordinals, gpu_list[0] = gpu_ordinal */
+  struct dual_context *gpu_peers[DUAL_MAX_GPUS]; /* [1 ..): the other devices' contexts (multi_gpu.h) */
+  double gpu_rate[DUAL_MAX_GPUS]; /* each device's measured points per second (0: not yet measured) */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
                            DUALBATCH_CPU_TIER or dual_context_set_tier */

@@ -160,8 +160,24 @@ Test(api, device_selection) {
   dual_context_destroy(&c2);
   cr_assert_eq(dual_context_set_gpu(NULL, 0), DUAL_ERR_ARGUMENT);
   cr_assert_eq(dual_context_gpu(NULL), -1);
+  /* several GPUs: the list checked first, then the context's device */
+  cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  const int two[2] = {0, 1}, twice[2] = {1, 1}, seventeen[17] = {0};
+  cr_assert_eq(dual_context_set_gpus(c2, 2, twice), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(c2), "listed twice"), "%s", dual_context_last_error(c2));
+  cr_assert_eq(dual_context_set_gpus(c2, 0, two), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_gpus(c2, 17, seventeen), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_gpus(c2, 2, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_set_gpus(c2, 2, two), DUAL_ERR_NO_DEVICE);
+  int got[4] = {-7, -7, -7, -7};
+  cr_assert_eq(dual_context_gpus(c2, got, 4), 0);
+  cr_assert_eq(got[0], -7, "nothing written for a CPU context");
+  dual_context_destroy(&c2);
+  cr_assert_eq(dual_context_set_gpus(NULL, 2, two), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_context_gpus(NULL, got, 4), 0);
   /* gpu:N names a device: N decimal digits and nothing else */
-  static const char *bad[] = {"gpu:", "gpu:x", "gpu:-1", "gpu:1x", "gpu: 1", "gpu:99999", "gpu1"};
+  static const char *bad[] = {"gpu:", "gpu:x", "gpu:-1", "gpu:1x", "gpu: 1", "gpu:99999", "gpu1",
+                              "gpu:0,", "gpu:0,,1", "gpu:0;1", "gpu:0,x"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
     setenv("DUALBATCH_DEVICE", bad[i], 1);
     cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_ARGUMENT, "%s", bad[i]);
@@ -170,11 +186,15 @@ Test(api, device_selection) {
     dual_context_destroy(&c2);
   }
   /* a device past the last one (every one, without a GPU): NO_DEVICE and a CPU context */
-  setenv("DUALBATCH_DEVICE", "gpu:4000", 1);
-  cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_NO_DEVICE);
-  cr_assert_eq(dual_context_device(c2), DUAL_DEVICE_CPU);
-  cr_assert_eq(dual_context_gpu(c2), -1);
-  dual_context_destroy(&c2);
+  static const char *past[] = {"gpu:4000", "gpu:0,4000"};
+  for (int i = 0; i < 2; ++i) {
+    setenv("DUALBATCH_DEVICE", past[i], 1);
+    cr_assert_eq(dual_context_create(&c2, DUAL_DEVICE_AUTO), DUAL_ERR_NO_DEVICE, "%s", past[i]);
+    cr_assert_eq(dual_context_device(c2), DUAL_DEVICE_CPU);
+    cr_assert_eq(dual_context_gpu(c2), -1);
+    cr_assert_eq(dual_context_gpus(c2, NULL, 0), 0);
+    dual_context_destroy(&c2);
+  }
   unsetenv("DUALBATCH_DEVICE");
   char info[512];
   cr_assert_gt(dual_build_info(info, sizeof info), 0);

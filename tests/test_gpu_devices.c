@@ -254,4 +254,60 @@ Test(gpu_devices, a_context_moved_to_another_device) {
   fixture_free(&fx);
 }
 
+/* A context over every device (where there are two or more): each call's points shared among
+ * them, the CPU's bits on every call while the shares follow the measured rates; the list read
+ * back; DUALBATCH_DEVICE=gpu:0,1 makes the same context.  With one GPU: a list of it alone is
+ * that GPU, a list past it refused. */
+Test(gpu_devices, a_context_over_every_device) {
+  need_gpu();
+  const int count = dual_device_count();
+  int all[16], got[16];
+  for (int i = 0; i < count && i < 16; ++i) all[i] = count - 1 - i; /* the last device first */
+  dual_context *ctx = context_on(DUAL_DEVICE_GPU, -1);
+  if (count == 1) {
+    const int past[2] = {0, 1};
+    cr_assert_eq(dual_context_set_gpus(ctx, 2, past), DUAL_ERR_ARGUMENT);
+    cr_assert_eq(dual_context_set_gpus(ctx, 1, all), DUAL_SUCCESS);
+    cr_assert_eq(dual_context_gpus(ctx, got, 16), 1);
+    cr_log_info("one GPU: the split over several devices needs two and did not run");
+    dual_context_destroy(&ctx);
+    return;
+  }
+  const int n = count < 16 ? count : 16;
+  fixture fx;
+  fixture_init(&fx);
+  results *r = malloc(sizeof *r);
+  cr_assert_not_null(r);
+  cr_assert_eq(dual_context_set_gpus(ctx, n, all), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_gpus(ctx, got, 16), n);
+  cr_assert(memcmp(got, all, sizeof(int) * (size_t)n) == 0, "the list read back");
+  cr_assert_eq(dual_context_gpu(ctx), all[0]);
+  for (int call = 0; call < 4; ++call) { /* even shares, then shares from the measured rates */
+    memset(r, 0, sizeof *r);
+    run_all(ctx, fx.jac, fx.scalar, fx.x, fx.c, r);
+    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+    int64_t on_gpu = -1, on_cpu = -1;
+    cr_assert_eq(dual_context_last_split(ctx, &on_gpu, &on_cpu), DUAL_SUCCESS);
+    cr_assert(on_gpu == B && on_cpu == 0, "call %d: %lld points on the GPUs, %lld on the CPU", call,
+              (long long)on_gpu, (long long)on_cpu);
+    assert_same(&fx.ref, r, "several GPUs");
+  }
+  cr_assert_eq(current_device(), 0, "the caller's current device");
+  dual_context_destroy(&ctx);
+  setenv("DUALBATCH_DEVICE", "gpu:1,0", 1);
+  ctx = context_on(DUAL_DEVICE_AUTO, -1);
+  cr_assert(dual_context_gpus(ctx, got, 16) == 2 && got[0] == 1 && got[1] == 0);
+  memset(r, 0, sizeof *r);
+  run_all(ctx, fx.jac, fx.scalar, fx.x, fx.c, r);
+  assert_same(&fx.ref, r, "gpu:1,0");
+  dual_context_destroy(&ctx);
+  setenv("DUALBATCH_DEVICE", "gpu:0,0", 1);
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_AUTO), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "listed twice"), "%s", dual_context_last_error(ctx));
+  dual_context_destroy(&ctx);
+  unsetenv("DUALBATCH_DEVICE");
+  free(r);
+  fixture_free(&fx);
+}
+
 #endif /* DUAL_HAVE_CUDA */

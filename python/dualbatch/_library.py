@@ -45,6 +45,8 @@ PROTOTYPES = {
     "dual_context_set_threads": (_int, [_vp, _int]),
     "dual_context_set_gpu": (_int, [_vp, _int]),
     "dual_context_gpu": (_int, [_vp]),
+    "dual_context_set_gpus": (_int, [_vp, _int, _pi32]),
+    "dual_context_gpus": (_int, [_vp, _pi32, _int]),
     "dual_context_set_width": (_int, [_vp, _int]),
     "dual_context_set_ad_mode": (_int, [_vp, _int]),
     "dual_context_last_ad_mode": (_int, [_vp]),

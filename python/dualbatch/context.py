@@ -124,10 +124,26 @@ class Context(OwnsHandle):
 
     @property
     def gpu(self):
-        """The CUDA device this context runs on, or -1 on the CPU."""
+        """The CUDA device this context runs on (its first), or -1 on the CPU."""
         with self._lock:
             self._check_open()
             return int(LIB.dual_context_gpu(self._handle))
+
+    def set_gpus(self, ordinals):
+        """Run on several CUDA devices at once: each call's points shared among them (see
+        dual_context_set_gpus)."""
+        ords = [int(o) for o in ordinals]
+        arr = (ctypes.c_int32 * max(len(ords), 1))(*ords)
+        self._call(LIB.dual_context_set_gpus, self._handle, len(ords), arr)
+
+    @property
+    def gpus(self):
+        """The CUDA devices this context runs on ([] on the CPU)."""
+        with self._lock:
+            self._check_open()
+            arr = (ctypes.c_int32 * 16)()
+            n = int(LIB.dual_context_gpus(self._handle, arr, 16))
+            return [int(arr[i]) for i in range(min(n, 16))]
 
     def set_width(self, width):
         self._call(LIB.dual_context_set_width, self._handle, int(width or 0))

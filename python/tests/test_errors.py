@@ -159,6 +159,10 @@ def test_context_arguments():
         with pytest.raises(db.DualbatchError) as e:
             c.set_gpu(0)
         assert e.value.status == Status.ERR_NO_DEVICE and "runs on the CPU" in e.value.message
+        assert c.gpus == []
+        with pytest.raises(db.DualbatchError) as e:
+            c.set_gpus([0, 0])
+        assert e.value.status == Status.ERR_ARGUMENT and "listed twice" in e.value.message
     assert c.closed
 
 

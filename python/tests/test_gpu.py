@@ -151,3 +151,15 @@ def test_device_choice(reference, data):
             for field, value in zip(got._fields, got):
                 np.testing.assert_array_equal(value, getattr(reference["jacobian"], field),
                                               err_msg="device %d: %s" % (d, field))
+
+
+@pytest.mark.skipif(db.device_count() < 2, reason="needs two GPUs")
+def test_several_devices(reference, data):
+    """A context over every device shares each call's points among them: the CPU's bits."""
+    x, s = data
+    with db.Context(device="gpu") as ctx:
+        ctx.set_gpus(range(db.device_count()))
+        assert ctx.gpus == list(range(db.device_count()))
+        got = ctx.compile(SRC).jacobian(x, s)
+        for field, value in zip(got._fields, got):
+            np.testing.assert_array_equal(value, getattr(reference["jacobian"], field), err_msg=field)

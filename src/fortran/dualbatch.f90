@@ -269,6 +269,22 @@ module dualbatch
       integer(c_int) :: dual_context_gpu
     end function dual_context_gpu
 
+    function dual_context_set_gpus(ctx, count, ordinals) bind(C, name="dual_context_set_gpus")
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: count
+      integer(c_int), intent(in) :: ordinals(*)
+      integer(c_int) :: dual_context_set_gpus
+    end function dual_context_set_gpus
+
+    function dual_context_gpus(ctx, ordinals, cap) bind(C, name="dual_context_gpus")
+      import
+      type(c_ptr), value :: ctx
+      integer(c_int), intent(out) :: ordinals(*)
+      integer(c_int), value :: cap
+      integer(c_int) :: dual_context_gpus
+    end function dual_context_gpus
+
     function dual_context_set_threads(ctx, threads) bind(C, name="dual_context_set_threads")
       import
       type(c_ptr), value :: ctx

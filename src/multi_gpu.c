@@ -1,0 +1,98 @@
+/*
+ * multi_gpu.c — a context over several GPUs (dual_context_set_gpus).  The first device is the
+ * context's own; each other device has a peer context, made with the list: the caller's settings
+ * (copied again at each call) and a GPU state of its own.  A host-memory call is cut into
+ * contiguous shares, one per device, sized by each device's measured points per second (even at
+ * first), and run at once (dual_run_parts), each share by the engines one device would use: the
+ * bits one GPU gives.
+ */
+#include "multi_gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "dispatch/split.h"
+#include "gpu.h"
+
+_Static_assert(DUAL_MAX_GPUS <= DUAL_SPLIT_MAX_PARTS, "a call over every GPU is one split call");
+
+/* The caller's settings onto a peer (its own state, error and note stay its own). */
+static int peer_sync(const dual_context *ctx, dual_context *p) {
+  p->device = ctx->device, p->requested = ctx->requested;
+  p->threads = ctx->threads, p->width = ctx->width, p->ad_mode = ctx->ad_mode, p->seed = ctx->seed;
+  p->memory_limit = ctx->memory_limit, p->tier = ctx->tier, p->cpu_tier = ctx->cpu_tier;
+  memcpy(p->knobs, ctx->knobs, sizeof p->knobs);
+  const int same = (ctx->cache_dir == NULL && p->cache_dir == NULL) ||
+                   (ctx->cache_dir != NULL && p->cache_dir != NULL && strcmp(ctx->cache_dir, p->cache_dir) == 0);
+  if (same) return DUAL_SUCCESS;
+  free(p->cache_dir);
+  p->cache_dir = ctx->cache_dir != NULL ? dual_strdup(ctx->cache_dir) : NULL;
+  return ctx->cache_dir == NULL || p->cache_dir != NULL ? DUAL_SUCCESS : DUAL_ERR_NO_MEMORY;
+}
+
+void dual_multi_gpu_free(dual_context *ctx) {
+  for (int i = 1; i < ctx->n_gpus; ++i) dual_context_destroy(&ctx->gpu_peers[i]);
+  ctx->n_gpus = ctx->device == DUAL_DEVICE_GPU ? 1 : 0;
+}
+
+int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals) {
+  dual_multi_gpu_free(ctx);
+  ctx->gpu_list[0] = ordinals[0];
+  for (int i = 1; i < count; ++i) {
+    dual_context *p = (dual_context *)calloc(1, sizeof *p);
+    if (p == NULL) {
+      dual_multi_gpu_free(ctx);
+      return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the context of GPU %d", ordinals[i]);
+    }
+    p->last_device = DUAL_DEVICE_GPU, p->last_ad_mode = DUAL_AD_FORWARD, p->last_tier = DUAL_TIER_INTERPRET;
+    p->gpu_ordinal = ordinals[i], p->n_gpus = 1, p->gpu_list[0] = ordinals[i];
+    ctx->gpu_peers[i] = p, ctx->gpu_list[i] = ordinals[i], ctx->gpu_rate[i] = 0.0;
+    ctx->n_gpus = i + 1;
+    if (peer_sync(ctx, p) != DUAL_SUCCESS) {
+      dual_multi_gpu_free(ctx);
+      return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the context of GPU %d", ordinals[i]);
+    }
+  }
+  ctx->gpu_rate[0] = 0.0;
+  ctx->n_gpus = count;
+  return DUAL_SUCCESS;
+}
+
+int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn engine) {
+  const int k = ctx->n_gpus;
+  dual_context *ctxs[DUAL_SPLIT_MAX_PARTS];
+  dual_engine_fn fn[DUAL_SPLIT_MAX_PARTS];
+  int threads[DUAL_SPLIT_MAX_PARTS], st[DUAL_SPLIT_MAX_PARTS];
+  int64_t counts[DUAL_SPLIT_MAX_PARTS];
+  double secs[DUAL_SPLIT_MAX_PARTS];
+  const int each = job->threads / k > 0 ? job->threads / k : 1; /* staging threads per device */
+  for (int i = 0; i < k; ++i) {
+    ctxs[i] = i == 0 ? ctx : ctx->gpu_peers[i];
+    if (i > 0 && peer_sync(ctx, ctxs[i]) != DUAL_SUCCESS) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
+    if (i > 0) dual_set_note(ctxs[i], NULL), dual_clear_error(ctxs[i]);
+    fn[i] = engine, threads[i] = each;
+  }
+  dual_split_shares(job->b->count, k, ctx->gpu_rate, DUAL_MULTI_GPU_QUANTUM, counts);
+  const int ret = dual_run_parts(ctx, job, k, counts, ctxs, fn, threads, st, secs);
+  if (ret != DUAL_SUCCESS) return ret;
+  /* the rates, each the mean of its last two measures (a share of a few chunks times noisily) */
+  int first = -1;
+  int64_t gpu_points = 0;
+  for (int i = 0; i < k; ++i) {
+    if (counts[i] == 0) continue;
+    if (first < 0) first = i;
+    if (ctxs[i]->last_device == DUAL_DEVICE_GPU) gpu_points += counts[i]; /* (else AUTO's fallback) */
+    if (secs[i] > 0.0) {
+      const double r = (double)counts[i] / secs[i];
+      ctx->gpu_rate[i] = ctx->gpu_rate[i] > 0.0 ? 0.5 * (ctx->gpu_rate[i] + r) : r;
+    }
+  }
+  if (first > 0) { /* the context's own device had no share: what ran is a peer's to say */
+    ctx->last_tier = ctxs[first]->last_tier, ctx->last_ad_mode = ctxs[first]->last_ad_mode;
+    if (ctxs[first]->note != NULL) dual_set_note(ctx, dual_strdup(ctxs[first]->note));
+  }
+  ctx->last_device = gpu_points == job->b->count ? DUAL_DEVICE_GPU : DUAL_DEVICE_HYBRID;
+  ctx->last_split[0] = gpu_points, ctx->last_split[1] = job->b->count - gpu_points;
+  return DUAL_SUCCESS;
+}

@@ -1,0 +1,27 @@
+/*
+ * multi_gpu.h — a context over several GPUs (dual_context_set_gpus; multi_gpu.c): the peer
+ * contexts of its other devices, and a host-memory call cut into one share per device.
+ */
+#ifndef DUAL_MULTI_GPU_H
+#define DUAL_MULTI_GPU_H
+
+#include "dispatch/split.h"
+#include "exec.h"
+
+/* The cuts between devices' shares fall on multiples of this many points. */
+#define DUAL_MULTI_GPU_QUANTUM 1024
+
+/* Make ctx (a GPU context already on ordinals[0]) run on the `count` devices listed (checked by
+ * the caller: distinct, in range, 2 .. DUAL_SPLIT_MAX_PARTS), creating a peer context for each
+ * but the first; a DUAL_ERR_* status (on failure the context keeps its first device only). */
+int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals);
+
+/* Free the peers: the context runs on its first device only. */
+void dual_multi_gpu_free(dual_context *ctx);
+
+/* A job of host-memory arrays on every device of the context at once, each device's share run
+ * by `engine` (run.c's GPU call, with its fallback) on its own context; the shares follow the
+ * devices' measured rates, learned here from each call. */
+int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn engine);
+
+#endif /* DUAL_MULTI_GPU_H */
