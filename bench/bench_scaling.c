@@ -1,0 +1,206 @@
+/*
+ * bench_scaling.c — throughput over several GPUs of one machine (issue 23): the ba and kin
+ * Jacobians on 1 .. G GPUs.
+ *   device: each GPU its own context, driven by its own thread, its arrays on its device (the
+ *     model of one MPI rank per GPU): B points in all per GPU count, in calls of C points per
+ *     device (ba 1e7, kin 1e6), all devices started together after one warm-up call each.
+ *   host: one context over the first G GPUs (dual_context_set_gpus), host arrays of BH points, the
+ *     median of 3 calls after a warm-up call.
+ * Efficiency = rate(G) / (G rate(1)).  Prints a Markdown table; results are checked against one
+ * GPU bit for bit in the host case (the first BH points).
+ *   dualbatch_bench_scaling [--points B] [--host-points BH] [--gpus G]   (default 1e8, 2e6, all)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_points.h"
+#include "dualbatch.h"
+
+typedef struct workload {
+  const char *name;
+  int32_t n, p, m;
+  int64_t chunk; /* points per device call */
+} workload;
+
+static const workload WORKLOADS[] = {{"ba", 15, 2, 2, 10000000}, {"kin", 32, 0, 32, 1000000}};
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static dual_program *load(dual_context *ctx, const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/bench/programs/%s.db", DUAL_SOURCE_DIR, name);
+  dual_program *prog = NULL;
+  if (dual_program_compile_file(ctx, path, &prog) != DUAL_SUCCESS)
+    fprintf(stderr, "bench_scaling: %s: %s\n", path, dual_context_last_error(ctx));
+  return prog;
+}
+
+static void points(const workload *w, int64_t B, double *x, double *p) {
+  if (strcmp(w->name, "ba") == 0)
+    bench_points_ba(B, 1, x, p);
+  else
+    bench_points_kin(B, 2, x);
+}
+
+/* ---- device arrays, a context and a thread per GPU ---------------------------------------- */
+
+typedef struct driver {
+  const workload *w;
+  int device, calls;
+  pthread_barrier_t *start;
+  double t0, t1;
+  int ok;
+} driver;
+
+static void *drive(void *arg) {
+  driver *d = (driver *)arg;
+  const workload *w = d->w;
+  const int64_t C = w->chunk;
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  double *hx = malloc(sizeof(double) * (size_t)(C * w->n)), *hp = malloc(sizeof(double) * (size_t)(C * (w->p + 1)));
+  void *x = NULL, *p = NULL, *y = NULL, *J = NULL;
+  /* the compiled tier, compiled at the warm-up call (AUTO would interpret while it compiles) */
+  d->ok = hx != NULL && hp != NULL && dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+          dual_context_set_gpu(ctx, d->device) == DUAL_SUCCESS &&
+          dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS && (prog = load(ctx, w->name)) != NULL;
+  if (d->ok) {
+    points(w, C, hx, hp);
+    cudaSetDevice(d->device);
+    d->ok = cudaMalloc(&x, sizeof(double) * (size_t)(C * w->n)) == cudaSuccess &&
+            cudaMalloc(&p, sizeof(double) * (size_t)(C * (w->p + 1))) == cudaSuccess &&
+            cudaMalloc(&y, sizeof(double) * (size_t)(C * w->m)) == cudaSuccess &&
+            cudaMalloc(&J, sizeof(double) * (size_t)(C * w->m * w->n)) == cudaSuccess &&
+            cudaMemcpy(x, hx, sizeof(double) * (size_t)(C * w->n), cudaMemcpyHostToDevice) == cudaSuccess &&
+            (w->p == 0 || cudaMemcpy(p, hp, sizeof(double) * (size_t)(C * w->p), cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  dual_batch b;
+  dual_batch_init(&b);
+  b.memory = DUAL_MEMORY_DEVICE, b.count = C;
+  b.x = x, b.x_ps = w->n, b.x_es = 1;
+  if (w->p > 0) b.p = p, b.p_ps = w->p, b.p_es = 1;
+  b.y = y, b.y_ps = w->m, b.y_es = 1, b.d = J, b.d_ps = w->m * w->n, b.d_rs = w->n, b.d_cs = 1;
+  if (d->ok && dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) != DUAL_SUCCESS) { /* warm-up (and compile) */
+    fprintf(stderr, "bench_scaling: GPU %d: %s\n", d->device, dual_context_last_error(ctx));
+    d->ok = 0;
+  }
+  pthread_barrier_wait(d->start);
+  d->t0 = now();
+  for (int i = 0; i < d->calls && d->ok; ++i) d->ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
+  d->t1 = now();
+  cudaFree(x), cudaFree(p), cudaFree(y), cudaFree(J);
+  free(hx), free(hp);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return NULL;
+}
+
+/* Points per second of B points over GPUs 0 .. G-1, device arrays; -1 on failure. */
+static double device_rate(const workload *w, int G, double B) {
+  driver d[16];
+  pthread_t t[16];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, (unsigned)G);
+  const int calls = (int)ceil(B / G / (double)w->chunk);
+  for (int g = 0; g < G; ++g) {
+    memset(&d[g], 0, sizeof d[g]);
+    d[g].w = w, d[g].device = g, d[g].calls = calls, d[g].start = &start;
+    pthread_create(&t[g], NULL, drive, &d[g]);
+  }
+  double t0 = INFINITY, t1 = 0.0;
+  int ok = 1;
+  for (int g = 0; g < G; ++g) {
+    pthread_join(t[g], NULL);
+    ok = ok && d[g].ok, t0 = fmin(t0, d[g].t0), t1 = fmax(t1, d[g].t1);
+  }
+  pthread_barrier_destroy(&start);
+  return ok ? (double)calls * (double)w->chunk * G / (t1 - t0) : -1.0;
+}
+
+/* ---- host arrays, one context over the first G GPUs --------------------------------------- */
+
+static double host_rate(const workload *w, int G, int64_t BH, const double *x, const double *p, double *y,
+                        double *J, const double *y1, const double *J1, int *same) {
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  int list[16];
+  for (int g = 0; g < G; ++g) list[g] = g;
+  if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS || dual_context_set_gpus(ctx, G, list) != DUAL_SUCCESS ||
+      dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS || (prog = load(ctx, w->name)) == NULL) {
+    fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
+    dual_context_destroy(&ctx);
+    return -1.0;
+  }
+  double t[3];
+  int ok = 1;
+  for (int i = -1; i < 3 && ok; ++i) {
+    const double t0 = now();
+    ok = dual_jacobian(ctx, prog, BH, x, w->n, p, w->p, y, w->m, J, w->m * w->n, NULL) == DUAL_SUCCESS;
+    if (i >= 0) t[i] = now() - t0;
+  }
+  if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
+  *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
+                         memcmp(J, J1, sizeof(double) * (size_t)(BH * w->m * w->n)) == 0);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  const double med = t[0] < t[1] ? (t[1] < t[2] ? t[1] : (t[0] < t[2] ? t[2] : t[0]))
+                                 : (t[0] < t[2] ? t[0] : (t[1] < t[2] ? t[2] : t[1]));
+  return ok ? (double)BH / med : -1.0;
+}
+
+int main(int argc, char **argv) {
+  double B = 1e8, BH = 2e6;
+  int G = dual_device_count();
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--points") == 0) B = atof(argv[i + 1]);
+    else if (strcmp(argv[i], "--host-points") == 0) BH = atof(argv[i + 1]);
+    else if (strcmp(argv[i], "--gpus") == 0) G = atoi(argv[i + 1]);
+  }
+  if (G > dual_device_count()) G = dual_device_count();
+  if (G > 16) G = 16;
+  if (G < 1) {
+    fprintf(stderr, "bench_scaling: no GPU\n");
+    return 1;
+  }
+  printf("| function | GPUs | device arrays (pts/s) | efficiency | host arrays, one context (pts/s) | efficiency | bitwise vs 1 GPU |\n");
+  printf("|---|---|---|---|---|---|---|\n");
+  int fail = 0;
+  for (size_t k = 0; k < sizeof WORKLOADS / sizeof *WORKLOADS; ++k) {
+    const workload *w = &WORKLOADS[k];
+    const int64_t bh = (int64_t)(strcmp(w->name, "kin") == 0 ? BH / 4 : BH);
+    double *x = malloc(sizeof(double) * (size_t)(bh * w->n)), *p = malloc(sizeof(double) * (size_t)(bh * (w->p + 1)));
+    double *y[2] = {malloc(sizeof(double) * (size_t)(bh * w->m)), malloc(sizeof(double) * (size_t)(bh * w->m))};
+    double *J[2] = {malloc(sizeof(double) * (size_t)(bh * w->m * w->n)), malloc(sizeof(double) * (size_t)(bh * w->m * w->n))};
+    if (!x || !p || !y[0] || !y[1] || !J[0] || !J[1]) {
+      fprintf(stderr, "bench_scaling: out of memory for %lld host points\n", (long long)bh);
+      return 1;
+    }
+    points(w, bh, x, p);
+    double d1 = 0.0, h1 = 0.0;
+    for (int g = 1; g <= G; ++g) {
+      const double d = device_rate(w, g, B);
+      int same = 1;
+      const double h = host_rate(w, g, bh, x, p, y[g > 1], J[g > 1], g > 1 ? y[0] : NULL, g > 1 ? J[0] : NULL, &same);
+      if (g == 1) d1 = d, h1 = h;
+      fail |= d < 0 || h < 0 || !same;
+      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d, 100.0 * d / (g * d1), h,
+             100.0 * h / (g * h1), g == 1 ? "—" : same ? "yes" : "NO");
+      fflush(stdout);
+    }
+    free(x), free(p), free(y[0]), free(y[1]), free(J[0]), free(J[1]);
+  }
+  printf("\ndevice arrays: %.3g points per GPU count in calls of (ba %d, kin %d) points per GPU; host arrays: "
+         "ba %.3g, kin %.3g points per call\n", B, (int)WORKLOADS[0].chunk, (int)WORKLOADS[1].chunk, BH, BH / 4);
+  return fail;
+}
