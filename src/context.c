@@ -336,15 +336,20 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream) {
   return DUAL_SUCCESS;
 }
 
+/* A device ordinal of this machine (DUAL_ERR_ARGUMENT otherwise) for a GPU context. */
+static int check_ordinal(dual_context *ctx, int ordinal, int count) {
+  if (ordinal >= 0 && ordinal < count) return DUAL_SUCCESS;
+  return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d", ordinal,
+                   count, count == 1 ? "" : "s", count - 1);
+}
+
 int dual_context_set_gpu(dual_context *ctx, int ordinal) {
   if (ctx == NULL) return DUAL_ERR_ARGUMENT;
   if (ctx->device != DUAL_DEVICE_GPU)
     return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "GPU %d: the context runs on the CPU%s", ordinal,
                      ctx->requested == DUAL_DEVICE_CPU ? "" : " (no usable GPU was found)");
-  const int count = dual_gpu_count(NULL, 0);
-  if (ordinal < 0 || ordinal >= count)
-    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d",
-                     ordinal, count, count == 1 ? "" : "s", count - 1);
+  const int st = check_ordinal(ctx, ordinal, dual_gpu_count(NULL, 0));
+  if (st != DUAL_SUCCESS) return st;
   dual_multi_gpu_free(ctx); /* one device from now on */
   if (ordinal == ctx->gpu_ordinal) return DUAL_SUCCESS;
   /* the state, the dispatch figures and the programs' scales were the other device's */
@@ -371,11 +376,9 @@ int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals) {
       if (ordinals[i] == ordinals[j])
         return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d is listed twice", ordinals[i]);
   const int count_here = ctx->device == DUAL_DEVICE_GPU ? dual_gpu_count(NULL, 0) : 0;
-  for (int i = 0; i < count && ctx->device == DUAL_DEVICE_GPU; ++i)
-    if (ordinals[i] < 0 || ordinals[i] >= count_here)
-      return dual_fail(ctx, DUAL_ERR_ARGUMENT, "GPU %d: this machine has %d CUDA device%s, 0 .. %d",
-                       ordinals[i], count_here, count_here == 1 ? "" : "s", count_here - 1);
-  const int st = dual_context_set_gpu(ctx, ordinals[0]); /* (a CPU context: NO_DEVICE) */
+  for (int i = 1; i < count && ctx->device == DUAL_DEVICE_GPU; ++i)
+    if (check_ordinal(ctx, ordinals[i], count_here) != DUAL_SUCCESS) return DUAL_ERR_ARGUMENT;
+  const int st = dual_context_set_gpu(ctx, ordinals[0]); /* (checks the first; a CPU context: NO_DEVICE) */
   if (st != DUAL_SUCCESS || count == 1) return st;
   return dual_multi_gpu_set(ctx, count, ordinals);
 }
