@@ -53,6 +53,21 @@ static void kin_cells(int64_t B, double *x0, double *s) {
     for (int i = 0; i < 32; ++i) s[b * 32 + i] = 0.05 + 0.1 * unit(b, i), x0[b * 32 + i] = 0.2 + 0.2 * unit(b, 100 + i);
 }
 
+/* Points whose ld-strided rows of a and b (n entries) differ in any bit: the count, and a line on
+ * the first (its index, both rows' first entries, both statuses) into why. */
+static int64_t rows_differ(const double *a, const double *b, int64_t B, int64_t ld, int n, const int32_t *ia,
+                           const int32_t *ib, char *why, size_t cap) {
+  int64_t count = 0;
+  why[0] = '\0';
+  for (int64_t k = 0; k < B; ++k) {
+    if (memcmp(a + k * ld, b + k * ld, sizeof(double) * (size_t)n) == 0) continue;
+    if (count++ == 0)
+      snprintf(why, cap, "first at point %lld: %.17g vs %.17g, statuses %d vs %d", (long long)k, a[k * ld],
+               b[k * ld], ia[k], ib[k]);
+  }
+  return count;
+}
+
 /* Solve on a CPU and a GPU context and compare: bitwise (tol = 0), or (the cuBLAS LU, which
  * rounds differently) the same statuses, step counts within one, and the converged points'
  * solutions within tol relative to max(|x|, 1). */
@@ -81,7 +96,9 @@ static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, co
   int64_t converged = 0;
   for (int64_t b = 0; b < B; ++b) converged += info[0][b] == DUAL_SOLVE_CONVERGED;
   if (tol == 0.0) {
-    cr_assert(memcmp(x[0], x[1], sizeof(double) * (size_t)(B * n)) == 0, "solutions differ");
+    char why[200];
+    const int64_t differ = rows_differ(x[0], x[1], B, n, n, info[0], info[1], why, sizeof why);
+    cr_assert(differ == 0, "solutions differ at %lld of %lld points; %s", (long long)differ, (long long)B, why);
     cr_assert(memcmp(fn[0], fn[1], sizeof(double) * (size_t)B) == 0, "norms differ");
     cr_assert(memcmp(info[0], info[1], sizeof(int32_t) * (size_t)B) == 0, "statuses differ");
     cr_assert(memcmp(it[0], it[1], sizeof(int32_t) * (size_t)B) == 0, "step counts differ");
@@ -568,7 +585,9 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
     cr_assert_eq(xd2[LD * b + 2], 7.0, "the stride's gap was written");
     converged += ih[b] == DUAL_SOLVE_CONVERGED;
   }
-  cr_assert(memcmp(xh, xd2, sizeof(double) * LD * B) == 0, "solutions differ");
+  char why[200];
+  int64_t differ = rows_differ(xh, xd2, B, LD, LD, ih, id2, why, sizeof why);
+  cr_assert(differ == 0, "solutions differ at %lld of %d points; %s", (long long)differ, B, why);
   cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "norms differ");
   cr_assert(memcmp(ih, id2, sizeof(int32_t) * B) == 0, "statuses differ");
   /* the batch has points the fallback handles: fewer converge without it */
@@ -583,6 +602,9 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
   /* dual_lsq: device memory gives host memory's bits */
   memcpy(xh, x0, sizeof(double) * LD * B);
   cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xh, LD, p, 2, ih, NULL, fh), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+  char host_note[300];
+  snprintf(host_note, sizeof host_note, "%s", dual_context_last_note(ctx));
   cudaMemcpy(xd, x0, sizeof(double) * LD * B, cudaMemcpyHostToDevice);
   cr_assert_eq(dual_lsq(ctx, prog, NULL, B, xd, LD, pd, 2, id, NULL, fd), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
@@ -594,7 +616,9 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
     cr_assert_eq(xd2[LD * b + 2], 7.0, "dual_lsq wrote the stride's gap");
     lsq_converged += ih[b] == DUAL_SOLVE_CONVERGED;
   }
-  cr_assert(memcmp(xh, xd2, sizeof(double) * LD * B) == 0, "dual_lsq: solutions differ");
+  differ = rows_differ(xh, xd2, B, LD, LD, ih, id2, why, sizeof why);
+  cr_assert(differ == 0, "dual_lsq: solutions differ at %lld of %d points; %s (host call's note: %s)",
+            (long long)differ, B, why, host_note);
   cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "dual_lsq: norms differ");
   cr_assert(memcmp(ih, id2, sizeof(int32_t) * B) == 0, "dual_lsq: statuses differ");
   cr_assert(lsq_converged > B / 2, "dual_lsq: %lld of %d converged", (long long)lsq_converged, B);

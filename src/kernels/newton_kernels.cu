@@ -363,18 +363,17 @@ __global__ void blas_pointers_kernel(const dual_newton_dev d) {
 }
 
 // The round's per-point code before the LU: the verdict on a trial point, then for a point at a
-// new iterate the tests; a point that takes a step gets flags[i] = 1, its -F in Bv.
-__global__ void blas_prepare_kernel(const dual_newton_dev d) {
-  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= d.k) return;
+// new iterate the tests; a point that takes a step gets flags[i] = 1, its -F in Bv.  The others'
+// rows of Bv are zeroed: the batched solve runs over all k (their results unused), and it must
+// not read memory nobody wrote (compute-sanitizer's initcheck).
+__device__ static int blas_prepare_point(const dual_newton_dev &d, int64_t i) {
   const int64_t b = d.idx[i], s = d.k;
   const int n = d.n;
-  d.flags[i] = 0;
   if (d.phase[b] == DUAL_NEWTON_NEED_F) {
     const int more = dual_newton_judge(&d.o, &d.P, b, n, d.F + i, s, d.X + b, d.DX + b, d.XT + b, d.C);
     if (more || d.P.state[b] != DUAL_NEWTON_ACTIVE) {
       d.phase[b] = next_phase(d, b, more);
-      return;
+      return 0;
     }
   }
   double amax = 0.0;
@@ -388,10 +387,18 @@ __global__ void blas_prepare_kernel(const dual_newton_dev d) {
     d.P.state[b] = DUAL_SOLVE_SINGULAR;
   if (d.P.state[b] != DUAL_NEWTON_ACTIVE) {
     d.phase[b] = DUAL_NEWTON_DONE;
-    return;
+    return 0;
   }
-  d.flags[i] = 1, d.amax[i] = amax;
-  for (int j = 0; j < n; ++j) d.Bv[i * n + j] = -d.F[i + j * s];
+  d.amax[i] = amax;
+  return 1;
+}
+
+__global__ void blas_prepare_kernel(const dual_newton_dev d) {
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= d.k) return;
+  const int step = blas_prepare_point(d, i);
+  d.flags[i] = (uint8_t)step;
+  for (int j = 0; j < d.n; ++j) d.Bv[i * d.n + j] = step ? -d.F[i + j * d.k] : 0.0;
 }
 
 // J (element-major [n * n][k]) into A ([k][n * n]): A's column-major matrix i is J^T of point
