@@ -9,6 +9,10 @@
  * Efficiency = rate(G) / (G rate(1)).  Prints a Markdown table; results are checked against one
  * GPU bit for bit in the host case (the first BH points).
  *   dualbatch_bench_scaling [--points B] [--host-points BH] [--gpus G]   (default 1e8, 2e6, all)
+ * Built with DUAL_BENCH_MPI (dualbatch_bench_scaling_mpi, where CMake finds MPI): the device-array
+ * case over MPI ranks instead of threads, rank r driving GPU r (one machine), the first G ranks
+ * for G = 1 .. the ranks, started together by a barrier; time from the first start to the last end.
+ *   mpirun -np G dualbatch_bench_scaling_mpi [--points B]
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,6 +26,9 @@
 
 #include "bench_points.h"
 #include "dualbatch.h"
+#ifdef DUAL_BENCH_MPI
+#include <mpi.h>
+#endif
 
 typedef struct workload {
   const char *name;
@@ -58,7 +65,7 @@ static void points(const workload *w, int64_t B, double *x, double *p) {
 typedef struct driver {
   const workload *w;
   int device, calls;
-  pthread_barrier_t *start;
+  pthread_barrier_t *start; /* the threads' start; NULL: the ranks' (mpi_start) */
   double t0, t1;
   int ok;
 } driver;
@@ -95,7 +102,10 @@ static void *drive(void *arg) {
     fprintf(stderr, "bench_scaling: GPU %d: %s\n", d->device, dual_context_last_error(ctx));
     d->ok = 0;
   }
-  pthread_barrier_wait(d->start);
+#ifdef DUAL_BENCH_MPI
+  if (d->start == NULL) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+  if (d->start != NULL) pthread_barrier_wait(d->start);
   d->t0 = now();
   for (int i = 0; i < d->calls && d->ok; ++i) d->ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
   d->t1 = now();
@@ -159,6 +169,58 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
   return ok ? (double)BH / med : -1.0;
 }
 
+#ifdef DUAL_BENCH_MPI
+/* Device arrays over the ranks: for G = 1 .. size, the first G ranks each drive their GPU (the
+ * others wait at the barriers); the rate from the earliest start to the latest end. */
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double B = 1e8;
+  for (int i = 1; i + 1 < argc; i += 2)
+    if (strcmp(argv[i], "--points") == 0) B = atof(argv[i + 1]);
+  const int devices = dual_device_count();
+  int fail = devices < size;
+  if (fail && rank == 0) fprintf(stderr, "bench_scaling_mpi: %d ranks but %d GPUs\n", size, devices);
+  if (rank == 0 && !fail) {
+    printf("| function | ranks (a GPU each) | device arrays (pts/s) | efficiency |\n|---|---|---|---|\n");
+    fflush(stdout);
+  }
+  for (size_t k = 0; k < sizeof WORKLOADS / sizeof *WORKLOADS && !fail; ++k) {
+    const workload *w = &WORKLOADS[k];
+    double r1 = 0.0;
+    for (int G = 1; G <= size; ++G) {
+      driver d;
+      memset(&d, 0, sizeof d);
+      d.w = w, d.device = rank, d.calls = (int)ceil(B / G / (double)w->chunk), d.ok = 1;
+      d.t0 = INFINITY, d.t1 = 0.0;
+      if (rank < G) {
+        drive(&d); /* its warm-up, then the barrier every rank meets */
+      } else {
+        MPI_Barrier(MPI_COMM_WORLD);
+      }
+      double t0 = 0.0, t1 = 0.0;
+      int ok = 0;
+      MPI_Reduce(&d.t0, &t0, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+      MPI_Reduce(&d.t1, &t1, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+      MPI_Allreduce(&d.ok, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      fail |= !ok;
+      if (rank == 0) {
+        const double r = ok ? (double)d.calls * (double)w->chunk * G / (t1 - t0) : -1.0;
+        if (G == 1) r1 = r;
+        printf("| %s | %d | %.3g | %.1f%% |\n", w->name, G, r, 100.0 * r / (G * r1));
+        fflush(stdout);
+      }
+    }
+  }
+  if (rank == 0)
+    printf("\n%.3g points per rank count in calls of (ba %d, kin %d) points per rank\n", B, (int)WORKLOADS[0].chunk,
+           (int)WORKLOADS[1].chunk);
+  MPI_Finalize();
+  return fail;
+}
+#else
 int main(int argc, char **argv) {
   double B = 1e8, BH = 2e6;
   int G = dual_device_count();
@@ -204,3 +266,4 @@ int main(int argc, char **argv) {
          "ba %.3g, kin %.3g points per call\n", B, (int)WORKLOADS[0].chunk, (int)WORKLOADS[1].chunk, BH, BH / 4);
   return fail;
 }
+#endif

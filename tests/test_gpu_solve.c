@@ -61,9 +61,10 @@ static int64_t rows_differ(const double *a, const double *b, int64_t B, int64_t 
   why[0] = '\0';
   for (int64_t k = 0; k < B; ++k) {
     if (memcmp(a + k * ld, b + k * ld, sizeof(double) * (size_t)n) == 0) continue;
-    if (count++ == 0)
-      snprintf(why, cap, "first at point %lld: %.17g vs %.17g, statuses %d vs %d", (long long)k, a[k * ld],
-               b[k * ld], ia[k], ib[k]);
+    if (count++ > 0) continue;
+    int used = snprintf(why, cap, "first at point %lld (statuses %d vs %d):", (long long)k, ia[k], ib[k]);
+    for (int j = 0; j < n && used > 0 && (size_t)used < cap; ++j)
+      used += snprintf(why + used, cap - (size_t)used, " %a vs %a;", a[k * ld + j], b[k * ld + j]);
   }
   return count;
 }
@@ -96,7 +97,7 @@ static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, co
   int64_t converged = 0;
   for (int64_t b = 0; b < B; ++b) converged += info[0][b] == DUAL_SOLVE_CONVERGED;
   if (tol == 0.0) {
-    char why[200];
+    char why[400];
     const int64_t differ = rows_differ(x[0], x[1], B, n, n, info[0], info[1], why, sizeof why);
     cr_assert(differ == 0, "solutions differ at %lld of %lld points; %s", (long long)differ, (long long)B, why);
     cr_assert(memcmp(fn[0], fn[1], sizeof(double) * (size_t)B) == 0, "norms differ");
@@ -413,7 +414,7 @@ Test(gpu_solve, cublas_qr_agrees_with_the_cpu_to_rounding) {
  * and the fallback then runs on the host alike). */
 Test(gpu_solve, cublas_lu_agrees_with_the_cpu_to_rounding) {
   need_gpu();
-  enum { B = 20000 };
+  const int64_t B = 20000 / rp_sweep_step(); /* fewer cells under DUALBATCH_TEST_SWEEP_DIV */
   double *x0 = malloc(sizeof(double) * 48 * B), *p = malloc(sizeof(double) * 32 * B);
   kin_cells(B, x0, p);
   char *src = read_source("bench/programs/kin_steady.db");
@@ -585,7 +586,7 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
     cr_assert_eq(xd2[LD * b + 2], 7.0, "the stride's gap was written");
     converged += ih[b] == DUAL_SOLVE_CONVERGED;
   }
-  char why[200];
+  char why[400];
   int64_t differ = rows_differ(xh, xd2, B, LD, LD, ih, id2, why, sizeof why);
   cr_assert(differ == 0, "solutions differ at %lld of %d points; %s", (long long)differ, B, why);
   cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "norms differ");
@@ -617,6 +618,21 @@ Test(gpu_solve, device_memory_arrays_equal_host_arrays_bitwise) {
     lsq_converged += ih[b] == DUAL_SOLVE_CONVERGED;
   }
   differ = rows_differ(xh, xd2, B, LD, LD, ih, id2, why, sizeof why);
+  if (differ != 0) { /* which of them left the CPU's bits (the reference), for the report */
+    dual_context *cpu = NULL;
+    cr_assert_eq(dual_context_create(&cpu, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+    double *xc = malloc(sizeof(double) * LD * B);
+    int32_t *ic = malloc(sizeof(int32_t) * B);
+    memcpy(xc, x0, sizeof(double) * LD * B);
+    cr_assert_eq(dual_lsq(cpu, prog, NULL, B, xc, LD, p, 2, ic, NULL, NULL), DUAL_SUCCESS);
+    char why_h[400], why_d[400];
+    const int64_t off_h = rows_differ(xc, xh, B, LD, LD, ic, ih, why_h, sizeof why_h);
+    const int64_t off_d = rows_differ(xc, xd2, B, LD, LD, ic, id2, why_d, sizeof why_d);
+    cr_log_error("dual_lsq against the CPU: host memory differs at %lld points (%s); device memory at %lld (%s)",
+                 (long long)off_h, why_h, (long long)off_d, why_d);
+    free(xc), free(ic);
+    dual_context_destroy(&cpu);
+  }
   cr_assert(differ == 0, "dual_lsq: solutions differ at %lld of %d points; %s (host call's note: %s)",
             (long long)differ, B, why, host_note);
   cr_assert(memcmp(fh, fd2, sizeof(double) * B) == 0, "dual_lsq: norms differ");
