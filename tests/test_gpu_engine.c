@@ -376,6 +376,46 @@ Test(gpu, device_arrays_equal_host_arrays) {
 }
 #endif
 
+#ifdef DUAL_HAVE_CUDA
+/* Device arrays filled by a plain cudaMemcpy from pageable memory just before the call, on the
+ * context's own stream: the call must see the copied values.  Such a copy returns before its DMA
+ * ends, and the context's streams are non-blocking, so the library orders its kernels after the
+ * legacy stream (dual_gpu_device_stream); without that, this test read stale zeros.  2^24 points
+ * of y = 2 x + 1 (128 MiB of x: the DMA takes milliseconds), three rounds of new values. */
+Test(gpu, device_arrays_just_copied_from_pageable_memory) {
+  need_gpu();
+  dual_context *gpu = context(DUAL_DEVICE_GPU);
+  dual_program *prog = NULL;
+  cr_assert_eq(dual_program_compile(gpu, "input x\noutput y = 2 * x + 1\n", "copied", &prog), DUAL_SUCCESS);
+  const int64_t B = (int64_t)1 << 24;
+  double *hx = malloc(sizeof(double) * B), *hy = malloc(sizeof(double) * B);
+  cr_assert(hx != NULL && hy != NULL);
+  double *dx = to_device(NULL, sizeof(double) * B), *dy = to_device(NULL, sizeof(double) * B);
+  dual_batch b;
+  dual_batch_init(&b);
+  b.count = B, b.memory = DUAL_MEMORY_DEVICE;
+  b.x = dx, b.x_ps = 1, b.x_es = 1, b.y = dy, b.y_ps = 1, b.y_es = 1;
+  for (int round = 1; round <= 3; ++round) {
+    cr_assert_eq(cudaMemset(dx, 0, sizeof(double) * B), cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    for (int64_t i = 0; i < B; ++i) hx[i] = (double)(round * B + i);
+    cr_assert_eq(cudaMemcpy(dx, hx, sizeof(double) * B, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(dual_run(gpu, prog, DUAL_MODE_EVAL, &b), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    cr_assert_eq(cudaMemcpy(hy, dy, sizeof(double) * B, cudaMemcpyDeviceToHost), cudaSuccess);
+    int64_t wrong = 0, first = -1;
+    for (int64_t i = 0; i < B; ++i)
+      if (hy[i] != 2.0 * hx[i] + 1.0 && wrong++ == 0) first = i;
+    cr_assert_eq(wrong, 0, "round %d: %lld of %lld points wrong, the first %lld: y = %.17g for x = %.17g", round,
+                 (long long)wrong, (long long)B, (long long)first, first >= 0 ? hy[first] : 0.0,
+                 first >= 0 ? hx[first] : 0.0);
+  }
+  cudaFree(dx), cudaFree(dy);
+  free(hx), free(hy);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&gpu);
+}
+#endif
+
 Test(gpu, failures_fall_back_with_auto_and_fail_with_gpu) {
   need_gpu();
   dual_context *cpu = context(DUAL_DEVICE_CPU), *autoc = context(DUAL_DEVICE_AUTO),

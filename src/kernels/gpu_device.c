@@ -211,6 +211,20 @@ uint64_t dual_gpu_allocations(const dual_context *ctx) {
   return ctx != NULL && ctx->gpu != NULL ? ctx->gpu->allocations : 0;
 }
 
+int dual_gpu_device_stream(dual_context *ctx, struct dual_gpu *g, void *job_stream, cudaStream_t *out) {
+  if (job_stream != NULL || ctx->stream != NULL) {
+    *out = (cudaStream_t)(job_stream != NULL ? job_stream : ctx->stream);
+    return DUAL_SUCCESS;
+  }
+  *out = g->streams[0];
+  if (ctx->gpu_no_wait) return DUAL_SUCCESS;
+  cudaError_t e = cudaSuccess;
+  if (g->caller_done == NULL) e = cudaEventCreateWithFlags(&g->caller_done, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventRecord(g->caller_done, cudaStreamLegacy);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(g->streams[0], g->caller_done, 0);
+  return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "ordering the call after the caller's copies");
+}
+
 void dual_gpu_release(struct dual_gpu *g) {
   if (g == NULL) return;
   int prev = dual_gpu_current_device(); /* on the state's own device, then the caller's again */
@@ -228,6 +242,7 @@ void dual_gpu_release(struct dual_gpu *g) {
   for (int i = 0; i < 2; ++i)
     if (g->solve[i].ptr != NULL) cudaFree(g->solve[i].ptr);
   if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
+  if (g->caller_done != NULL) cudaEventDestroy(g->caller_done);
   free(g->key_code);
   free(g->key_consts);
   if (prev != g->ordinal && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();

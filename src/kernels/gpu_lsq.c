@@ -147,6 +147,7 @@ static int lsq_on_current(dual_context *ctx, const dual_program *prog, const dua
   memset(&v, 0, sizeof v);
   v.ctx = ctx, v.prog = prog, v.g = g;
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  if (device_mem && (st = dual_gpu_device_stream(ctx, g, NULL, &v.stream)) != DUAL_SUCCESS) return st;
   v.io.ctx = ctx, v.io.stream = v.stream, v.io.device_mem = device_mem, v.io.fn = "dual_lsq";
   v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
   const int n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog);

@@ -127,6 +127,7 @@ static int newton_on_current(dual_context *ctx, const dual_program *prog, const 
   v.ctx = ctx, v.prog = prog, v.g = g;
   v.lu = (int)ctx->knobs[DUAL_KNOB_SOLVE_LU]; /* DUAL_NEWTON_LU_* */
   v.stream = ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  if (device_mem && (st = dual_gpu_device_stream(ctx, g, NULL, &v.stream)) != DUAL_SUCCESS) return st;
   const int n = dual_program_num_inputs(prog), np = dual_program_num_params(prog);
   char no_blas[600] = ""; /* the knob asked for cuBLAS and it did not load: said in the note */
   if (v.lu == DUAL_NEWTON_LU_CUBLAS) {

@@ -250,8 +250,9 @@ static int run_device(dual_context *ctx, struct dual_gpu *g, const dual_job *job
   if (st != DUAL_SUCCESS) return st;
   dual_gpu_args *a = &ls->args;
   DUAL_GPU_BATCH_ARGS(*a, b);
-  void *stream = job->stream != NULL ? job->stream
-                 : ctx->stream != NULL ? ctx->stream : (void *)g->streams[0];
+  cudaStream_t stream = NULL;
+  st = dual_gpu_device_stream(ctx, g, job->stream, &stream);
+  if (st != DUAL_SUCCESS) return st;
   st = launch(ctx, g, ls, (double *)g->pool.ptr, stream);
   if (st == DUAL_SUCCESS && ls->no_wait) return DUAL_SUCCESS; /* the caller waits on the stream */
   cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);

@@ -192,8 +192,9 @@ int dual_gpu_run_compiled2(dual_context *ctx, struct dual_gpu *g, const dual_job
   }
   dual_jit_args ja;
   jit_args_of(job, b, &ja);
-  cudaStream_t stream = job->stream != NULL ? (cudaStream_t)job->stream
-                        : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
+  cudaStream_t stream = NULL;
+  const int st = dual_gpu_device_stream(ctx, g, job->stream, &stream);
+  if (st != DUAL_SUCCESS) return st;
   cudaError_t e = (cudaError_t)dual_gpu_jit_launch(g, mod, &ja, (void *)stream);
   if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "launching the compiled kernels");
   e = cudaStreamSynchronize(stream);
@@ -248,10 +249,9 @@ static int run2_on_current(dual_context *ctx, const dual_job *job) {
     dual_gpu_args2 a;
     memset(&a, 0, sizeof a);
     const int host = b->memory != DUAL_MEMORY_DEVICE;
-    cudaStream_t stream = host ? g->streams[0]
-                          : job->stream != NULL ? (cudaStream_t)job->stream
-                          : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
-    st = upload_plan(ctx, g, prog, &plan, ps, &a, stream);
+    cudaStream_t stream = g->streams[0];
+    if (!host) st = dual_gpu_device_stream(ctx, g, job->stream, &stream);
+    if (st == DUAL_SUCCESS) st = upload_plan(ctx, g, prog, &plan, ps, &a, stream);
     if (st != DUAL_SUCCESS) break;
     a.n_instr = prog->n_instr, a.n_regs = prog->n_regs;
     a.slab = per_point * DUAL_GPU2_THREADS;

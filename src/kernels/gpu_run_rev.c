@@ -183,10 +183,9 @@ static int run_rev_on_current(dual_context *ctx, const dual_job *job) {
   const dual_rev_layout l = dual_rev_plan_layout(&pl, prog);
   dual_gpu_rev_args a;
   memset(&a, 0, sizeof a);
-  cudaStream_t stream = host ? g->streams[0]
-                        : job->stream != NULL ? (cudaStream_t)job->stream
-                        : ctx->stream != NULL ? (cudaStream_t)ctx->stream : g->streams[0];
-  st = upload(ctx, g, prog, &pl, &a, stream);
+  cudaStream_t stream = g->streams[0];
+  if (!host) st = dual_gpu_device_stream(ctx, g, job->stream, &stream);
+  if (st == DUAL_SUCCESS) st = upload(ctx, g, prog, &pl, &a, stream);
   const int32_t nseg = pl.nseg;
   dual_rev_plan_free(&pl);
   if (st != DUAL_SUCCESS) return st;

@@ -34,6 +34,7 @@ struct dual_gpu {
   void *cublas;                           /* the solvers' cuBLAS handle (cublas_batched.h), or NULL */
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
+  cudaEvent_t caller_done;                /* dual_gpu_device_stream's mark on the legacy stream */
   size_t pinned_size;
   uint64_t allocations; /* buffers (re)allocated so far (dual_gpu_allocations) */
   /* The cached plan: the program it was built for (a copy of its code and constants, compared
@@ -80,6 +81,14 @@ void dual_gpu_leave(int prev);
 /* The context's GPU state, created on first use (device, streams, pool limit), on the current
  * device (the context's, inside dual_gpu_enter). */
 int dual_gpu_state(dual_context *ctx, struct dual_gpu **out);
+
+/* The stream a call on device-memory arrays runs on: the job's (`job_stream`, may be NULL), the
+ * context's (dual_context_set_stream: ordering is then the caller's), or else the context's own
+ * streams[0], made to wait first for the work the caller queued on the legacy default stream (and
+ * so on every blocking stream): the own streams are non-blocking, and a cudaMemcpy from pageable
+ * memory returns before its DMA ends, so without the wait a kernel could read the caller's arrays
+ * half copied.  The solvers' internal rounds (ctx->gpu_no_wait) follow their own start. */
+int dual_gpu_device_stream(dual_context *ctx, struct dual_gpu *g, void *job_stream, cudaStream_t *out);
 
 /* Make buf hold at least `bytes` of device memory (keeping it when large enough). */
 int dual_gpu_reserve(dual_context *ctx, dual_gpu_buffer *buf, size_t bytes, const char *what);
