@@ -202,8 +202,11 @@ int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals);
 int dual_context_gpus(const dual_context *ctx, int *ordinals, int cap);
 
 /* GPU contexts: the CUDA stream (a cudaStream_t) that evaluations of device-memory batches run
- * on; NULL (default) = the context's own stream.  Each call still returns only when its results
- * are complete (it synchronizes that stream). */
+ * on; NULL (default) = the context's own stream, which first waits for the work queued before the
+ * call on the legacy default stream and the blocking streams (a cudaMemcpy that filled the arrays,
+ * even one from pageable memory that returned before its DMA ended).  On a stream of yours the
+ * ordering is yours: the call's work follows what that stream holds.  Each call returns only when
+ * its results are complete (it synchronizes the stream). */
 int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
 
 /* GPU contexts: the most device memory, in bytes, the context's pool may hold (0 = default: 90%
