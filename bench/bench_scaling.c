@@ -6,9 +6,13 @@
  *     device (ba 1e7, kin 1e6), all devices started together after one warm-up call each.
  *   host: one context over the first G GPUs (dual_context_set_gpus), host arrays of BH points, the
  *     median of 3 calls after a warm-up call.
+ *   host, a context per GPU: the same host arrays cut in G contiguous shares, each GPU's driven by
+ *     its own thread and context (what one context over the list does inside, without it).
  * Efficiency = rate(G) / (G rate(1)).  Prints a Markdown table; results are checked against one
- * GPU bit for bit in the host case (the first BH points).
- *   dualbatch_bench_scaling [--points B] [--host-points BH] [--gpus G]   (default 1e8, 2e6, all)
+ * GPU bit for bit in the host cases (the first BH points).  The host cases' per-call times go to
+ * stderr.  --host-threads T gives the host cases' contexts T host threads (default: the library's).
+ *   dualbatch_bench_scaling [--points B] [--host-points BH] [--gpus G] [--host-threads T]
+ *                                                            (default 1e8, 2e6, all, 0)
  * Built with DUAL_BENCH_MPI (dualbatch_bench_scaling_mpi, where CMake finds MPI): the device-array
  * case over MPI ranks instead of threads, rank r driving GPU r (one machine), the first G ranks
  * for G = 1 .. the ranks, started together by a barrier; time from the first start to the last end.
@@ -116,6 +120,7 @@ static void *drive(void *arg) {
   return NULL;
 }
 
+#ifndef DUAL_BENCH_MPI /* the one-process cases (the MPI build's main is below) */
 /* Points per second of B points over GPUs 0 .. G-1, device arrays; -1 on failure. */
 static double device_rate(const workload *w, int G, double B) {
   driver d[16];
@@ -140,6 +145,13 @@ static double device_rate(const workload *w, int G, double B) {
 
 /* ---- host arrays, one context over the first G GPUs --------------------------------------- */
 
+static int host_threads; /* --host-threads: the host cases' contexts' threads (0: the library's) */
+
+static double median3(const double t[3]) {
+  return t[0] < t[1] ? (t[1] < t[2] ? t[1] : (t[0] < t[2] ? t[2] : t[0]))
+                     : (t[0] < t[2] ? t[0] : (t[1] < t[2] ? t[2] : t[1]));
+}
+
 static double host_rate(const workload *w, int G, int64_t BH, const double *x, const double *p, double *y,
                         double *J, const double *y1, const double *J1, int *same) {
   dual_context *ctx = NULL;
@@ -147,6 +159,7 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
   int list[16];
   for (int g = 0; g < G; ++g) list[g] = g;
   if (dual_context_create(&ctx, DUAL_DEVICE_GPU) != DUAL_SUCCESS || dual_context_set_gpus(ctx, G, list) != DUAL_SUCCESS ||
+      (host_threads > 0 && dual_context_set_threads(ctx, host_threads) != DUAL_SUCCESS) ||
       dual_context_set_tier(ctx, DUAL_TIER_COMPILE) != DUAL_SUCCESS || (prog = load(ctx, w->name)) == NULL) {
     fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
     dual_context_destroy(&ctx);
@@ -160,14 +173,78 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
     if (i >= 0) t[i] = now() - t0;
   }
   if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
+  else fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f s\n", w->name, G, t[0], t[1], t[2]);
   *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
                          memcmp(J, J1, sizeof(double) * (size_t)(BH * w->m * w->n)) == 0);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
-  const double med = t[0] < t[1] ? (t[1] < t[2] ? t[1] : (t[0] < t[2] ? t[2] : t[0]))
-                                 : (t[0] < t[2] ? t[0] : (t[1] < t[2] ? t[2] : t[1]));
-  return ok ? (double)BH / med : -1.0;
+  return ok ? (double)BH / median3(t) : -1.0;
 }
+
+/* ---- host arrays, a context and a thread per GPU ------------------------------------------- */
+
+typedef struct host_part {
+  const workload *w;
+  int device, ok;
+  int64_t first, count; /* the share of the host arrays */
+  const double *x, *p;
+  double *y, *J;
+  pthread_barrier_t *go;
+  double secs[4]; /* the warm-up call's and the 3 timed calls' */
+} host_part;
+
+static void *host_drive(void *arg) {
+  host_part *h = (host_part *)arg;
+  const workload *w = h->w;
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  h->ok = dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS && dual_context_set_gpu(ctx, h->device) == DUAL_SUCCESS &&
+          (host_threads <= 0 || dual_context_set_threads(ctx, host_threads) == DUAL_SUCCESS) &&
+          dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS && (prog = load(ctx, w->name)) != NULL;
+  for (int i = 0; i < 4; ++i) { /* every part meets the barrier before each call, failed or not */
+    pthread_barrier_wait(h->go);
+    const double t0 = now();
+    if (h->ok)
+      h->ok = dual_jacobian(ctx, prog, h->count, h->x + h->first * w->n, w->n, w->p > 0 ? h->p + h->first * w->p : NULL,
+                            w->p, h->y + h->first * w->m, w->m, h->J + h->first * w->m * w->n, w->m * w->n,
+                            NULL) == DUAL_SUCCESS;
+    h->secs[i] = now() - t0;
+  }
+  if (!h->ok) fprintf(stderr, "bench_scaling: host part on GPU %d: %s\n", h->device, dual_context_last_error(ctx));
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return NULL;
+}
+
+/* Points per second of BH host points cut in G shares over GPUs 0 .. G-1, each call timed from
+ * the common start to the last part's end (median of 3 after a warm-up); -1 on failure. */
+static double host_split_rate(const workload *w, int G, int64_t BH, const double *x, const double *p, double *y,
+                              double *J, const double *y1, const double *J1, int *same) {
+  host_part h[16];
+  pthread_t t[16];
+  pthread_barrier_t go;
+  pthread_barrier_init(&go, NULL, (unsigned)G);
+  for (int g = 0; g < G; ++g) {
+    memset(&h[g], 0, sizeof h[g]);
+    h[g].w = w, h[g].device = g, h[g].go = &go, h[g].x = x, h[g].p = p, h[g].y = y, h[g].J = J;
+    h[g].first = BH * g / G, h[g].count = BH * (g + 1) / G - h[g].first;
+    pthread_create(&t[g], NULL, host_drive, &h[g]);
+  }
+  int ok = 1;
+  double calls[3] = {0.0, 0.0, 0.0};
+  for (int g = 0; g < G; ++g) {
+    pthread_join(t[g], NULL);
+    ok = ok && h[g].ok;
+    for (int i = 0; i < 3; ++i) calls[i] = fmax(calls[i], h[g].secs[i + 1]);
+  }
+  pthread_barrier_destroy(&go);
+  if (ok) fprintf(stderr, "%s, a context per GPU on %d GPUs: calls %.4f %.4f %.4f s\n", w->name, G, calls[0], calls[1], calls[2]);
+  *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
+                         memcmp(J, J1, sizeof(double) * (size_t)(BH * w->m * w->n)) == 0);
+  return ok ? (double)BH / median3(calls) : -1.0;
+}
+
+#endif
 
 #ifdef DUAL_BENCH_MPI
 /* Device arrays over the ranks: for G = 1 .. size, the first G ranks each drive their GPU (the
@@ -228,6 +305,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--points") == 0) B = atof(argv[i + 1]);
     else if (strcmp(argv[i], "--host-points") == 0) BH = atof(argv[i + 1]);
     else if (strcmp(argv[i], "--gpus") == 0) G = atoi(argv[i + 1]);
+    else if (strcmp(argv[i], "--host-threads") == 0) host_threads = atoi(argv[i + 1]);
   }
   if (G > dual_device_count()) G = dual_device_count();
   if (G > 16) G = 16;
@@ -235,8 +313,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_scaling: no GPU\n");
     return 1;
   }
-  printf("| function | GPUs | device arrays (pts/s) | efficiency | host arrays, one context (pts/s) | efficiency | bitwise vs 1 GPU |\n");
-  printf("|---|---|---|---|---|---|---|\n");
+  printf("| function | GPUs | device arrays (pts/s) | efficiency | host arrays, one context (pts/s) | efficiency | "
+         "host arrays, a context per GPU (pts/s) | efficiency | bitwise vs 1 GPU |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
   int fail = 0;
   for (size_t k = 0; k < sizeof WORKLOADS / sizeof *WORKLOADS; ++k) {
     const workload *w = &WORKLOADS[k];
@@ -249,15 +328,16 @@ int main(int argc, char **argv) {
       return 1;
     }
     points(w, bh, x, p);
-    double d1 = 0.0, h1 = 0.0;
+    double d1 = 0.0, h1 = 0.0, s1 = 0.0;
     for (int g = 1; g <= G; ++g) {
       const double d = device_rate(w, g, B);
-      int same = 1;
+      int same = 1, same_split = 1;
       const double h = host_rate(w, g, bh, x, p, y[g > 1], J[g > 1], g > 1 ? y[0] : NULL, g > 1 ? J[0] : NULL, &same);
-      if (g == 1) d1 = d, h1 = h;
-      fail |= d < 0 || h < 0 || !same;
-      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d, 100.0 * d / (g * d1), h,
-             100.0 * h / (g * h1), g == 1 ? "—" : same ? "yes" : "NO");
+      const double hs = host_split_rate(w, g, bh, x, p, y[1], J[1], y[0], J[0], &same_split);
+      if (g == 1) d1 = d, h1 = h, s1 = hs;
+      fail |= d < 0 || h < 0 || hs < 0 || !same || !same_split;
+      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d, 100.0 * d / (g * d1), h,
+             100.0 * h / (g * h1), hs, 100.0 * hs / (g * s1), same && same_split ? (g == 1 ? "yes (split)" : "yes") : "NO");
       fflush(stdout);
     }
     free(x), free(p), free(y[0]), free(y[1]), free(J[0]), free(J[1]);
