@@ -173,7 +173,13 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
     if (i >= 0) t[i] = now() - t0;
   }
   if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
-  else fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f s\n", w->name, G, t[0], t[1], t[2]);
+  else {
+    int64_t on_gpus = 0, on_cpu = 0;
+    dual_context_last_split(ctx, &on_gpus, &on_cpu);
+    fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f s; last: device %d, tier %d, %lld points on GPUs, "
+            "%lld on the CPU; note: %s\n", w->name, G, t[0], t[1], t[2], dual_context_last_device(ctx),
+            dual_context_last_tier(ctx), (long long)on_gpus, (long long)on_cpu, dual_context_last_note(ctx));
+  }
   *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
                          memcmp(J, J1, sizeof(double) * (size_t)(BH * w->m * w->n)) == 0);
   dual_program_destroy(&prog);
