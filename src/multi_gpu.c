@@ -74,16 +74,21 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
     fn[i] = engine, threads[i] = each;
   }
   dual_split_shares(job->b->count, k, ctx->gpu_rate, DUAL_MULTI_GPU_QUANTUM, counts);
+  uint64_t allocs[DUAL_SPLIT_MAX_PARTS];
+  for (int i = 0; i < k; ++i) allocs[i] = dual_gpu_allocations(ctxs[i]);
   const int ret = dual_run_parts(ctx, job, k, counts, ctxs, fn, threads, st, secs);
   if (ret != DUAL_SUCCESS) return ret;
-  /* the rates, each the mean of its last two measures (a share of a few chunks times noisily) */
+  /* the rates, each the mean of its last two measures (a share of a few chunks times noisily);
+   * not from a share that (re)allocated its device's buffers (a first call, or a larger share
+   * than before: allocating pinned host memory is slow), as the hybrid dispatch does — such a
+   * time would shrink the device's next share, and the swing make the other device reallocate */
   int first = -1;
   int64_t gpu_points = 0;
   for (int i = 0; i < k; ++i) {
     if (counts[i] == 0) continue;
     if (first < 0) first = i;
     if (ctxs[i]->last_device == DUAL_DEVICE_GPU) gpu_points += counts[i]; /* (else AUTO's fallback) */
-    if (secs[i] > 0.0) {
+    if (secs[i] > 0.0 && dual_gpu_allocations(ctxs[i]) == allocs[i]) {
       const double r = (double)counts[i] / secs[i];
       ctx->gpu_rate[i] = ctx->gpu_rate[i] > 0.0 ? 0.5 * (ctx->gpu_rate[i] + r) : r;
     }
