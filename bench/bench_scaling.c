@@ -5,7 +5,7 @@
  *     model of one MPI rank per GPU): B points in all per GPU count, in calls of C points per
  *     device (ba 1e7, kin 1e6), all devices started together after one warm-up call each.
  *   host: one context over the first G GPUs (dual_context_set_gpus), host arrays of BH points, the
- *     median of 3 calls after a warm-up call.
+ *     median of 3 calls after three warm-up calls (its shares settle over the first calls).
  *   host, a context per GPU: the same host arrays cut in G contiguous shares, each GPU's driven by
  *     its own thread and context (what one context over the list does inside, without it).
  * Efficiency = rate(G) / (G rate(1)).  Prints a Markdown table; results are checked against one
@@ -165,19 +165,20 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
     dual_context_destroy(&ctx);
     return -1.0;
   }
-  double t[3];
+  double all[6] = {0}, *t = all + 3; /* three warm-up calls (the shares settle), three timed */
   int ok = 1;
-  for (int i = -1; i < 3 && ok; ++i) {
+  for (int i = 0; i < 6 && ok; ++i) {
     const double t0 = now();
     ok = dual_jacobian(ctx, prog, BH, x, w->n, p, w->p, y, w->m, J, w->m * w->n, NULL) == DUAL_SUCCESS;
-    if (i >= 0) t[i] = now() - t0;
+    all[i] = now() - t0;
   }
   if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
   else {
     int64_t on_gpus = 0, on_cpu = 0;
     dual_context_last_split(ctx, &on_gpus, &on_cpu);
-    fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f s; last: device %d, tier %d, %lld points on GPUs, "
-            "%lld on the CPU; note: %s\n", w->name, G, t[0], t[1], t[2], dual_context_last_device(ctx),
+    fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f | %.4f %.4f %.4f s; last: device %d, tier %d, "
+            "%lld points on GPUs, %lld on the CPU; note: %s\n", w->name, G, all[0], all[1], all[2], t[0], t[1], t[2],
+            dual_context_last_device(ctx),
             dual_context_last_tier(ctx), (long long)on_gpus, (long long)on_cpu, dual_context_last_note(ctx));
   }
   *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
