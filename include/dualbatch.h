@@ -194,8 +194,12 @@ int dual_context_gpu(const dual_context *ctx);
  * measured on the context's earlier calls (even shares at first), and run on all of them at once,
  * each device with its own streams, memory pool and a 1/count part of the context's host threads
  * for staging; the results are the bits one GPU (or the CPU) gives.  No share goes to the CPU
- * (AUTO's hybrid dispatch is for one GPU).  Device-memory batches, dual_newton and dual_lsq run on
- * the first device.  Errors as dual_context_set_gpu, and a device listed twice or a count out of
+ * (AUTO's hybrid dispatch is for one GPU).  A device-memory batch must live on the first device;
+ * it is cut the same way among the first device and those with peer access to its memory (NVLink
+ * or PCIe peer-to-peer, enabled by the library): their kernels read and write its arrays in place,
+ * after the work queued before the call on the first device (on your stream, or the legacy default
+ * stream), again the bits of one GPU.  dual_newton and dual_lsq run on the first device.  Errors
+ * as dual_context_set_gpu, and a device listed twice or a count out of
  * range is DUAL_ERR_ARGUMENT.  dual_context_gpus writes up to cap ordinals and returns how many
  * devices the context runs on (0 on the CPU). */
 int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals);

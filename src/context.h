@@ -41,6 +41,14 @@ struct dual_context {
   int gpu_list[DUAL_MAX_GPUS]; /* their ordinals, gpu_list[0] = gpu_ordinal */
   struct dual_context *gpu_peers[DUAL_MAX_GPUS]; /* [1 ..): the other devices' contexts (multi_gpu.h) */
   double gpu_rate[DUAL_MAX_GPUS]; /* each device's measured points per second (0: not yet measured) */
+  double gpu_rate_dev[DUAL_MAX_GPUS]; /* the same for device-memory batches (a peer's share of the
+                           first device's arrays crosses the link between the devices) */
+  int gpu_peer_access[DUAL_MAX_GPUS]; /* [i]: kernels on device i may use the first device's
+                           memory (1), may not (-1), not yet asked (0) */
+  int gpu_reach;        /* a peer during a device-memory split call: 1 + the ordinal whose memory
+                           its batch may also live in (0: none) */
+  void *gpu_after;      /* a peer during a device-memory split call: the cudaEvent_t (another
+                           device's) its kernels first wait for: the caller's work (NULL: none) */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
                            DUALBATCH_CPU_TIER or dual_context_set_tier */

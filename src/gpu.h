@@ -80,6 +80,16 @@ int dual_gpu_would_compile(dual_context *ctx, const dual_job *job);
  * takes CPU time from the calls meanwhile, so AUTO's dispatch does not learn from their times. */
 int dual_gpu_compiling(void);
 
+/* Peer access from device `from` to device `to`'s memory (ordinals), enabled where the devices
+ * allow it: 1 when kernels on `from` may then use memory of `to`, 0 when they may not.  The
+ * caller's current device is kept. */
+int dual_gpu_enable_peer(int from, int to);
+
+/* On ctx's device, an event recorded after the work queued so far on the caller's stream
+ * (dual_context_set_stream) or else on the legacy default stream: *event, for the kernels of
+ * other devices to wait for (a peer's gpu_after, in a split of a device-memory batch). */
+int dual_gpu_mark_caller(dual_context *ctx, void **event);
+
 /* How many device or pinned buffers the context's GPU state has allocated (grown) so far: a run
  * that moved it paid for allocations a steady caller does not (AUTO's dispatch does not learn
  * from it).  0 without GPU state. */

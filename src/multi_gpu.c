@@ -4,7 +4,10 @@
  * (copied again at each call) and a GPU state of its own.  A host-memory call is cut into
  * contiguous shares, one per device, sized by each device's measured points per second (even at
  * first), and run at once (dual_run_parts), each share by the engines one device would use: the
- * bits one GPU gives.
+ * bits one GPU gives.  A device-memory batch (on the first device) is cut the same way among the
+ * devices with peer access to the first's memory: their kernels read and write its arrays in
+ * place, over the link between the devices, after the caller's work queued on the first device
+ * (an event they wait for); their rates are learned apart from the host batches'.
  */
 #include "multi_gpu.h"
 
@@ -47,36 +50,61 @@ int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals) {
     }
     p->last_device = DUAL_DEVICE_GPU, p->last_ad_mode = DUAL_AD_FORWARD, p->last_tier = DUAL_TIER_INTERPRET;
     p->gpu_ordinal = ordinals[i], p->n_gpus = 1, p->gpu_list[0] = ordinals[i];
-    ctx->gpu_peers[i] = p, ctx->gpu_list[i] = ordinals[i], ctx->gpu_rate[i] = 0.0;
+    ctx->gpu_peers[i] = p, ctx->gpu_list[i] = ordinals[i], ctx->gpu_rate[i] = ctx->gpu_rate_dev[i] = 0.0;
+    ctx->gpu_peer_access[i] = 0;
     ctx->n_gpus = i + 1;
     if (peer_sync(ctx, p) != DUAL_SUCCESS) {
       dual_multi_gpu_free(ctx);
       return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the context of GPU %d", ordinals[i]);
     }
   }
-  ctx->gpu_rate[0] = 0.0;
+  ctx->gpu_rate[0] = ctx->gpu_rate_dev[0] = 0.0;
   ctx->n_gpus = count;
   return DUAL_SUCCESS;
 }
 
+/* Whether device i of the list may take a share of a device-memory batch on the first device:
+ * the first itself, or a device with peer access to its memory (asked once). */
+static int reaches_first(dual_context *ctx, int i) {
+  if (i == 0) return 1;
+  if (ctx->gpu_peer_access[i] == 0)
+    ctx->gpu_peer_access[i] = dual_gpu_enable_peer(ctx->gpu_list[i], ctx->gpu_list[0]) ? 1 : -1;
+  return ctx->gpu_peer_access[i] > 0;
+}
+
 int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn engine) {
-  const int k = ctx->n_gpus;
+  const int k = ctx->n_gpus, device = job->b->memory == DUAL_MEMORY_DEVICE;
   dual_context *ctxs[DUAL_SPLIT_MAX_PARTS];
   dual_engine_fn fn[DUAL_SPLIT_MAX_PARTS];
-  int threads[DUAL_SPLIT_MAX_PARTS], st[DUAL_SPLIT_MAX_PARTS];
-  int64_t counts[DUAL_SPLIT_MAX_PARTS];
-  double secs[DUAL_SPLIT_MAX_PARTS];
+  int threads[DUAL_SPLIT_MAX_PARTS], st[DUAL_SPLIT_MAX_PARTS], used[DUAL_SPLIT_MAX_PARTS];
+  int64_t counts[DUAL_SPLIT_MAX_PARTS], some[DUAL_SPLIT_MAX_PARTS] = {0};
+  double secs[DUAL_SPLIT_MAX_PARTS], some_rate[DUAL_SPLIT_MAX_PARTS] = {0};
+  double *rate = device ? ctx->gpu_rate_dev : ctx->gpu_rate;
   const int each = job->threads / k > 0 ? job->threads / k : 1; /* staging threads per device */
+  int n_used = 0;
   for (int i = 0; i < k; ++i) {
     ctxs[i] = i == 0 ? ctx : ctx->gpu_peers[i];
     if (i > 0 && peer_sync(ctx, ctxs[i]) != DUAL_SUCCESS) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
     if (i > 0) dual_set_note(ctxs[i], NULL), dual_clear_error(ctxs[i]);
     fn[i] = engine, threads[i] = each;
+    used[i] = !device || reaches_first(ctx, i);
+    if (used[i]) some_rate[n_used++] = rate[i];
   }
-  dual_split_shares(job->b->count, k, ctx->gpu_rate, DUAL_MULTI_GPU_QUANTUM, counts);
+  /* the shares over the devices used (a device batch: those that reach the first's memory) */
+  dual_split_shares(job->b->count, n_used, some_rate, DUAL_MULTI_GPU_QUANTUM, some);
+  for (int i = 0, u = 0; i < k; ++i) counts[i] = used[i] ? some[u++] : 0;
+  void *after = NULL; /* a device batch: the peers' kernels wait for the caller's work on the first device */
+  if (device && n_used > 1) {
+    const int s = dual_gpu_mark_caller(ctx, &after);
+    if (s != DUAL_SUCCESS) return s;
+  }
   uint64_t allocs[DUAL_SPLIT_MAX_PARTS];
-  for (int i = 0; i < k; ++i) allocs[i] = dual_gpu_allocations(ctxs[i]);
+  for (int i = 0; i < k; ++i) {
+    allocs[i] = dual_gpu_allocations(ctxs[i]);
+    if (i > 0 && device && used[i]) ctxs[i]->gpu_after = after, ctxs[i]->gpu_reach = ctx->gpu_list[0] + 1;
+  }
   const int ret = dual_run_parts(ctx, job, k, counts, ctxs, fn, threads, st, secs);
+  for (int i = 1; i < k; ++i) ctxs[i]->gpu_after = NULL, ctxs[i]->gpu_reach = 0;
   if (ret != DUAL_SUCCESS) return ret;
   /* the rates, each the mean of its last two measures (a share of a few chunks times noisily);
    * not from a share that (re)allocated its device's buffers (a first call, or a larger share
@@ -90,7 +118,7 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
     if (ctxs[i]->last_device == DUAL_DEVICE_GPU) gpu_points += counts[i]; /* (else AUTO's fallback) */
     if (secs[i] > 0.0 && dual_gpu_allocations(ctxs[i]) == allocs[i]) {
       const double r = (double)counts[i] / secs[i];
-      ctx->gpu_rate[i] = ctx->gpu_rate[i] > 0.0 ? 0.5 * (ctx->gpu_rate[i] + r) : r;
+      rate[i] = rate[i] > 0.0 ? 0.5 * (rate[i] + r) : r;
     }
   }
   if (first > 0) { /* the context's own device had no share: what ran is a peer's to say */

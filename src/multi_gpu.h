@@ -1,6 +1,6 @@
 /*
  * multi_gpu.h — a context over several GPUs (dual_context_set_gpus; multi_gpu.c): the peer
- * contexts of its other devices, and a host-memory call cut into one share per device.
+ * contexts of its other devices, and a call cut into one share per device.
  */
 #ifndef DUAL_MULTI_GPU_H
 #define DUAL_MULTI_GPU_H
@@ -19,9 +19,10 @@ int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals);
 /* Free the peers: the context runs on its first device only. */
 void dual_multi_gpu_free(dual_context *ctx);
 
-/* A job of host-memory arrays on every device of the context at once, each device's share run
- * by `engine` (run.c's GPU call, with its fallback) on its own context; the shares follow the
- * devices' measured rates, learned here from each call. */
+/* A job on every device of the context at once (device-memory arrays, which live on the first
+ * device: on those with peer access to it), each device's share run by `engine` (run.c's GPU
+ * call, with its fallback) on its own context; the shares follow the devices' measured rates,
+ * learned here from each call (host and device batches apart). */
 int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn engine);
 
 #endif /* DUAL_MULTI_GPU_H */

@@ -220,8 +220,9 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     ctx->last_tier = DUAL_TIER_INTERPRET; /* (the compiled CPU tier says when it ran) */
     st = cpu_run(ctx, job);
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
-  } else if (ctx->n_gpus > 1 && job->b->memory == DUAL_MEMORY_HOST && B > 0) {
-    return dual_multi_gpu_run(ctx, job, gpu_or_fallback); /* every GPU, no CPU share (it records the split) */
+  } else if (ctx->n_gpus > 1 && B > 0) {
+    return dual_multi_gpu_run(ctx, job, gpu_or_fallback); /* every GPU (a device batch: those reaching
+                                                             its memory), no CPU share; it records the split */
   } else if (ctx->requested == DUAL_DEVICE_AUTO && job->b->memory == DUAL_MEMORY_HOST && B > 0 &&
              ctx->knobs[DUAL_KNOB_DISPATCH] != 1) {
     const dual_dispatch_engines e = {gpu_or_fallback, cpu_at_cpu_width, cpu_width(ctx, job),

@@ -5,8 +5,9 @@
  * engine is the reference, checked elsewhere against independent derivatives) for host and
  * device arrays, with the caller's current device the same after each call; a device batch on
  * another device refused; contexts on every device driven by one thread each at once; a context
- * moved to another device.  With one GPU the "other" device is the same one, and the cases that
- * need two say so and are not run.
+ * moved to another device; one context over every device, for host arrays and for a device batch
+ * on its first device.  With one GPU the "other" device is the same one, and the cases that need
+ * two say so and are not run.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -306,6 +307,72 @@ Test(gpu_devices, a_context_over_every_device) {
   cr_assert_not_null(strstr(dual_context_last_error(ctx), "listed twice"), "%s", dual_context_last_error(ctx));
   dual_context_destroy(&ctx);
   unsetenv("DUALBATCH_DEVICE");
+  free(r);
+  fixture_free(&fx);
+}
+
+/* A device-memory batch on the first device of a context over every device (two or more): it is
+ * shared with the devices that have peer access to the first's memory, their kernels using its
+ * arrays in place; on each of 4 calls (the shares moving with the measured rates) the arrays are
+ * zeroed, then refilled by a plain cudaMemcpy just before the call, which every device's kernels
+ * must wait for; the Jacobians are the CPU's bits and every point ran on a GPU.  A batch on
+ * another device than the first is refused. */
+Test(gpu_devices, a_device_batch_over_every_device) {
+  need_gpu();
+  const int count = dual_device_count();
+  if (count < 2) {
+    cr_log_info("one GPU: the split of a device batch needs two and did not run");
+    return;
+  }
+  const int n = count < 16 ? count : 16;
+  int all[16], reach = 0;
+  for (int i = 0; i < n; ++i) {
+    int can = 0;
+    all[i] = i;
+    if (i > 0 && cudaDeviceCanAccessPeer(&can, i, 0) == cudaSuccess && can) ++reach;
+  }
+  fixture fx;
+  fixture_init(&fx);
+  results *r = malloc(sizeof *r);
+  cr_assert_not_null(r);
+  dual_context *ctx = context_on(DUAL_DEVICE_GPU, 0);
+  cr_assert_eq(dual_context_set_gpus(ctx, n, all), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD), DUAL_SUCCESS);
+  cr_assert_eq(cudaSetDevice(0), cudaSuccess);
+  double *dx = to_device(NULL, sizeof(double) * B * N), *dc = to_device(fx.c, sizeof(double) * B * NP);
+  double *dy = to_device(NULL, sizeof(double) * B * M), *dJ = to_device(NULL, sizeof(double) * B * M * N);
+  dual_batch b;
+  dual_batch_init(&b);
+  b.memory = DUAL_MEMORY_DEVICE, b.count = B;
+  b.x = dx, b.x_ps = N, b.x_es = 1, b.p = dc, b.p_ps = NP, b.p_es = 1;
+  b.y = dy, b.y_ps = M, b.y_es = 1, b.d = dJ, b.d_ps = M * N, b.d_rs = N, b.d_cs = 1;
+  for (int call = 0; call < 4; ++call) {
+    cr_assert_eq(cudaMemset(dx, 0, sizeof(double) * B * N), cudaSuccess);
+    cr_assert_eq(cudaMemset(dy, 0, sizeof(double) * B * M), cudaSuccess);
+    cr_assert_eq(cudaMemset(dJ, 0, sizeof(double) * B * M * N), cudaSuccess);
+    cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dx, fx.x, sizeof(double) * B * N, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(dual_run(ctx, fx.jac, DUAL_MODE_JACOBIAN, &b), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
+    int64_t on_gpu = -1, on_cpu = -1;
+    cr_assert_eq(dual_context_last_split(ctx, &on_gpu, &on_cpu), DUAL_SUCCESS);
+    cr_assert(on_gpu == B && on_cpu == 0, "call %d: %lld points on the GPUs, %lld on the CPU", call,
+              (long long)on_gpu, (long long)on_cpu);
+    cr_assert_eq(cudaMemcpy(r->y, dy, sizeof r->y, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(r->J, dJ, sizeof r->J, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert(memcmp(r->y, fx.ref.y, sizeof r->y) == 0 && memcmp(r->J, fx.ref.J, sizeof r->J) == 0,
+              "call %d: the device batch's Jacobians differ from the CPU's", call);
+  }
+  cr_assert_eq(current_device(), 0, "the caller's current device");
+  cr_log_info("a device batch over %d GPUs (%d with peer access to the first): the CPU's bits on 4 calls", n, reach);
+  cr_assert_eq(cudaSetDevice(1), cudaSuccess);
+  double *elsewhere = to_device(fx.x, sizeof(double) * B * N);
+  cr_assert_eq(cudaSetDevice(0), cudaSuccess);
+  b.x = elsewhere;
+  cr_assert_eq(dual_run(ctx, fx.jac, DUAL_MODE_JACOBIAN, &b), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(ctx), "is on device 1"), "%s", dual_context_last_error(ctx));
+  cudaFree(elsewhere), cudaFree(dx), cudaFree(dc), cudaFree(dy), cudaFree(dJ);
+  dual_context_destroy(&ctx);
   free(r);
   fixture_free(&fx);
 }

@@ -222,7 +222,42 @@ int dual_gpu_device_stream(dual_context *ctx, struct dual_gpu *g, void *job_stre
   if (g->caller_done == NULL) e = cudaEventCreateWithFlags(&g->caller_done, cudaEventDisableTiming);
   if (e == cudaSuccess) e = cudaEventRecord(g->caller_done, cudaStreamLegacy);
   if (e == cudaSuccess) e = cudaStreamWaitEvent(g->streams[0], g->caller_done, 0);
+  if (e == cudaSuccess && ctx->gpu_after != NULL) /* another device's event: allowed */
+    e = cudaStreamWaitEvent(g->streams[0], (cudaEvent_t)ctx->gpu_after, 0);
   return e == cudaSuccess ? DUAL_SUCCESS : dual_gpu_fail(ctx, e, "ordering the call after the caller's copies");
+}
+
+int dual_gpu_enable_peer(int from, int to) {
+  int can = 0;
+  if (cudaDeviceCanAccessPeer(&can, from, to) != cudaSuccess || !can) {
+    cudaGetLastError();
+    return 0;
+  }
+  const int prev = dual_gpu_current_device();
+  cudaError_t e = cudaSetDevice(from);
+  if (e == cudaSuccess) e = cudaDeviceEnablePeerAccess(to, 0);
+  const int ok = e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled;
+  cudaGetLastError(); /* (already enabled is not an error to keep) */
+  if (prev != from && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();
+  return ok;
+}
+
+static int mark_on_current(dual_context *ctx, void **event) {
+  struct dual_gpu *g = NULL;
+  int st = dual_gpu_state(ctx, &g);
+  if (st != DUAL_SUCCESS) return st;
+  cudaError_t e = cudaSuccess;
+  if (g->caller_mark == NULL) e = cudaEventCreateWithFlags(&g->caller_mark, cudaEventDisableTiming);
+  if (e == cudaSuccess)
+    e = cudaEventRecord(g->caller_mark, ctx->stream != NULL ? (cudaStream_t)ctx->stream : cudaStreamLegacy);
+  if (e != cudaSuccess) return dual_gpu_fail(ctx, e, "marking the caller's work for the other devices");
+  *event = (void *)g->caller_mark;
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_mark_caller(dual_context *ctx, void **event) {
+  *event = NULL;
+  DUAL_ON_CONTEXT_GPU(ctx, mark_on_current(ctx, event));
 }
 
 void dual_gpu_release(struct dual_gpu *g) {
@@ -243,6 +278,7 @@ void dual_gpu_release(struct dual_gpu *g) {
     if (g->solve[i].ptr != NULL) cudaFree(g->solve[i].ptr);
   if (g->plan.ptr != NULL) cudaFree(g->plan.ptr);
   if (g->caller_done != NULL) cudaEventDestroy(g->caller_done);
+  if (g->caller_mark != NULL) cudaEventDestroy(g->caller_mark);
   free(g->key_code);
   free(g->key_consts);
   if (prev != g->ordinal && cudaSetDevice(prev) != cudaSuccess) cudaGetLastError();

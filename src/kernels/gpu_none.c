@@ -84,6 +84,16 @@ int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
 
 int dual_gpu_compiling(void) { return 0; }
 
+int dual_gpu_enable_peer(int from, int to) {
+  (void)from, (void)to;
+  return 0;
+}
+
+int dual_gpu_mark_caller(dual_context *ctx, void **event) {
+  *event = NULL;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}
+
 uint64_t dual_gpu_allocations(const dual_context *ctx) {
   (void)ctx;
   return 0;

@@ -47,7 +47,7 @@ int dual_gpu_check_memory(dual_context *ctx, const struct dual_gpu *g, const dua
     if (b->memory == DUAL_MEMORY_DEVICE && !usable)
       return dual_fail(ctx, DUAL_ERR_ARGUMENT,
                        "the batch says device memory but array %s is a host pointer", names[i]);
-    if (b->memory == DUAL_MEMORY_DEVICE && on_device && at.device != g->ordinal)
+    if (b->memory == DUAL_MEMORY_DEVICE && on_device && at.device != g->ordinal && at.device + 1 != ctx->gpu_reach)
       return dual_fail(ctx, DUAL_ERR_ARGUMENT, "array %s is on device %d, the context uses device %d",
                        names[i], at.device, g->ordinal);
     if (b->memory != DUAL_MEMORY_DEVICE && on_device)

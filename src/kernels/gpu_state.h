@@ -35,6 +35,7 @@ struct dual_gpu {
   dual_gpu_buffer plan;                   /* device copy of the cached plan */
   void *pinned[DUAL_GPU_STREAMS];         /* pinned host staging, one per stream */
   cudaEvent_t caller_done;                /* dual_gpu_device_stream's mark on the legacy stream */
+  cudaEvent_t caller_mark;                /* dual_gpu_mark_caller's, for other devices to wait for */
   size_t pinned_size;
   uint64_t allocations; /* buffers (re)allocated so far (dual_gpu_allocations) */
   /* The cached plan: the program it was built for (a copy of its code and constants, compared
@@ -87,7 +88,9 @@ int dual_gpu_state(dual_context *ctx, struct dual_gpu **out);
  * streams[0], made to wait first for the work the caller queued on the legacy default stream (and
  * so on every blocking stream): the own streams are non-blocking, and a cudaMemcpy from pageable
  * memory returns before its DMA ends, so without the wait a kernel could read the caller's arrays
- * half copied.  The solvers' internal rounds (ctx->gpu_no_wait) follow their own start. */
+ * half copied.  The solvers' internal rounds (ctx->gpu_no_wait) follow their own start.  A peer
+ * in a device-memory split call (ctx->gpu_after) also waits for the caller's work on the first
+ * device. */
 int dual_gpu_device_stream(dual_context *ctx, struct dual_gpu *g, void *job_stream, cudaStream_t *out);
 
 /* Make buf hold at least `bytes` of device memory (keeping it when large enough). */
