@@ -16,6 +16,8 @@
 # test_gpu_jit's fresh processes are exec'd (tests/tools/gpu_jit_child), so compute-sanitizer
 # follows them (--target-processes all).  DUALBATCH_TEST_UNTIMED=1 tells the tests that compare
 # speeds (test_gpu_dispatch's calibration) that the sanitizer's slowdown makes them meaningless.
+# DUALBATCH_SANITIZE_GPUS (a comma list of ordinals, e.g. 0,1) spreads the runs over those GPUs
+# round-robin (CUDA_VISIBLE_DEVICES per run; test_gpu_devices keeps every GPU visible).
 # Exit 0 only when every run finished with "ERROR SUMMARY: 0 errors" and its test did not fail
 # (a test may skip itself: test_gpu_engine's no-device case where there is a device, a compiled-
 # kernel case on the interpreter tier; but not all of them, as without a GPU).
@@ -50,8 +52,13 @@ for bin in build-gpu/tests/test_gpu_*; do
 done
 [ ${#runs[@]} -gt 0 ] || { echo "gpu_sanitize: no test matches TESTS and RUNS" >&2; exit 2; }
 run_one() {
-  local name=$1 tier=$2 tool=$3 tcase=$4 logdir=$5 cache=$6
+  local index=$1 name=$2 tier=$3 tool=$4 tcase=$5 logdir=$6 cache=$7
   local log="$logdir/$name.$tier.$tool.${tcase//\//.}.log" knobs="" t0=$SECONDS
+  if [ -n "${DUALBATCH_SANITIZE_GPUS:-}" ] && [ "$name" != test_gpu_devices ]; then
+    local gpus
+    IFS=, read -r -a gpus <<< "$DUALBATCH_SANITIZE_GPUS"
+    export CUDA_VISIBLE_DEVICES=${gpus[$(( index % ${#gpus[@]} ))]}
+  fi
   [ "$tier" = compile ] && knobs="DUALBATCH_JIT_SECOND=0 DUALBATCH_JIT_REVERSE=0 DUALBATCH_JIT_SGRAD=0"
   local tierenv=$tier
   [ "$tier" = own ] && tierenv=""
@@ -79,7 +86,8 @@ run_one() {
   echo "$name [$tier] $tool $tcase: rc $rc, $errors errors in $summaries processes, $((SECONDS - t0)) s; $tests"
 }
 export -f run_one
-printf '%s\n' "${runs[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one $1 "$2" "$3" "$4" "$5" "$6"' _ {} "$logdir" "$cache" \
+for i in "${!runs[@]}"; do printf '%d %s\n' "$i" "${runs[$i]}"; done |
+  xargs -P "$jobs" -I{} bash -c 'run_one $1 "$2" "$3" "$4" "$5" "$6" "$7"' _ {} "$logdir" "$cache" \
   | tee "$logdir/summary.txt"
 rm -rf "$cache"
 bad=$(grep -vcE ": rc 0, 0 errors in [1-9][0-9]* processes, [0-9]+ s; Tested: [0-9]+ \| Passing: [0-9]+ \| Failing: 0 \| Crashing: 0" "$logdir/summary.txt")
