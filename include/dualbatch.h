@@ -198,8 +198,10 @@ int dual_context_gpu(const dual_context *ctx);
  * it is cut the same way among the first device and those with peer access to its memory (NVLink
  * or PCIe peer-to-peer, enabled by the library): their kernels read and write its arrays in place,
  * after the work queued before the call on the first device (on your stream, or the legacy default
- * stream), again the bits of one GPU.  dual_newton and dual_lsq run on the first device.  Errors
- * as dual_context_set_gpu, and a device listed twice or a count out of
+ * stream), again the bits of one GPU.  dual_newton and dual_lsq cut host arrays the same way (by
+ * the devices' measured solve rates), each device solving its share with its part of the host
+ * threads for its CPU fallbacks; on device arrays they run on the first device.  Errors as
+ * dual_context_set_gpu, and a device listed twice or a count out of
  * range is DUAL_ERR_ARGUMENT.  dual_context_gpus writes up to cap ordinals and returns how many
  * devices the context runs on (0 on the CPU). */
 int dual_context_set_gpus(dual_context *ctx, int count, const int *ordinals);

@@ -43,6 +43,8 @@ struct dual_context {
   double gpu_rate[DUAL_MAX_GPUS]; /* each device's measured points per second (0: not yet measured) */
   double gpu_rate_dev[DUAL_MAX_GPUS]; /* the same for device-memory batches (a peer's share of the
                            first device's arrays crosses the link between the devices) */
+  double gpu_rate_solve[DUAL_MAX_GPUS]; /* the same for dual_newton's and dual_lsq's host-array calls */
+  int solve_share;      /* a solver call running as one device's share (multi_gpu.h): not split again */
   int gpu_peer_access[DUAL_MAX_GPUS]; /* [i]: kernels on device i may use the first device's
                            memory (1), may not (-1), not yet asked (0) */
   int gpu_reach;        /* a peer during a device-memory split call: 1 + the ordinal whose memory

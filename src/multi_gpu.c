@@ -17,6 +17,7 @@
 #include "context.h"
 #include "dispatch/split.h"
 #include "gpu.h"
+#include "solve/solve_common.h" /* dual_solve_fell_back, dual_solve_threads */
 
 _Static_assert(DUAL_MAX_GPUS <= DUAL_SPLIT_MAX_PARTS, "a call over every GPU is one split call");
 
@@ -50,7 +51,8 @@ int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals) {
     }
     p->last_device = DUAL_DEVICE_GPU, p->last_ad_mode = DUAL_AD_FORWARD, p->last_tier = DUAL_TIER_INTERPRET;
     p->gpu_ordinal = ordinals[i], p->n_gpus = 1, p->gpu_list[0] = ordinals[i];
-    ctx->gpu_peers[i] = p, ctx->gpu_list[i] = ordinals[i], ctx->gpu_rate[i] = ctx->gpu_rate_dev[i] = 0.0;
+    ctx->gpu_peers[i] = p, ctx->gpu_list[i] = ordinals[i];
+    ctx->gpu_rate[i] = ctx->gpu_rate_dev[i] = ctx->gpu_rate_solve[i] = 0.0;
     ctx->gpu_peer_access[i] = 0;
     ctx->n_gpus = i + 1;
     if (peer_sync(ctx, p) != DUAL_SUCCESS) {
@@ -58,7 +60,7 @@ int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals) {
       return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory creating the context of GPU %d", ordinals[i]);
     }
   }
-  ctx->gpu_rate[0] = ctx->gpu_rate_dev[0] = 0.0;
+  ctx->gpu_rate[0] = ctx->gpu_rate_dev[0] = ctx->gpu_rate_solve[0] = 0.0;
   ctx->n_gpus = count;
   return DUAL_SUCCESS;
 }
@@ -127,5 +129,69 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
   }
   ctx->last_device = gpu_points == job->b->count ? DUAL_DEVICE_GPU : DUAL_DEVICE_HYBRID;
   ctx->last_split[0] = gpu_points, ctx->last_split[1] = job->b->count - gpu_points;
+  return DUAL_SUCCESS;
+}
+
+/* One device's share of a solver call (dual_multi_gpu_solve). */
+typedef struct solve_share {
+  dual_context *ctx;
+  int64_t first, count;
+  dual_share_fn solve;
+  void *arg;
+} solve_share;
+
+static int run_share(void *p) {
+  solve_share *s = (solve_share *)p;
+  return s->count > 0 ? s->solve(s->ctx, s->first, s->count, s->arg) : DUAL_SUCCESS;
+}
+
+int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void *arg) {
+  const int k = ctx->n_gpus;
+  const int T = dual_solve_threads(ctx);
+  dual_context *ctxs[DUAL_SPLIT_MAX_PARTS];
+  int64_t counts[DUAL_SPLIT_MAX_PARTS];
+  uint64_t allocs[DUAL_SPLIT_MAX_PARTS];
+  int st[DUAL_SPLIT_MAX_PARTS];
+  double secs[DUAL_SPLIT_MAX_PARTS];
+  solve_share shares[DUAL_SPLIT_MAX_PARTS];
+  void *args[DUAL_SPLIT_MAX_PARTS];
+  dual_split_shares(B, k, ctx->gpu_rate_solve, DUAL_MULTI_GPU_QUANTUM, counts);
+  int64_t first = 0;
+  for (int i = 0; i < k; ++i) {
+    ctxs[i] = i == 0 ? ctx : ctx->gpu_peers[i];
+    if (i > 0) {
+      if (peer_sync(ctx, ctxs[i]) != DUAL_SUCCESS) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
+      ctxs[i]->threads = T / k > 0 ? T / k : 1;
+      dual_set_note(ctxs[i], NULL), dual_clear_error(ctxs[i]);
+    }
+    allocs[i] = dual_gpu_allocations(ctxs[i]);
+    shares[i] = (solve_share){ctxs[i], first, counts[i], solve, arg};
+    args[i] = &shares[i];
+    first += counts[i];
+  }
+  const int saved_threads = ctx->threads;
+  ctx->threads = T / k > 0 ? T / k : 1, ctx->solve_share = 1;
+  const int ret = dual_run_tasks(ctx, k, run_share, args, st, secs);
+  ctx->threads = saved_threads, ctx->solve_share = 0;
+  if (ret != DUAL_SUCCESS) return ret;
+  for (int i = 0; i < k; ++i) {
+    if (st[i] == DUAL_SUCCESS) continue;
+    if (i > 0) dual_fail(ctx, st[i], "%s", ctxs[i]->error != NULL ? ctxs[i]->error : "a device's share failed");
+    return st[i];
+  }
+  int fell = 0;
+  for (int i = 0; i < k; ++i) {
+    if (counts[i] == 0) continue;
+    if (i > 0 && ctxs[i]->last_device == DUAL_DEVICE_CPU && !fell) { /* a peer's share fell back */
+      const char *note = dual_context_last_note(ctxs[i]);
+      dual_solve_fell_back(ctx, dual_strdup(note[0] != '\0' ? note : "a device's share ran on the CPU"));
+      fell = 1;
+    }
+    if (secs[i] > 0.0 && dual_gpu_allocations(ctxs[i]) == allocs[i]) { /* as dual_multi_gpu_run */
+      const double r = (double)counts[i] / secs[i];
+      ctx->gpu_rate_solve[i] = ctx->gpu_rate_solve[i] > 0.0 ? 0.5 * (ctx->gpu_rate_solve[i] + r) : r;
+    }
+  }
+  if (!fell && !ctx->solve_fell) ctx->last_device = DUAL_DEVICE_GPU;
   return DUAL_SUCCESS;
 }

@@ -25,4 +25,14 @@ void dual_multi_gpu_free(dual_context *ctx);
  * learned here from each call (host and device batches apart). */
 int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn engine);
 
+/* A solver's host-array call over every device of the context at once: B points cut into
+ * contiguous shares by the devices' measured solve rates (even at first; ctx->gpu_rate_solve), and
+ * share i solved by solve(ctxs[i], first, count, arg) on the device's own context — the context
+ * itself for the first, marked solve_share so that its call is not split again — each peer with a
+ * 1/count part of the host threads (for its CPU fallbacks).  A peer's fallback to the CPU becomes
+ * the context's (dual_solve_fell_back, its note).  DUAL_SUCCESS, or the first failing share's
+ * status with its message in ctx's error. */
+typedef int (*dual_share_fn)(dual_context *ctx, int64_t first, int64_t count, void *arg);
+int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void *arg);
+
 #endif /* DUAL_MULTI_GPU_H */

@@ -5,11 +5,12 @@
  * engine is the reference, checked elsewhere against independent derivatives) for host and
  * device arrays, with the caller's current device the same after each call; a device batch on
  * another device refused; contexts on every device driven by one thread each at once; a context
- * moved to another device; one context over every device, for host arrays and for a device batch
- * on its first device.  With one GPU the "other" device is the same one, and the cases that need
+ * moved to another device; one context over every device, for host arrays, for a device batch
+ * on its first device, and for dual_newton and dual_lsq.  With one GPU the "other" device is the same one, and the cases that need
  * two say so and are not run.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,65 @@ Test(gpu_devices, a_device_batch_over_every_device) {
   dual_context_destroy(&ctx);
   free(r);
   fixture_free(&fx);
+}
+
+/* dual_newton and dual_lsq on host arrays over every device (two or more): each device solves a
+ * share of the points; on each of 3 calls (the shares moving with the measured rates) the
+ * solutions, norms, statuses and step counts are the CPU's bits (the GPU solvers' promise, checked
+ * against independent references in test_gpu_solve), and the call ended on the GPUs. */
+Test(gpu_devices, solvers_over_every_device) {
+  need_gpu();
+  const int count = dual_device_count();
+  if (count < 2) {
+    cr_log_info("one GPU: the solvers' split needs two and did not run");
+    return;
+  }
+  enum { S = 20000 };
+  const int n = count < 16 ? count : 16;
+  int all[16];
+  for (int i = 0; i < n; ++i) all[i] = i;
+  dual_context *cpu = context_on(DUAL_DEVICE_CPU, -1), *gpus = context_on(DUAL_DEVICE_GPU, 0);
+  cr_assert_eq(dual_context_set_gpus(gpus, n, all), DUAL_SUCCESS, "%s", dual_context_last_error(gpus));
+  dual_program *sq = compile_ok(cpu, "input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n");
+  dual_program *ls = compile_ok(cpu, "input x; input y; param a; param b\n"
+                                     "output f = x^2 + y - a; output g = x * y - b; output h = 0.1 * (x - y)\n");
+  double *x0 = malloc(sizeof(double) * 2 * S), *p = malloc(sizeof(double) * 2 * S);
+  double *x[2] = {malloc(sizeof(double) * 2 * S), malloc(sizeof(double) * 2 * S)};
+  double *fn[2] = {malloc(sizeof(double) * S), malloc(sizeof(double) * S)};
+  int32_t *info[2] = {malloc(sizeof(int32_t) * S), malloc(sizeof(int32_t) * S)};
+  int32_t *it[2] = {malloc(sizeof(int32_t) * S), malloc(sizeof(int32_t) * S)};
+  for (int b = 0; b < S; ++b) {
+    p[2 * b] = -2.0 + 0.0004 * b, p[2 * b + 1] = 0.5 * sin(0.1 * b);
+    x0[2 * b] = 0.3 + 0.0001 * b, x0[2 * b + 1] = -1.0 + 0.00015 * b;
+  }
+  dual_context *ctxs[2] = {cpu, gpus};
+  for (int lsq = 0; lsq < 2; ++lsq) {
+    for (int call = 0; call < 3; ++call) {
+      for (int d = 0; d < 2; ++d) {
+        if (d == 0 && call > 0) continue; /* the CPU's answer once */
+        memcpy(x[d], x0, sizeof(double) * 2 * S);
+        const int st = lsq ? dual_lsq(ctxs[d], ls, NULL, S, x[d], 2, p, 2, info[d], it[d], fn[d])
+                           : dual_newton(ctxs[d], sq, NULL, S, x[d], 2, p, 2, info[d], it[d], fn[d]);
+        cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctxs[d]));
+      }
+      const char *what = lsq ? "dual_lsq" : "dual_newton";
+      cr_assert_eq(dual_context_last_device(gpus), DUAL_DEVICE_GPU, "%s, call %d: %s", what, call,
+                   dual_context_last_note(gpus));
+      cr_assert(memcmp(x[0], x[1], sizeof(double) * 2 * S) == 0, "%s, call %d: solutions differ", what, call);
+      cr_assert(memcmp(fn[0], fn[1], sizeof(double) * S) == 0, "%s, call %d: norms differ", what, call);
+      cr_assert(memcmp(info[0], info[1], sizeof(int32_t) * S) == 0, "%s, call %d: statuses differ", what, call);
+      cr_assert(memcmp(it[0], it[1], sizeof(int32_t) * S) == 0, "%s, call %d: step counts differ", what, call);
+    }
+    int64_t converged = 0;
+    for (int b = 0; b < S; ++b) converged += info[1][b] == DUAL_SOLVE_CONVERGED;
+    cr_assert(converged > S / 2, "%s: %lld of %d converged", lsq ? "dual_lsq" : "dual_newton", (long long)converged, S);
+    cr_log_info("%s over %d GPUs: %lld of %d converged, the CPU's bits on 3 calls", lsq ? "dual_lsq" : "dual_newton", n,
+                (long long)converged, S);
+  }
+  for (int d = 0; d < 2; ++d) free(x[d]), free(fn[d]), free(info[d]), free(it[d]);
+  free(x0), free(p);
+  dual_program_destroy(&sq), dual_program_destroy(&ls);
+  dual_context_destroy(&cpu), dual_context_destroy(&gpus);
 }
 
 #endif /* DUAL_HAVE_CUDA */

@@ -1,6 +1,7 @@
 /*
  * split.c — dual_batch_slice, dual_run_parts and dual_run_split, its two-part case for AUTO's
- * hybrid dispatch, and dual_split_shares (split.h).  Each part runs on a thread of its own,
+ * hybrid dispatch, dual_run_tasks (the same threads for other work: the solvers' shares over
+ * several GPUs), and dual_split_shares (split.h).  Each part runs on a thread of its own,
  * started at the context's first split and kept, the caller waiting: in a hybrid split the first
  * (the GPU's: gathers, copies, waits, all host work) on one, the rest (on a copy of the context
  * whose error, if any, comes back) on the other; a call over k devices on k of them.  So each side's OpenMP team stays the same size from
@@ -39,13 +40,15 @@ typedef struct side {
   dual_job job;
   dual_batch b;
   dual_engine_fn fn; /* NULL: nothing (a hand-over timed by dual_split_handoff_seconds) */
+  dual_task_fn task; /* or this, on arg (dual_run_tasks) */
+  void *arg;
   int st;
   double secs;
 } side;
 
 static void run_side(side *s) {
   const double t0 = dual_dispatch_now();
-  s->st = s->fn != NULL ? s->fn(s->ctx, &s->job) : DUAL_SUCCESS;
+  s->st = s->task != NULL ? s->task(s->arg) : s->fn != NULL ? s->fn(s->ctx, &s->job) : DUAL_SUCCESS;
   s->secs = dual_dispatch_now() - t0;
 }
 
@@ -208,6 +211,20 @@ int dual_run_parts(dual_context *ctx, const dual_job *job, int k, const int64_t 
       dual_fail(ctx, st[i], "%s", ctxs[i]->error != NULL ? ctxs[i]->error : "a part of a split call failed");
     return st[i];
   }
+  return DUAL_SUCCESS;
+}
+
+int dual_run_tasks(dual_context *ctx, int k, dual_task_fn task, void *const *args, int *st, double *secs) {
+  if (k < 1 || k > DUAL_SPLIT_MAX_PARTS)
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "%d tasks at once (1 .. %d)", k, DUAL_SPLIT_MAX_PARTS);
+  side s[DUAL_SPLIT_MAX_PARTS];
+  memset(s, 0, sizeof s);
+  for (int i = 0; i < k; ++i) s[i].task = task, s[i].arg = args[i], s[i].st = DUAL_ERR_INTERNAL, secs[i] = -1.0;
+  if (run_sides(ctx, s, k) != 0) {
+    for (int i = 0; i < k; ++i) st[i] = DUAL_ERR_INTERNAL;
+    return dual_fail(ctx, DUAL_ERR_INTERNAL, "could not start the threads of split calls");
+  }
+  for (int i = 0; i < k; ++i) st[i] = s[i].st, secs[i] = s[i].secs;
   return DUAL_SUCCESS;
 }
 

@@ -44,6 +44,13 @@ int dual_run_parts(dual_context *ctx, const dual_job *job, int k, const int64_t 
                    dual_context *const *ctxs, const dual_engine_fn *fn, const int *threads, int *st,
                    double *secs);
 
+/* k tasks at once on the context's kept split threads (1 <= k <= DUAL_SPLIT_MAX_PARTS), the
+ * caller waiting: task(args[i]) on thread i, its status into st[i] and its seconds into secs[i].
+ * Each task touches only what its argument names.  DUAL_SUCCESS, or DUAL_ERR_INTERNAL in ctx's
+ * error where the threads cannot be started (nothing ran; secs all -1). */
+typedef int (*dual_task_fn)(void *arg);
+int dual_run_tasks(dual_context *ctx, int k, dual_task_fn task, void *const *args, int *st, double *secs);
+
 /* Points per part for B points over k parts whose measured speeds (points per second) are rate[i]:
  * proportional to the rates, the cuts between parts at multiples of `quantum` points (or at B;
  * a part too small for one quantum may get none), the counts summing to B.  A rate that is not a

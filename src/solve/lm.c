@@ -16,6 +16,7 @@
 #include "dualbatch.h"
 #include "exec.h"
 #include "gpu.h"
+#include "multi_gpu.h"
 #include "solve/lm_point.h"
 #include "solve/solve_common.h"
 
@@ -178,6 +179,12 @@ static int lsq_points_cpu(dual_context *ctx, const dual_program *prog, const dua
   return st;
 }
 
+/* Points [first, first + count) of the call by dual_lsq on ctx (one device's share). */
+static int lsq_share(dual_context *ctx, int64_t first, int64_t count, void *arg) {
+  const dual_solve_args *a = (const dual_solve_args *)arg;
+  return DUAL_SOLVE_SHARE(dual_lsq, ctx, a, first, count);
+}
+
 static int lsq_call(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
                     int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp, int32_t *info,
                     int32_t *iters, double *fnorm) {
@@ -201,6 +208,10 @@ static int lsq_call(dual_context *ctx, const dual_program *prog, const dual_solv
   const dual_lm_opts lo = dual_lm_opts_of(&o, o.max_evals > 0 ? o.max_evals : 100 * (n + 1));
   if (ctx->device != DUAL_DEVICE_GPU)
     return lsq_points_cpu(ctx, prog, &lo, B, x, ldx, p, ldp, info, iters, fnorm);
+  if (ctx->n_gpus > 1 && !device_mem && !ctx->solve_share) { /* a share per GPU */
+    dual_solve_args a = {prog, opt, x, ldx, p, ldp, info, iters, fnorm};
+    return dual_multi_gpu_solve(ctx, B, lsq_share, &a);
+  }
   /* a GPU context: the iterates stay on the device (kernels/gpu_lsq.c, the CPU's bits) */
   int64_t done = 0;
   st = dual_gpu_lsq(ctx, prog, &lo, B, x, ldx, p, ldp, info, iters, fnorm, device_mem, &done);

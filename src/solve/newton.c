@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "dualbatch.h"
 #include "exec.h"
+#include "multi_gpu.h"
 #include "solve/hybrid.h"
 #include "solve/newton_point.h"
 #include "solve/solve_common.h"
@@ -618,6 +619,12 @@ static int newton_host_gpu(dual_context *ctx, const dual_program *prog, const du
   return st;
 }
 
+/* Points [first, first + count) of the call by dual_newton on ctx (one device's share). */
+static int newton_share(dual_context *ctx, int64_t first, int64_t count, void *arg) {
+  const dual_solve_args *a = (const dual_solve_args *)arg;
+  return DUAL_SOLVE_SHARE(dual_newton, ctx, a, first, count);
+}
+
 static int newton_call(dual_context *ctx, const dual_program *prog, const dual_solve_options *opt,
                        int64_t B, double *x, int64_t ldx, const double *p, int64_t ldp,
                        int32_t *info, int32_t *iters, double *fnorm) {
@@ -639,6 +646,10 @@ static int newton_call(dual_context *ctx, const dual_program *prog, const dual_s
   dual_clear_error(ctx);
   if (B == 0) return DUAL_SUCCESS;
   if (device_mem) return newton_device(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
+  if (ctx->device == DUAL_DEVICE_GPU && ctx->n_gpus > 1 && !ctx->solve_share) { /* a share per GPU */
+    dual_solve_args a = {prog, opt, x, ldx, p, ldp, info, iters, fnorm};
+    return dual_multi_gpu_solve(ctx, B, newton_share, &a);
+  }
   return ctx->device == DUAL_DEVICE_GPU ? newton_host_gpu(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm)
                                         : newton_host_cpu(ctx, prog, &o, B, x, ldx, p, ldp, info, iters, fnorm);
 }

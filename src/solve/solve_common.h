@@ -110,6 +110,24 @@ int dual_solve_may_fall_back(dual_context *ctx, const char *fn, int st, int devi
 /* The CPU finished the rest: the error cleared, `note` set, the last device the CPU. */
 void dual_solve_fell_back(dual_context *ctx, char *note);
 
+/* A host-array solver call's arguments, for its shares over several GPUs (multi_gpu.h), and the
+ * call of `solver` (dual_newton, dual_lsq) on points [first, first + count) of them on ctx. */
+typedef struct dual_solve_args {
+  const dual_program *prog;
+  const dual_solve_options *opt;
+  double *x;
+  int64_t ldx;
+  const double *p;
+  int64_t ldp;
+  int32_t *info, *iters;
+  double *fnorm;
+} dual_solve_args;
+#define DUAL_SOLVE_SHARE(solver, ctx, a, first, count)                                                 \
+  solver((ctx), (a)->prog, (a)->opt, (count), (a)->x + (first) * (a)->ldx, (a)->ldx,                   \
+         (a)->p != NULL ? (a)->p + (first) * (a)->ldp : NULL, (a)->ldp,                                \
+         (a)->info != NULL ? (a)->info + (first) : NULL, (a)->iters != NULL ? (a)->iters + (first) : NULL, \
+         (a)->fnorm != NULL ? (a)->fnorm + (first) : NULL)
+
 /* The threads the solvers' per-point loops use (the context's setting; 0 = the default). */
 int dual_solve_threads(const dual_context *ctx);
 
