@@ -220,10 +220,12 @@ static int dispatch(dual_context *ctx, const dual_job *job) {
     ctx->last_tier = DUAL_TIER_INTERPRET; /* (the compiled CPU tier says when it ran) */
     st = cpu_run(ctx, job);
     if (st == DUAL_SUCCESS) ctx->last_device = DUAL_DEVICE_CPU;
-  } else if (ctx->n_gpus > 1 && B > 0) {
-    return dual_multi_gpu_run(ctx, job, gpu_or_fallback); /* every GPU (a device batch: those reaching
-                                                             its memory), no CPU share; it records the split */
-  } else if (ctx->requested == DUAL_DEVICE_AUTO && job->b->memory == DUAL_MEMORY_HOST && B > 0 &&
+  } else if (ctx->n_gpus > 1 && B > 0 && !ctx->gpu_no_wait && !ctx->solve_share) {
+    /* every GPU (a device batch: those reaching its memory), no CPU share; it records the split.
+     * Not a solver's own evaluations: its rounds on its device's arrays (gpu_no_wait), or a call
+     * inside one device's share of a solve (solve_share), which runs on a split thread itself */
+    return dual_multi_gpu_run(ctx, job, gpu_or_fallback);
+  } else if (ctx->n_gpus == 1 && ctx->requested == DUAL_DEVICE_AUTO && job->b->memory == DUAL_MEMORY_HOST && B > 0 &&
              ctx->knobs[DUAL_KNOB_DISPATCH] != 1) {
     const dual_dispatch_engines e = {gpu_or_fallback, cpu_at_cpu_width, cpu_width(ctx, job),
                                      dual_gpu_would_compile(ctx, job)};
