@@ -312,6 +312,19 @@ Test(gpu_devices, a_context_over_every_device) {
   fixture_free(&fx);
 }
 
+/* The ordinals 0 .. n-1 of every device (at most 16) into all; 0, after saying that `what` needs
+ * two and did not run, where there is one GPU. */
+static int every_device(int all[16], const char *what) {
+  const int count = dual_device_count();
+  if (count < 2) {
+    cr_log_info("one GPU: %s needs two and did not run", what);
+    return 0;
+  }
+  const int n = count < 16 ? count : 16;
+  for (int i = 0; i < n; ++i) all[i] = i;
+  return n;
+}
+
 /* A device-memory batch on the first device of a context over every device (two or more): it is
  * shared with the devices that have peer access to the first's memory, their kernels using its
  * arrays in place; on each of 4 calls (the shares moving with the measured rates) the arrays are
@@ -320,17 +333,12 @@ Test(gpu_devices, a_context_over_every_device) {
  * another device than the first is refused. */
 Test(gpu_devices, a_device_batch_over_every_device) {
   need_gpu();
-  const int count = dual_device_count();
-  if (count < 2) {
-    cr_log_info("one GPU: the split of a device batch needs two and did not run");
-    return;
-  }
-  const int n = count < 16 ? count : 16;
   int all[16], reach = 0;
-  for (int i = 0; i < n; ++i) {
+  const int n = every_device(all, "the split of a device batch");
+  if (n == 0) return;
+  for (int i = 1; i < n; ++i) {
     int can = 0;
-    all[i] = i;
-    if (i > 0 && cudaDeviceCanAccessPeer(&can, i, 0) == cudaSuccess && can) ++reach;
+    if (cudaDeviceCanAccessPeer(&can, i, 0) == cudaSuccess && can) ++reach;
   }
   fixture fx;
   fixture_init(&fx);
@@ -384,15 +392,10 @@ Test(gpu_devices, a_device_batch_over_every_device) {
  * against independent references in test_gpu_solve), and the call ended on the GPUs. */
 Test(gpu_devices, solvers_over_every_device) {
   need_gpu();
-  const int count = dual_device_count();
-  if (count < 2) {
-    cr_log_info("one GPU: the solvers' split needs two and did not run");
-    return;
-  }
   enum { S = 20000 };
-  const int n = count < 16 ? count : 16;
   int all[16];
-  for (int i = 0; i < n; ++i) all[i] = i;
+  const int n = every_device(all, "the solvers' split");
+  if (n == 0) return;
   dual_context *cpu = context_on(DUAL_DEVICE_CPU, -1), *gpus = context_on(DUAL_DEVICE_GPU, 0);
   cr_assert_eq(dual_context_set_gpus(gpus, n, all), DUAL_SUCCESS, "%s", dual_context_last_error(gpus));
   dual_program *sq = compile_ok(cpu, "input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n");
