@@ -65,6 +65,30 @@ int dual_multi_gpu_set(dual_context *ctx, int count, const int *ordinals) {
   return DUAL_SUCCESS;
 }
 
+/* Device i's context for a call: the context itself (i = 0), or its peer with the caller's
+ * settings and no error or note; NULL, with ctx's error set, when the settings cannot be copied. */
+static dual_context *part_context(dual_context *ctx, int i) {
+  if (i == 0) return ctx;
+  dual_context *p = ctx->gpu_peers[i];
+  if (peer_sync(ctx, p) != DUAL_SUCCESS) {
+    dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
+    return NULL;
+  }
+  dual_set_note(p, NULL), dual_clear_error(p);
+  return p;
+}
+
+/* A device's rate from its share of `count` points in `secs`: the mean of its last two measures
+ * (a share of a few chunks times noisily); not from a share that (re)allocated the device's
+ * buffers (`allocated`: a first call, or a larger share than before — allocating pinned host
+ * memory is slow), as the hybrid dispatch does: such a time would shrink the device's next share,
+ * and the swing make the other device reallocate. */
+static void learn_rate(double *rate, int64_t count, double secs, int allocated) {
+  if (count == 0 || secs <= 0.0 || allocated) return;
+  const double r = (double)count / secs;
+  *rate = *rate > 0.0 ? 0.5 * (*rate + r) : r;
+}
+
 /* Whether device i of the list may take a share of a device-memory batch on the first device:
  * the first itself, or a device with peer access to its memory (asked once). */
 static int reaches_first(dual_context *ctx, int i) {
@@ -85,9 +109,7 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
   const int each = job->threads / k > 0 ? job->threads / k : 1; /* staging threads per device */
   int n_used = 0;
   for (int i = 0; i < k; ++i) {
-    ctxs[i] = i == 0 ? ctx : ctx->gpu_peers[i];
-    if (i > 0 && peer_sync(ctx, ctxs[i]) != DUAL_SUCCESS) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
-    if (i > 0) dual_set_note(ctxs[i], NULL), dual_clear_error(ctxs[i]);
+    if ((ctxs[i] = part_context(ctx, i)) == NULL) return DUAL_ERR_NO_MEMORY;
     fn[i] = engine, threads[i] = each;
     used[i] = !device || reaches_first(ctx, i);
     if (used[i]) some_rate[n_used++] = rate[i];
@@ -108,20 +130,13 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
   const int ret = dual_run_parts(ctx, job, k, counts, ctxs, fn, threads, st, secs);
   for (int i = 1; i < k; ++i) ctxs[i]->gpu_after = NULL, ctxs[i]->gpu_reach = 0;
   if (ret != DUAL_SUCCESS) return ret;
-  /* the rates, each the mean of its last two measures (a share of a few chunks times noisily);
-   * not from a share that (re)allocated its device's buffers (a first call, or a larger share
-   * than before: allocating pinned host memory is slow), as the hybrid dispatch does — such a
-   * time would shrink the device's next share, and the swing make the other device reallocate */
   int first = -1;
   int64_t gpu_points = 0;
   for (int i = 0; i < k; ++i) {
     if (counts[i] == 0) continue;
     if (first < 0) first = i;
     if (ctxs[i]->last_device == DUAL_DEVICE_GPU) gpu_points += counts[i]; /* (else AUTO's fallback) */
-    if (secs[i] > 0.0 && dual_gpu_allocations(ctxs[i]) == allocs[i]) {
-      const double r = (double)counts[i] / secs[i];
-      rate[i] = rate[i] > 0.0 ? 0.5 * (rate[i] + r) : r;
-    }
+    learn_rate(&rate[i], counts[i], secs[i], dual_gpu_allocations(ctxs[i]) != allocs[i]);
   }
   if (first > 0) { /* the context's own device had no share: what ran is a peer's to say */
     ctx->last_tier = ctxs[first]->last_tier, ctx->last_ad_mode = ctxs[first]->last_ad_mode;
@@ -158,12 +173,8 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
   dual_split_shares(B, k, ctx->gpu_rate_solve, DUAL_MULTI_GPU_QUANTUM, counts);
   int64_t first = 0;
   for (int i = 0; i < k; ++i) {
-    ctxs[i] = i == 0 ? ctx : ctx->gpu_peers[i];
-    if (i > 0) {
-      if (peer_sync(ctx, ctxs[i]) != DUAL_SUCCESS) return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "out of memory");
-      ctxs[i]->threads = T / k > 0 ? T / k : 1;
-      dual_set_note(ctxs[i], NULL), dual_clear_error(ctxs[i]);
-    }
+    if ((ctxs[i] = part_context(ctx, i)) == NULL) return DUAL_ERR_NO_MEMORY;
+    if (i > 0) ctxs[i]->threads = T / k > 0 ? T / k : 1;
     allocs[i] = dual_gpu_allocations(ctxs[i]);
     shares[i] = (solve_share){ctxs[i], first, counts[i], solve, arg};
     args[i] = &shares[i];
@@ -187,10 +198,7 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
       dual_solve_fell_back(ctx, dual_strdup(note[0] != '\0' ? note : "a device's share ran on the CPU"));
       fell = 1;
     }
-    if (secs[i] > 0.0 && dual_gpu_allocations(ctxs[i]) == allocs[i]) { /* as dual_multi_gpu_run */
-      const double r = (double)counts[i] / secs[i];
-      ctx->gpu_rate_solve[i] = ctx->gpu_rate_solve[i] > 0.0 ? 0.5 * (ctx->gpu_rate_solve[i] + r) : r;
-    }
+    learn_rate(&ctx->gpu_rate_solve[i], counts[i], secs[i], dual_gpu_allocations(ctxs[i]) != allocs[i]);
   }
   if (!fell && !ctx->solve_fell) ctx->last_device = DUAL_DEVICE_GPU;
   return DUAL_SUCCESS;
