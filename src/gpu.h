@@ -85,6 +85,11 @@ int dual_gpu_compiling(void);
  * caller's current device is kept. */
 int dual_gpu_enable_peer(int from, int to);
 
+/* A device-memory batch for a context over several GPUs, checked before it is cut among them:
+ * every array on the context's first device (dual_gpu_check_memory's rules), whatever share
+ * each device would take; a DUAL_ERR_* status naming the array otherwise. */
+int dual_gpu_check_batch(dual_context *ctx, const dual_batch *b);
+
 /* On ctx's device, an event recorded after the work queued so far on the caller's stream
  * (dual_context_set_stream) or else on the legacy default stream: *event, for the kernels of
  * other devices to wait for (a peer's gpu_after, in a split of a device-memory batch). */

@@ -108,6 +108,10 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
   double *rate = device ? ctx->gpu_rate_dev : ctx->gpu_rate;
   const int each = job->threads / k > 0 ? job->threads / k : 1; /* staging threads per device */
   int n_used = 0;
+  if (device) { /* on the first device, whichever shares the devices take */
+    const int s = dual_gpu_check_batch(ctx, job->b);
+    if (s != DUAL_SUCCESS) return s;
+  }
   for (int i = 0; i < k; ++i) {
     if ((ctxs[i] = part_context(ctx, i)) == NULL) return DUAL_ERR_NO_MEMORY;
     fn[i] = engine, threads[i] = each;

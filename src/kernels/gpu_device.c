@@ -242,6 +242,16 @@ int dual_gpu_enable_peer(int from, int to) {
   return ok;
 }
 
+static int check_on_current(dual_context *ctx, const dual_batch *b) {
+  struct dual_gpu *g = NULL;
+  const int st = dual_gpu_state(ctx, &g);
+  return st == DUAL_SUCCESS ? dual_gpu_check_memory(ctx, g, b) : st;
+}
+
+int dual_gpu_check_batch(dual_context *ctx, const dual_batch *b) {
+  DUAL_ON_CONTEXT_GPU(ctx, check_on_current(ctx, b));
+}
+
 static int mark_on_current(dual_context *ctx, void **event) {
   struct dual_gpu *g = NULL;
   int st = dual_gpu_state(ctx, &g);

@@ -89,6 +89,11 @@ int dual_gpu_enable_peer(int from, int to) {
   return 0;
 }
 
+int dual_gpu_check_batch(dual_context *ctx, const dual_batch *b) {
+  (void)b;
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+}
+
 int dual_gpu_mark_caller(dual_context *ctx, void **event) {
   *event = NULL;
   return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
