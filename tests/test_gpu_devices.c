@@ -21,6 +21,7 @@
 #endif
 
 #include "dualbatch.h"
+#include "random_program.h" /* rp_sweep_step */
 #include "test_arrays.h"
 
 #ifndef DUAL_HAVE_CUDA
@@ -394,7 +395,7 @@ Test(gpu_devices, a_device_batch_over_every_device) {
  * against independent references in test_gpu_solve), and the call ended on the GPUs. */
 Test(gpu_devices, solvers_over_every_device) {
   need_gpu();
-  enum { S = 20000 };
+  const int S = 20000 / rp_sweep_step(); /* fewer points under DUALBATCH_TEST_SWEEP_DIV (the sanitizers) */
   int all[16];
   const int n = every_device(all, "the solvers' split");
   if (n == 0) return;
