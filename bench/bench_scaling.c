@@ -8,6 +8,10 @@
  *     median of 3 calls after three warm-up calls (its shares settle over the first calls).
  *   host, a context per GPU: the same host arrays cut in G contiguous shares, each GPU's driven by
  *     its own thread and context (what one context over the list does inside, without it).
+ *   GPU 0's device arrays, one context: arrays of C points on GPU 0, one context over the first G
+ *     GPUs, about B points in calls of C after three warm-up calls; the other devices' shares use
+ *     GPU 0's memory over the link (peer access).  The last call's Jacobians checked against one
+ *     GPU's bit for bit.
  * Efficiency = rate(G) / (G rate(1)).  Prints a Markdown table; results are checked against one
  * GPU bit for bit in the host cases (the first BH points).  The host cases' per-call times go to
  * stderr.  --host-threads T gives the host cases' contexts T host threads (default: the library's).
@@ -251,6 +255,61 @@ static double host_split_rate(const workload *w, int G, int64_t BH, const double
   return ok ? (double)BH / median3(calls) : -1.0;
 }
 
+/* ---- device arrays on the first GPU, one context over the first G GPUs --------------------- */
+
+/* Points per second of about B points in calls of the workload's chunk C, on arrays of GPU 0,
+ * one context over GPUs 0 .. G-1 (the other devices' shares read and write GPU 0's memory over
+ * the link), timed after three warm-up calls (the shares settle); the last call's J (C points)
+ * copied into Jout for the bitwise check; -1 on failure. */
+static double peer_rate(const workload *w, int G, double B, double *Jout) {
+  const int64_t C = w->chunk;
+  dual_context *ctx = NULL;
+  dual_program *prog = NULL;
+  int list[16];
+  for (int g = 0; g < G; ++g) list[g] = g;
+  double *hx = malloc(sizeof(double) * (size_t)(C * w->n)), *hp = malloc(sizeof(double) * (size_t)(C * (w->p + 1)));
+  void *x = NULL, *p = NULL, *y = NULL, *J = NULL;
+  int ok = hx != NULL && hp != NULL && dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
+           dual_context_set_gpus(ctx, G, list) == DUAL_SUCCESS &&
+           dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS && (prog = load(ctx, w->name)) != NULL;
+  if (ok) {
+    points(w, C, hx, hp);
+    cudaSetDevice(0);
+    ok = cudaMalloc(&x, sizeof(double) * (size_t)(C * w->n)) == cudaSuccess &&
+         cudaMalloc(&p, sizeof(double) * (size_t)(C * (w->p + 1))) == cudaSuccess &&
+         cudaMalloc(&y, sizeof(double) * (size_t)(C * w->m)) == cudaSuccess &&
+         cudaMalloc(&J, sizeof(double) * (size_t)(C * w->m * w->n)) == cudaSuccess &&
+         cudaMemcpy(x, hx, sizeof(double) * (size_t)(C * w->n), cudaMemcpyHostToDevice) == cudaSuccess &&
+         (w->p == 0 || cudaMemcpy(p, hp, sizeof(double) * (size_t)(C * w->p), cudaMemcpyHostToDevice) == cudaSuccess);
+  }
+  dual_batch b;
+  dual_batch_init(&b);
+  b.memory = DUAL_MEMORY_DEVICE, b.count = C;
+  b.x = x, b.x_ps = w->n, b.x_es = 1;
+  if (w->p > 0) b.p = p, b.p_ps = w->p, b.p_es = 1;
+  b.y = y, b.y_ps = w->m, b.y_es = 1, b.d = J, b.d_ps = w->m * w->n, b.d_rs = w->n, b.d_cs = 1;
+  const int calls = (int)ceil(B / (double)C);
+  for (int i = 0; i < 3 && ok; ++i) ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
+  const double t0 = now();
+  for (int i = 0; i < calls && ok; ++i) ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
+  const double secs = now() - t0;
+  if (!ok) {
+    fprintf(stderr, "bench_scaling: device arrays, one context over %d GPUs: %s\n", G, dual_context_last_error(ctx));
+  } else {
+    int64_t on_gpus = 0, on_cpu = 0;
+    dual_context_last_split(ctx, &on_gpus, &on_cpu);
+    fprintf(stderr, "%s, device arrays on GPU 0, one context over %d GPUs: %d calls in %.4f s; last: device %d, tier %d, "
+            "%lld points on GPUs; note: %s\n", w->name, G, calls, secs, dual_context_last_device(ctx),
+            dual_context_last_tier(ctx), (long long)on_gpus, dual_context_last_note(ctx));
+    ok = cudaMemcpy(Jout, J, sizeof(double) * (size_t)(C * w->m * w->n), cudaMemcpyDeviceToHost) == cudaSuccess;
+  }
+  cudaFree(x), cudaFree(p), cudaFree(y), cudaFree(J);
+  free(hx), free(hp);
+  dual_program_destroy(&prog);
+  dual_context_destroy(&ctx);
+  return ok ? (double)calls * (double)C / secs : -1.0;
+}
+
 #endif
 
 #ifdef DUAL_BENCH_MPI
@@ -321,8 +380,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("| function | GPUs | device arrays (pts/s) | efficiency | host arrays, one context (pts/s) | efficiency | "
-         "host arrays, a context per GPU (pts/s) | efficiency | bitwise vs 1 GPU |\n");
-  printf("|---|---|---|---|---|---|---|---|---|\n");
+         "host arrays, a context per GPU (pts/s) | efficiency | GPU 0's device arrays, one context (pts/s) | "
+         "efficiency | bitwise vs 1 GPU |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   int fail = 0;
   for (size_t k = 0; k < sizeof WORKLOADS / sizeof *WORKLOADS; ++k) {
     const workload *w = &WORKLOADS[k];
@@ -330,27 +390,34 @@ int main(int argc, char **argv) {
     double *x = malloc(sizeof(double) * (size_t)(bh * w->n)), *p = malloc(sizeof(double) * (size_t)(bh * (w->p + 1)));
     double *y[2] = {malloc(sizeof(double) * (size_t)(bh * w->m)), malloc(sizeof(double) * (size_t)(bh * w->m))};
     double *J[2] = {malloc(sizeof(double) * (size_t)(bh * w->m * w->n)), malloc(sizeof(double) * (size_t)(bh * w->m * w->n))};
-    if (!x || !p || !y[0] || !y[1] || !J[0] || !J[1]) {
+    const size_t jc = (size_t)(w->chunk * w->m * w->n); /* the device-array case's J, one call */
+    double *JD[2] = {malloc(sizeof(double) * jc), malloc(sizeof(double) * jc)};
+    if (!x || !p || !y[0] || !y[1] || !J[0] || !J[1] || !JD[0] || !JD[1]) {
       fprintf(stderr, "bench_scaling: out of memory for %lld host points\n", (long long)bh);
       return 1;
     }
     points(w, bh, x, p);
-    double d1 = 0.0, h1 = 0.0, s1 = 0.0;
+    double d1 = 0.0, h1 = 0.0, s1 = 0.0, p1 = 0.0;
     for (int g = 1; g <= G; ++g) {
       const double d = device_rate(w, g, B);
       int same = 1, same_split = 1;
       const double h = host_rate(w, g, bh, x, p, y[g > 1], J[g > 1], g > 1 ? y[0] : NULL, g > 1 ? J[0] : NULL, &same);
       const double hs = host_split_rate(w, g, bh, x, p, y[1], J[1], y[0], J[0], &same_split);
-      if (g == 1) d1 = d, h1 = h, s1 = hs;
-      fail |= d < 0 || h < 0 || hs < 0 || !same || !same_split;
-      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d, 100.0 * d / (g * d1), h,
-             100.0 * h / (g * h1), hs, 100.0 * hs / (g * s1), same && same_split ? (g == 1 ? "yes (split)" : "yes") : "NO");
+      const double pr = peer_rate(w, g, B, JD[g > 1]);
+      const int same_peer = g == 1 || memcmp(JD[0], JD[1], sizeof(double) * jc) == 0;
+      if (g == 1) d1 = d, h1 = h, s1 = hs, p1 = pr;
+      fail |= d < 0 || h < 0 || hs < 0 || pr < 0 || !same || !same_split || !same_peer;
+      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d,
+             100.0 * d / (g * d1), h, 100.0 * h / (g * h1), hs, 100.0 * hs / (g * s1), pr, 100.0 * pr / (g * p1),
+             same && same_split && same_peer ? (g == 1 ? "yes (split)" : "yes") : "NO");
       fflush(stdout);
     }
-    free(x), free(p), free(y[0]), free(y[1]), free(J[0]), free(J[1]);
+    free(x), free(p), free(y[0]), free(y[1]), free(J[0]), free(J[1]), free(JD[0]), free(JD[1]);
   }
   printf("\ndevice arrays: %.3g points per GPU count in calls of (ba %d, kin %d) points per GPU; host arrays: "
-         "ba %.3g, kin %.3g points per call\n", B, (int)WORKLOADS[0].chunk, (int)WORKLOADS[1].chunk, BH, BH / 4);
+         "ba %.3g, kin %.3g points per call; GPU 0's device arrays: %.3g points in calls of (ba %d, kin %d) points\n",
+         B, (int)WORKLOADS[0].chunk, (int)WORKLOADS[1].chunk, BH, BH / 4, B, (int)WORKLOADS[0].chunk,
+         (int)WORKLOADS[1].chunk);
   return fail;
 }
 #endif
