@@ -68,6 +68,35 @@ static void points(const workload *w, int64_t B, double *x, double *p) {
     bench_points_kin(B, 2, x);
 }
 
+/* C points' arrays on GPU `device` (x and p copied from hx and hp, y and J as they are) and the
+ * device batch over them, a Jacobian's; 0 on a CUDA failure (free what was made either way). */
+typedef struct device_arrays {
+  void *x, *p, *y, *J;
+} device_arrays;
+
+static int device_arrays_make(const workload *w, int64_t C, int device, const double *hx, const double *hp,
+                              device_arrays *a, dual_batch *b) {
+  memset(a, 0, sizeof *a);
+  cudaSetDevice(device);
+  const int ok = cudaMalloc(&a->x, sizeof(double) * (size_t)(C * w->n)) == cudaSuccess &&
+                 cudaMalloc(&a->p, sizeof(double) * (size_t)(C * (w->p + 1))) == cudaSuccess &&
+                 cudaMalloc(&a->y, sizeof(double) * (size_t)(C * w->m)) == cudaSuccess &&
+                 cudaMalloc(&a->J, sizeof(double) * (size_t)(C * w->m * w->n)) == cudaSuccess &&
+                 cudaMemcpy(a->x, hx, sizeof(double) * (size_t)(C * w->n), cudaMemcpyHostToDevice) == cudaSuccess &&
+                 (w->p == 0 || cudaMemcpy(a->p, hp, sizeof(double) * (size_t)(C * w->p), cudaMemcpyHostToDevice) == cudaSuccess);
+  dual_batch_init(b);
+  b->memory = DUAL_MEMORY_DEVICE, b->count = C;
+  b->x = a->x, b->x_ps = w->n, b->x_es = 1;
+  if (w->p > 0) b->p = a->p, b->p_ps = w->p, b->p_es = 1;
+  b->y = a->y, b->y_ps = w->m, b->y_es = 1, b->d = a->J, b->d_ps = w->m * w->n, b->d_rs = w->n, b->d_cs = 1;
+  return ok;
+}
+
+static void device_arrays_free(device_arrays *a) {
+  cudaFree(a->x), cudaFree(a->p), cudaFree(a->y), cudaFree(a->J);
+  memset(a, 0, sizeof *a);
+}
+
 /* ---- device arrays, a context and a thread per GPU ---------------------------------------- */
 
 typedef struct driver {
@@ -85,27 +114,17 @@ static void *drive(void *arg) {
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
   double *hx = malloc(sizeof(double) * (size_t)(C * w->n)), *hp = malloc(sizeof(double) * (size_t)(C * (w->p + 1)));
-  void *x = NULL, *p = NULL, *y = NULL, *J = NULL;
+  device_arrays a = {0};
+  dual_batch b;
+  dual_batch_init(&b);
   /* the compiled tier, compiled at the warm-up call (AUTO would interpret while it compiles) */
   d->ok = hx != NULL && hp != NULL && dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
           dual_context_set_gpu(ctx, d->device) == DUAL_SUCCESS &&
           dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS && (prog = load(ctx, w->name)) != NULL;
   if (d->ok) {
     points(w, C, hx, hp);
-    cudaSetDevice(d->device);
-    d->ok = cudaMalloc(&x, sizeof(double) * (size_t)(C * w->n)) == cudaSuccess &&
-            cudaMalloc(&p, sizeof(double) * (size_t)(C * (w->p + 1))) == cudaSuccess &&
-            cudaMalloc(&y, sizeof(double) * (size_t)(C * w->m)) == cudaSuccess &&
-            cudaMalloc(&J, sizeof(double) * (size_t)(C * w->m * w->n)) == cudaSuccess &&
-            cudaMemcpy(x, hx, sizeof(double) * (size_t)(C * w->n), cudaMemcpyHostToDevice) == cudaSuccess &&
-            (w->p == 0 || cudaMemcpy(p, hp, sizeof(double) * (size_t)(C * w->p), cudaMemcpyHostToDevice) == cudaSuccess);
+    d->ok = device_arrays_make(w, C, d->device, hx, hp, &a, &b);
   }
-  dual_batch b;
-  dual_batch_init(&b);
-  b.memory = DUAL_MEMORY_DEVICE, b.count = C;
-  b.x = x, b.x_ps = w->n, b.x_es = 1;
-  if (w->p > 0) b.p = p, b.p_ps = w->p, b.p_es = 1;
-  b.y = y, b.y_ps = w->m, b.y_es = 1, b.d = J, b.d_ps = w->m * w->n, b.d_rs = w->n, b.d_cs = 1;
   if (d->ok && dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) != DUAL_SUCCESS) { /* warm-up (and compile) */
     fprintf(stderr, "bench_scaling: GPU %d: %s\n", d->device, dual_context_last_error(ctx));
     d->ok = 0;
@@ -117,7 +136,7 @@ static void *drive(void *arg) {
   d->t0 = now();
   for (int i = 0; i < d->calls && d->ok; ++i) d->ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
   d->t1 = now();
-  cudaFree(x), cudaFree(p), cudaFree(y), cudaFree(J);
+  device_arrays_free(&a);
   free(hx), free(hp);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
@@ -268,26 +287,16 @@ static double peer_rate(const workload *w, int G, double B, double *Jout) {
   int list[16];
   for (int g = 0; g < G; ++g) list[g] = g;
   double *hx = malloc(sizeof(double) * (size_t)(C * w->n)), *hp = malloc(sizeof(double) * (size_t)(C * (w->p + 1)));
-  void *x = NULL, *p = NULL, *y = NULL, *J = NULL;
+  device_arrays a = {0};
+  dual_batch b;
+  dual_batch_init(&b);
   int ok = hx != NULL && hp != NULL && dual_context_create(&ctx, DUAL_DEVICE_GPU) == DUAL_SUCCESS &&
            dual_context_set_gpus(ctx, G, list) == DUAL_SUCCESS &&
            dual_context_set_tier(ctx, DUAL_TIER_COMPILE) == DUAL_SUCCESS && (prog = load(ctx, w->name)) != NULL;
   if (ok) {
     points(w, C, hx, hp);
-    cudaSetDevice(0);
-    ok = cudaMalloc(&x, sizeof(double) * (size_t)(C * w->n)) == cudaSuccess &&
-         cudaMalloc(&p, sizeof(double) * (size_t)(C * (w->p + 1))) == cudaSuccess &&
-         cudaMalloc(&y, sizeof(double) * (size_t)(C * w->m)) == cudaSuccess &&
-         cudaMalloc(&J, sizeof(double) * (size_t)(C * w->m * w->n)) == cudaSuccess &&
-         cudaMemcpy(x, hx, sizeof(double) * (size_t)(C * w->n), cudaMemcpyHostToDevice) == cudaSuccess &&
-         (w->p == 0 || cudaMemcpy(p, hp, sizeof(double) * (size_t)(C * w->p), cudaMemcpyHostToDevice) == cudaSuccess);
+    ok = device_arrays_make(w, C, 0, hx, hp, &a, &b);
   }
-  dual_batch b;
-  dual_batch_init(&b);
-  b.memory = DUAL_MEMORY_DEVICE, b.count = C;
-  b.x = x, b.x_ps = w->n, b.x_es = 1;
-  if (w->p > 0) b.p = p, b.p_ps = w->p, b.p_es = 1;
-  b.y = y, b.y_ps = w->m, b.y_es = 1, b.d = J, b.d_ps = w->m * w->n, b.d_rs = w->n, b.d_cs = 1;
   const int calls = (int)ceil(B / (double)C);
   for (int i = 0; i < 3 && ok; ++i) ok = dual_run(ctx, prog, DUAL_MODE_JACOBIAN, &b) == DUAL_SUCCESS;
   const double t0 = now();
@@ -301,9 +310,9 @@ static double peer_rate(const workload *w, int G, double B, double *Jout) {
     fprintf(stderr, "%s, device arrays on GPU 0, one context over %d GPUs: %d calls in %.4f s; last: device %d, tier %d, "
             "%lld points on GPUs; note: %s\n", w->name, G, calls, secs, dual_context_last_device(ctx),
             dual_context_last_tier(ctx), (long long)on_gpus, dual_context_last_note(ctx));
-    ok = cudaMemcpy(Jout, J, sizeof(double) * (size_t)(C * w->m * w->n), cudaMemcpyDeviceToHost) == cudaSuccess;
+    ok = cudaMemcpy(Jout, a.J, sizeof(double) * (size_t)(C * w->m * w->n), cudaMemcpyDeviceToHost) == cudaSuccess;
   }
-  cudaFree(x), cudaFree(p), cudaFree(y), cudaFree(J);
+  device_arrays_free(&a);
   free(hx), free(hp);
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
