@@ -330,11 +330,14 @@ static int every_device(int all[16], const char *what) {
  * shared with the devices that have peer access to the first's memory, their kernels using its
  * arrays in place; on each of 4 calls (the shares moving with the measured rates) the arrays are
  * zeroed, then refilled by a plain cudaMemcpy just before the call, which every device's kernels
- * must wait for; the Jacobians are the CPU's bits and every point ran on a GPU.  A batch on
- * another device than the first is refused, whatever shares the rates would give (with 3001
- * points and a busy first device, the second may take them all). */
+ * must wait for; the Jacobians are the CPU's bits and every point ran on a GPU.  The batch is the
+ * fixture's points 8 times over (24008 points): shares are whole multiples of 1024 points, so
+ * every device takes one unless its measured rate is a small fraction of the others' (with the
+ * fixture's 3001 points and a busy first device, the second took them all).  A batch on another
+ * device than the first is refused, whatever shares the rates would give. */
 Test(gpu_devices, a_device_batch_over_every_device) {
   need_gpu();
+  enum { TILES = 8, BD = TILES * B };
   int all[16], reach = 0;
   const int n = every_device(all, "the split of a device batch");
   if (n == 0) return;
@@ -344,40 +347,48 @@ Test(gpu_devices, a_device_batch_over_every_device) {
   }
   fixture fx;
   fixture_init(&fx);
-  results *r = malloc(sizeof *r);
-  cr_assert_not_null(r);
+  double *x = malloc(sizeof(double) * BD * N), *c = malloc(sizeof(double) * BD * NP);
+  double *y = malloc(sizeof(double) * BD * M), *J = malloc(sizeof(double) * BD * M * N);
+  cr_assert(x != NULL && c != NULL && y != NULL && J != NULL);
+  for (int t = 0; t < TILES; ++t) {
+    memcpy(x + (size_t)t * B * N, fx.x, sizeof(double) * B * N);
+    memcpy(c + (size_t)t * B * NP, fx.c, sizeof(double) * B * NP);
+  }
   dual_context *ctx = context_on(DUAL_DEVICE_GPU, 0);
   cr_assert_eq(dual_context_set_gpus(ctx, n, all), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   cr_assert_eq(dual_context_set_ad_mode(ctx, DUAL_AD_FORWARD), DUAL_SUCCESS);
   cr_assert_eq(cudaSetDevice(0), cudaSuccess);
-  double *dx = to_device(NULL, sizeof(double) * B * N), *dc = to_device(fx.c, sizeof(double) * B * NP);
-  double *dy = to_device(NULL, sizeof(double) * B * M), *dJ = to_device(NULL, sizeof(double) * B * M * N);
+  double *dx = to_device(NULL, sizeof(double) * BD * N), *dc = to_device(c, sizeof(double) * BD * NP);
+  double *dy = to_device(NULL, sizeof(double) * BD * M), *dJ = to_device(NULL, sizeof(double) * BD * M * N);
   dual_batch b;
   dual_batch_init(&b);
-  b.memory = DUAL_MEMORY_DEVICE, b.count = B;
+  b.memory = DUAL_MEMORY_DEVICE, b.count = BD;
   b.x = dx, b.x_ps = N, b.x_es = 1, b.p = dc, b.p_ps = NP, b.p_es = 1;
   b.y = dy, b.y_ps = M, b.y_es = 1, b.d = dJ, b.d_ps = M * N, b.d_rs = N, b.d_cs = 1;
   for (int call = 0; call < 4; ++call) {
-    cr_assert_eq(cudaMemset(dx, 0, sizeof(double) * B * N), cudaSuccess);
-    cr_assert_eq(cudaMemset(dy, 0, sizeof(double) * B * M), cudaSuccess);
-    cr_assert_eq(cudaMemset(dJ, 0, sizeof(double) * B * M * N), cudaSuccess);
+    cr_assert_eq(cudaMemset(dx, 0, sizeof(double) * BD * N), cudaSuccess);
+    cr_assert_eq(cudaMemset(dy, 0, sizeof(double) * BD * M), cudaSuccess);
+    cr_assert_eq(cudaMemset(dJ, 0, sizeof(double) * BD * M * N), cudaSuccess);
     cr_assert_eq(cudaDeviceSynchronize(), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(dx, fx.x, sizeof(double) * B * N, cudaMemcpyHostToDevice), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(dx, x, sizeof(double) * BD * N, cudaMemcpyHostToDevice), cudaSuccess);
     cr_assert_eq(dual_run(ctx, fx.jac, DUAL_MODE_JACOBIAN, &b), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
     cr_assert_eq(dual_context_last_device(ctx), DUAL_DEVICE_GPU);
     int64_t on_gpu = -1, on_cpu = -1;
     cr_assert_eq(dual_context_last_split(ctx, &on_gpu, &on_cpu), DUAL_SUCCESS);
-    cr_assert(on_gpu == B && on_cpu == 0, "call %d: %lld points on the GPUs, %lld on the CPU", call,
+    cr_assert(on_gpu == BD && on_cpu == 0, "call %d: %lld points on the GPUs, %lld on the CPU", call,
               (long long)on_gpu, (long long)on_cpu);
-    cr_assert_eq(cudaMemcpy(r->y, dy, sizeof r->y, cudaMemcpyDeviceToHost), cudaSuccess);
-    cr_assert_eq(cudaMemcpy(r->J, dJ, sizeof r->J, cudaMemcpyDeviceToHost), cudaSuccess);
-    cr_assert(memcmp(r->y, fx.ref.y, sizeof r->y) == 0 && memcmp(r->J, fx.ref.J, sizeof r->J) == 0,
-              "call %d: the device batch's Jacobians differ from the CPU's", call);
+    cr_assert_eq(cudaMemcpy(y, dy, sizeof(double) * BD * M, cudaMemcpyDeviceToHost), cudaSuccess);
+    cr_assert_eq(cudaMemcpy(J, dJ, sizeof(double) * BD * M * N, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int t = 0; t < TILES; ++t)
+      cr_assert(memcmp(y + (size_t)t * B * M, fx.ref.y, sizeof fx.ref.y) == 0 &&
+                    memcmp(J + (size_t)t * B * M * N, fx.ref.J, sizeof fx.ref.J) == 0,
+                "call %d: the device batch's Jacobians differ from the CPU's in points %d .. %d", call, t * B,
+                (t + 1) * B - 1);
   }
   cr_assert_eq(current_device(), 0, "the caller's current device");
   cr_log_info("a device batch over %d GPUs (%d with peer access to the first): the CPU's bits on 4 calls", n, reach);
   cr_assert_eq(cudaSetDevice(1), cudaSuccess);
-  double *elsewhere = to_device(fx.x, sizeof(double) * B * N);
+  double *elsewhere = to_device(x, sizeof(double) * BD * N);
   cr_assert_eq(cudaSetDevice(0), cudaSuccess);
   b.x = elsewhere;
   const int refused = dual_run(ctx, fx.jac, DUAL_MODE_JACOBIAN, &b);
@@ -385,7 +396,7 @@ Test(gpu_devices, a_device_batch_over_every_device) {
   cr_assert_not_null(strstr(dual_context_last_error(ctx), "is on device 1"), "%s", dual_context_last_error(ctx));
   cudaFree(elsewhere), cudaFree(dx), cudaFree(dc), cudaFree(dy), cudaFree(dJ);
   dual_context_destroy(&ctx);
-  free(r);
+  free(x), free(c), free(y), free(J);
   fixture_free(&fx);
 }
 
