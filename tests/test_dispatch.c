@@ -502,6 +502,72 @@ Test(split, parts_over_simulated_devices_give_the_whole_calls_bits) {
   for (int i = 0; i < K; ++i) dual_context_destroy(&dev[i]);
 }
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+/* One task of dual_run_tasks: the thread it ran on, and whether it saw every task of its call
+ * running at once (each waits, up to 5 s, until all have arrived). */
+typedef struct task_probe {
+  atomic_int *arrived;
+  int k, fail, all_at_once, runs;
+  pthread_t thread;
+} task_probe;
+
+static int probe_task(void *arg) {
+  task_probe *t = (task_probe *)arg;
+  t->thread = pthread_self();
+  t->runs++;
+  atomic_fetch_add(t->arrived, 1);
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    if (atomic_load(t->arrived) >= t->k) {
+      t->all_at_once = 1;
+      break;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+  } while ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) < 5.0);
+  return t->fail ? DUAL_ERR_DEVICE : DUAL_SUCCESS;
+}
+
+/* dual_run_tasks (the solvers' shares over several GPUs): k tasks run at once, each once, on
+ * threads other than the caller's and each other's, kept from call to call; each task's status
+ * comes back in its slot (a failing one does not stop the others), and a count out of range runs
+ * nothing. */
+Test(split, tasks_run_at_once_on_their_own_kept_threads) {
+  enum { K = 4 };
+  dual_context *ctx = NULL;
+  cr_assert_eq(dual_context_create(&ctx, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  pthread_t first[K];
+  for (int call = 0; call < 2; ++call) {
+    atomic_int arrived = 0;
+    task_probe t[K];
+    void *args[K];
+    for (int i = 0; i < K; ++i) t[i] = (task_probe){&arrived, K, i == 2, 0, 0, pthread_self()}, args[i] = &t[i];
+    int st[K];
+    double secs[K];
+    cr_assert_eq(dual_run_tasks(ctx, K, probe_task, args, st, secs), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+    for (int i = 0; i < K; ++i) {
+      cr_assert_eq(t[i].runs, 1, "call %d: task %d ran %d times", call, i, t[i].runs);
+      cr_assert(t[i].all_at_once, "call %d: task %d did not see the %d tasks at once", call, i, K);
+      cr_assert_eq(st[i], i == 2 ? DUAL_ERR_DEVICE : DUAL_SUCCESS, "call %d: task %d's status", call, i);
+      cr_assert(secs[i] >= 0.0, "call %d: task %d's seconds %g", call, i, secs[i]);
+      cr_assert(!pthread_equal(t[i].thread, pthread_self()), "call %d: task %d ran on the caller's thread", call, i);
+      for (int j = 0; j < i; ++j)
+        cr_assert(!pthread_equal(t[i].thread, t[j].thread), "call %d: tasks %d and %d shared a thread", call, j, i);
+      if (call == 0) first[i] = t[i].thread;
+      else cr_assert(pthread_equal(t[i].thread, first[i]), "task %d: a new thread on the second call", i);
+    }
+  }
+  int st[1];
+  double secs[1];
+  void *none[1] = {NULL};
+  cr_assert_eq(dual_run_tasks(ctx, 0, probe_task, none, st, secs), DUAL_ERR_INTERNAL);
+  cr_assert_eq(dual_run_tasks(ctx, DUAL_SPLIT_MAX_PARTS + 1, probe_task, none, st, secs), DUAL_ERR_INTERNAL);
+  dual_context_destroy(&ctx);
+}
+
 Test(split, shares_follow_the_rates) {
   int64_t c[DUAL_SPLIT_MAX_PARTS], again[DUAL_SPLIT_MAX_PARTS];
   const double r112[3] = {1, 1, 2};
