@@ -7,8 +7,13 @@
 #include "context.h"
 #include "gpu.h"
 
+#define NO_CUDA "this build of dualbatch has no CUDA support"
+
+/* Every GPU request's answer: DUAL_ERR_NO_DEVICE, saying why. */
+static int no_cuda(dual_context *ctx) { return dual_fail(ctx, DUAL_ERR_NO_DEVICE, NO_CUDA); }
+
 int dual_gpu_count(char *why, size_t cap) {
-  if (why != NULL && cap > 0) snprintf(why, cap, "this build of dualbatch has no CUDA support");
+  if (why != NULL && cap > 0) snprintf(why, cap, NO_CUDA);
   return 0;
 }
 
@@ -16,22 +21,22 @@ int dual_gpu_current_device(void) { return 0; }
 
 int dual_gpu_run(dual_context *ctx, const dual_job *job) {
   (void)job;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_run2(dual_context *ctx, const dual_job *job) {
   (void)job;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_run_rev(dual_context *ctx, const dual_job *job) {
   (void)job;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_run_sgrad(dual_context *ctx, const dual_job *job) {
   (void)job;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const struct dual_newton_opts *o,
@@ -41,7 +46,7 @@ int dual_gpu_newton(dual_context *ctx, const dual_program *prog, const struct du
   (void)prog, (void)o, (void)B, (void)x, (void)ldx, (void)p, (void)ldp, (void)info, (void)iters, (void)fnorm;
   (void)device_mem, (void)host_state;
   *done = 0;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_is_device_pointer(const void *p) {
@@ -52,13 +57,13 @@ int dual_gpu_is_device_pointer(const void *p) {
 int dual_gpu_copy(dual_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
                   size_t bytes, int64_t rows, const char *what) {
   (void)dst, (void)dst_pitch, (void)src, (void)src_pitch, (void)bytes, (void)rows;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: this build of dualbatch has no CUDA support", what);
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: " NO_CUDA, what);
 }
 
 int dual_gpu_solve_buffer(dual_context *ctx, int which, size_t bytes, void **p, const char *what) {
   (void)which, (void)bytes;
   *p = NULL;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: this build of dualbatch has no CUDA support", what);
+  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "%s: " NO_CUDA, what);
 }
 
 void dual_gpu_release(struct dual_gpu *gpu) { (void)gpu; }
@@ -74,7 +79,7 @@ int dual_gpu_lsq(dual_context *ctx, const dual_program *prog, const struct dual_
   (void)prog, (void)o, (void)B, (void)x, (void)ldx, (void)p, (void)ldp, (void)info, (void)iters, (void)fnorm;
   (void)device_mem;
   *done = 0;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_would_compile(dual_context *ctx, const dual_job *job) {
@@ -91,12 +96,12 @@ int dual_gpu_enable_peer(int from, int to) {
 
 int dual_gpu_check_batch(dual_context *ctx, const dual_batch *b) {
   (void)b;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 int dual_gpu_mark_caller(dual_context *ctx, void **event) {
   *event = NULL;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
 
 uint64_t dual_gpu_allocations(const dual_context *ctx) {
@@ -106,5 +111,5 @@ uint64_t dual_gpu_allocations(const dual_context *ctx) {
 
 int dual_gpu_calibrate(dual_context *ctx, int compiled, struct dual_calibration *c) {
   (void)compiled, (void)c;
-  return dual_fail(ctx, DUAL_ERR_NO_DEVICE, "this build of dualbatch has no CUDA support");
+  return no_cuda(ctx);
 }
