@@ -215,6 +215,22 @@ int dual_context_gpus(const dual_context *ctx, int *ordinals, int cap);
  * its results are complete (it synchronizes the stream). */
 int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
 
+/* Page-lock `bytes` of host memory from `ptr` (cudaHostRegister, for every GPU) so that GPU calls
+ * on host arrays inside it copy straight between it and the devices.  An array qualifies when its
+ * points lie packed one after another (ldx = n, a Jacobian's ldj = m * n, ...: the default
+ * layouts) and its first and last entries are in locked memory; each chunk of it is then one DMA
+ * copy, with none of the library's host threads copying it through staging buffers.  Where the
+ * host's memory bandwidth is the limit (host arrays on one or several GPUs: BENCHMARKS.md) this
+ * raises the throughput; the results are the same bits.  Locking costs time in proportion to the
+ * size (the system locks each page), so lock arrays reused over many calls, once; locked memory
+ * cannot be swapped out.  dual_host_unpin(ctx, ptr) releases a range locked here, and must be
+ * called before that memory is freed.  A context on the CPU, or a build without CUDA: both do
+ * nothing and succeed.  Errors: a NULL pointer or bytes < 1, a range overlapping one already
+ * locked, or unpinning a pointer that does not start a locked range: DUAL_ERR_ARGUMENT; the
+ * system refusing to lock that much: DUAL_ERR_NO_MEMORY. */
+int dual_host_pin(dual_context *ctx, void *ptr, int64_t bytes);
+int dual_host_unpin(dual_context *ctx, void *ptr);
+
 /* GPU contexts: the most device memory, in bytes, the context's pool may hold (0 = default: 90%
  * of the memory free when the pool is first used); buffers kept from earlier calls past a lowered
  * limit are released at the next call.  Host-memory batches larger than the pool are

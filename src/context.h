@@ -51,6 +51,8 @@ struct dual_context {
                            its batch may also live in (0: none) */
   void *gpu_after;      /* a peer during a device-memory split call: the cudaEvent_t (another
                            device's) its kernels first wait for: the caller's work (NULL: none) */
+  int64_t stage_points; /* a device's share of a host-array split call: the points its staging
+                           sizes chunks by when its share is smaller (0: its share) */
   int tier;             /* dual_tier asked for (after DUALBATCH_TIER) */
   int cpu_tier;           /* the CPU's compiled tier on a CPU context (jit/cpu_jit.h): dual_tier, from
                            DUALBATCH_CPU_TIER or dual_context_set_tier */

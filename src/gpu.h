@@ -85,6 +85,12 @@ int dual_gpu_compiling(void);
  * caller's current device is kept. */
 int dual_gpu_enable_peer(int from, int to);
 
+/* dual_host_pin / dual_host_unpin on a GPU context, arguments checked: cudaHostRegister (portable
+ * to every device) and cudaHostUnregister, the CUDA errors as DUAL_ERR_* statuses with the reason.
+ * A build without CUDA does nothing and succeeds. */
+int dual_gpu_host_pin(dual_context *ctx, void *ptr, size_t bytes);
+int dual_gpu_host_unpin(dual_context *ctx, void *ptr);
+
 /* A device-memory batch for a context over several GPUs, checked before it is cut among them:
  * every array on the context's first device (dual_gpu_check_memory's rules), whatever share
  * each device would take; a DUAL_ERR_* status naming the array otherwise. */

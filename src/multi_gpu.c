@@ -126,12 +126,17 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
     const int s = dual_gpu_mark_caller(ctx, &after);
     if (s != DUAL_SUCCESS) return s;
   }
+  /* each share's staging sized as for the even share and a quarter more: shares move with the
+   * measured rates, and staging buffers outgrown would be pinned again (gpu_stage.c) */
+  const int64_t even = (job->b->count + n_used - 1) / n_used, basis = even + even / 4;
   uint64_t allocs[DUAL_SPLIT_MAX_PARTS];
   for (int i = 0; i < k; ++i) {
     allocs[i] = dual_gpu_allocations(ctxs[i]);
     if (i > 0 && device && used[i]) ctxs[i]->gpu_after = after, ctxs[i]->gpu_reach = ctx->gpu_list[0] + 1;
+    if (!device && n_used > 1) ctxs[i]->stage_points = basis;
   }
   const int ret = dual_run_parts(ctx, job, k, counts, ctxs, fn, threads, st, secs);
+  for (int i = 0; i < k; ++i) ctxs[i]->stage_points = 0;
   for (int i = 1; i < k; ++i) ctxs[i]->gpu_after = NULL, ctxs[i]->gpu_reach = 0;
   if (ret != DUAL_SUCCESS) return ret;
   int first = -1;
@@ -175,6 +180,7 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
   solve_share shares[DUAL_SPLIT_MAX_PARTS];
   void *args[DUAL_SPLIT_MAX_PARTS];
   dual_split_shares(B, k, ctx->gpu_rate_solve, DUAL_MULTI_GPU_QUANTUM, counts);
+  const int64_t even = (B + k - 1) / k;
   int64_t first = 0;
   for (int i = 0; i < k; ++i) {
     if ((ctxs[i] = part_context(ctx, i)) == NULL) return DUAL_ERR_NO_MEMORY;
@@ -184,10 +190,12 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
     args[i] = &shares[i];
     first += counts[i];
   }
+  for (int i = 0; i < k; ++i) ctxs[i]->stage_points = even + even / 4; /* as dual_multi_gpu_run's shares */
   const int saved_threads = ctx->threads;
   ctx->threads = T / k > 0 ? T / k : 1, ctx->solve_share = 1;
   const int ret = dual_run_tasks(ctx, k, run_share, args, st, secs);
   ctx->threads = saved_threads, ctx->solve_share = 0;
+  for (int i = 0; i < k; ++i) ctxs[i]->stage_points = 0;
   if (ret != DUAL_SUCCESS) return ret;
   for (int i = 0; i < k; ++i) {
     if (st[i] == DUAL_SUCCESS) continue;

@@ -323,6 +323,8 @@ Test(api, a_null_context_is_an_argument_error_everywhere) {
   cr_assert_eq(dual_lsq(NULL, p, NULL, 1, x, 2, &c, 1, info, iters, y), A);
   cr_assert_eq(dual_context_calibrate(NULL, buf, sizeof buf), A);
   cr_assert_eq(dual_context_set_stream(NULL, NULL), A);
+  cr_assert_eq(dual_host_pin(NULL, &(double){0}, 8), A);
+  cr_assert_eq(dual_host_unpin(NULL, &(double){0}), A);
   cr_assert_eq(dual_context_set_memory_limit(NULL, 0), A);
   cr_assert_eq(dual_context_set_threads(NULL, 1), A);
   cr_assert_eq(dual_context_set_width(NULL, 1), A);
@@ -386,4 +388,23 @@ Test(api, memory_limits_below_the_minimum_are_argument_errors) {
   }
   free(x), free(y), free(J);
   dual_program_destroy(&p);
+}
+
+/* dual_host_pin on a CPU context: nothing to speed up, so nothing is locked and both calls
+ * succeed (unpinning what was never pinned too); the arguments are still checked. */
+Test(api, host_pin_on_the_cpu_does_nothing_and_checks_its_arguments) {
+  dual_context *cpu = NULL;
+  cr_assert_eq(dual_context_create(&cpu, DUAL_DEVICE_CPU), DUAL_SUCCESS);
+  double a[64] = {0};
+  cr_assert_eq(dual_host_pin(cpu, a, sizeof a), DUAL_SUCCESS, "%s", dual_context_last_error(cpu));
+  cr_assert_eq(dual_host_pin(cpu, a, sizeof a), DUAL_SUCCESS, "twice: still nothing locked");
+  cr_assert_eq(dual_host_unpin(cpu, a), DUAL_SUCCESS);
+  cr_assert_eq(dual_host_unpin(cpu, a + 1), DUAL_SUCCESS);
+  cr_assert_eq(dual_host_pin(cpu, NULL, 8), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(cpu), "NULL pointer"), "%s", dual_context_last_error(cpu));
+  cr_assert_eq(dual_host_pin(cpu, a, 0), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(cpu), "below 1 byte"), "%s", dual_context_last_error(cpu));
+  cr_assert_eq(dual_host_pin(cpu, a, -8), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_host_unpin(cpu, NULL), DUAL_ERR_ARGUMENT);
+  dual_context_destroy(&cpu);
 }

@@ -295,6 +295,19 @@ Test(gpu_devices, a_context_over_every_device) {
               (long long)on_gpu, (long long)on_cpu);
     assert_same(&fx.ref, r, "several GPUs");
   }
+  /* the same arrays page-locked (dual_host_pin): each device's share copies straight between them
+   * and the device, without staging */
+  void *locked[3] = {fx.x, fx.c, r};
+  const int64_t sizes[3] = {(int64_t)sizeof(double) * B * N, (int64_t)sizeof(double) * B * NP, (int64_t)sizeof *r};
+  for (int i = 0; i < 3; ++i)
+    cr_assert_eq(dual_host_pin(ctx, locked[i], sizes[i]), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  for (int call = 0; call < 2; ++call) {
+    memset(r, 0, sizeof *r);
+    run_all(ctx, fx.jac, fx.scalar, fx.x, fx.c, r);
+    assert_same(&fx.ref, r, "several GPUs, page-locked arrays");
+  }
+  for (int i = 0; i < 3; ++i)
+    cr_assert_eq(dual_host_unpin(ctx, locked[i]), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
   cr_assert_eq(current_device(), 0, "the caller's current device");
   dual_context_destroy(&ctx);
   setenv("DUALBATCH_DEVICE", "gpu:1,0", 1);

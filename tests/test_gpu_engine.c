@@ -416,6 +416,117 @@ Test(gpu, device_arrays_just_copied_from_pageable_memory) {
 }
 #endif
 
+/* Host arrays page-locked with dual_host_pin are copied straight to and from the device, chunk by
+ * chunk, with no staging copy (gpu_stage.c): the CPU's bits for the first-order engine (ba and
+ * kin Jacobians: in one pass, and in many chunks under a small pool), the second-order one (hess's
+ * Hessian, whose scattered columns still go through staging) and reverse mode (ba's VJP); with
+ * every array locked, and with only some.  Then the errors: a range locked twice, unlocking a
+ * pointer never locked, a NULL pointer, a zero size; the context works after them. */
+static void *locked_copy(dual_context *ctx, const void *src, size_t bytes) {
+  void *p = malloc(bytes);
+  cr_assert_not_null(p);
+  if (src != NULL) memcpy(p, src, bytes);
+  else memset(p, 0xff, bytes); /* results: NaN bits until written */
+  cr_assert_eq(dual_host_pin(ctx, p, (int64_t)bytes), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  return p;
+}
+
+static void unlock_free(dual_context *ctx, void *p) {
+  cr_assert_eq(dual_host_unpin(ctx, p), DUAL_SUCCESS, "%s", dual_context_last_error(ctx));
+  free(p);
+}
+
+Test(gpu, page_locked_host_arrays_equal_the_cpu_bitwise) {
+  need_gpu();
+  dual_context *cpu = context(DUAL_DEVICE_CPU), *gpu = context(DUAL_DEVICE_GPU);
+  uint64_t rng = 29;
+  const int64_t B = 40009; /* 3 chunks of the staging path's 16384-point minimum */
+  static const char *names[] = {"ba", "kin"};
+  for (int f = 0; f < 2; ++f) {
+    dual_program *prog = bench_program(cpu, names[f]);
+    const int64_t n = dual_program_num_inputs(prog), m = dual_program_num_outputs(prog),
+                  np = dual_program_num_params(prog);
+    double *x, *p;
+    workload_points(names[f], &rng, B, &x, &p);
+    result c = jacobian(cpu, prog, B, x, p);
+    result g = {B, n, m, NULL, NULL, NULL};
+    double *lx = locked_copy(gpu, x, sizeof(double) * (size_t)(B * n));
+    double *lp = np > 0 ? locked_copy(gpu, p, sizeof(double) * (size_t)(B * np)) : NULL;
+    g.y = locked_copy(gpu, NULL, sizeof(double) * (size_t)(B * m));
+    g.J = locked_copy(gpu, NULL, sizeof(double) * (size_t)(B * m * n));
+    g.st = locked_copy(gpu, NULL, sizeof(int32_t) * (size_t)B);
+    for (int pool = 0; pool < 2; ++pool) {
+      cr_assert_eq(dual_context_set_memory_limit(gpu, pool ? 24 << 20 : 0), DUAL_SUCCESS);
+      memset(g.y, 0xff, sizeof(double) * (size_t)(B * m)), memset(g.J, 0xff, sizeof(double) * (size_t)(B * m * n));
+      cr_assert_eq(dual_jacobian(gpu, prog, B, lx, n, lp, np, g.y, m, g.J, m * n, g.st), DUAL_SUCCESS, "%s",
+                   dual_context_last_error(gpu));
+      assert_bitwise(&c, &g, pool ? "locked arrays, a small pool" : "locked arrays");
+    }
+    cr_assert_eq(dual_context_set_memory_limit(gpu, 0), DUAL_SUCCESS);
+    /* only the Jacobian locked: the inputs and values through staging */
+    result h = jacobian(gpu, prog, B, x, p);
+    assert_bitwise(&c, &h, "pageable arrays");
+    memset(g.J, 0xff, sizeof(double) * (size_t)(B * m * n));
+    cr_assert_eq(dual_jacobian(gpu, prog, B, x, n, p, np, h.y, m, g.J, m * n, h.st), DUAL_SUCCESS);
+    cr_assert(memcmp(c.J, g.J, sizeof(double) * (size_t)(B * m * n)) == 0, "%s: only J locked", names[f]);
+    if (f == 0) { /* ba's VJP, the cotangents and gradients locked */
+      double *u = random_array(&rng, B * m, -1, 1), *gc = malloc(sizeof(double) * (size_t)(B * n));
+      double *lu = locked_copy(gpu, u, sizeof(double) * (size_t)(B * m)), *lg = locked_copy(gpu, NULL, sizeof(double) * (size_t)(B * n));
+      cr_assert_eq(dual_vjp(cpu, prog, B, x, n, p, np, u, m, NULL, 0, gc, n, c.st), DUAL_SUCCESS);
+      cr_assert_eq(dual_vjp(gpu, prog, B, lx, n, lp, np, lu, m, NULL, 0, lg, n, g.st), DUAL_SUCCESS, "%s",
+                   dual_context_last_error(gpu));
+      cr_assert(memcmp(gc, lg, sizeof(double) * (size_t)(B * n)) == 0, "ba VJP: locked arrays differ from the CPU");
+      unlock_free(gpu, lu), unlock_free(gpu, lg);
+      free(u), free(gc);
+    }
+    unlock_free(gpu, lx), unlock_free(gpu, g.y), unlock_free(gpu, g.J), unlock_free(gpu, g.st);
+    if (lp != NULL) unlock_free(gpu, lp);
+    result_free(&c), result_free(&h);
+    free(x), free(p);
+    dual_program_destroy(&prog);
+  }
+  { /* hess's Hessian: x locked, H (scattered components) staged from locked memory */
+    dual_program *hess = bench_program(cpu, "hess");
+    const int64_t n = 16, HB = 20011;
+    double *hx = random_array(&rng, HB * n, -1.5, 1.5), *Hc = malloc(sizeof(double) * (size_t)(HB * n * n));
+    int32_t *sc = malloc(sizeof(int32_t) * (size_t)HB);
+    double *lx = locked_copy(gpu, hx, sizeof(double) * (size_t)(HB * n)),
+           *lH = locked_copy(gpu, NULL, sizeof(double) * (size_t)(HB * n * n));
+    int32_t *ls = locked_copy(gpu, NULL, sizeof(int32_t) * (size_t)HB);
+    cr_assert_eq(dual_hessian(cpu, hess, HB, hx, n, NULL, 0, NULL, 0, NULL, 0, Hc, n * n, DUAL_HESSIAN_FULL, sc),
+                 DUAL_SUCCESS);
+    cr_assert_eq(dual_hessian(gpu, hess, HB, lx, n, NULL, 0, NULL, 0, NULL, 0, lH, n * n, DUAL_HESSIAN_FULL, ls),
+                 DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    cr_assert(memcmp(Hc, lH, sizeof(double) * (size_t)(HB * n * n)) == 0, "hess Hessian: locked arrays differ");
+    cr_assert(memcmp(sc, ls, sizeof(int32_t) * (size_t)HB) == 0, "hess Hessian: statuses differ");
+    unlock_free(gpu, lx), unlock_free(gpu, lH), unlock_free(gpu, ls);
+    free(hx), free(Hc), free(sc);
+    dual_program_destroy(&hess);
+  }
+  /* the errors, each with its reason; the context still works after them */
+  double *a = malloc(sizeof(double) * 4096), *b = malloc(sizeof(double) * 64);
+  cr_assert(a != NULL && b != NULL);
+  cr_assert_eq(dual_host_pin(gpu, a, sizeof(double) * 4096), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+  cr_assert_eq(dual_host_pin(gpu, a + 100, 8), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(gpu), "already page-locked"), "%s", dual_context_last_error(gpu));
+  cr_assert_eq(dual_host_unpin(gpu, b), DUAL_ERR_ARGUMENT);
+  cr_assert_not_null(strstr(dual_context_last_error(gpu), "does not start a range"), "%s", dual_context_last_error(gpu));
+  cr_assert_eq(dual_host_pin(gpu, NULL, 8), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_host_pin(gpu, b, 0), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_host_unpin(gpu, NULL), DUAL_ERR_ARGUMENT);
+  cr_assert_eq(dual_host_unpin(gpu, a), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+  cr_assert_eq(dual_host_unpin(gpu, a), DUAL_ERR_ARGUMENT, "a range unlocked twice");
+  free(a), free(b);
+  dual_program *ba = bench_program(cpu, "ba");
+  double *x, *p;
+  workload_points("ba", &rng, 1000, &x, &p);
+  result r = jacobian(gpu, ba, 1000, x, p);
+  result_free(&r);
+  free(x), free(p);
+  dual_program_destroy(&ba);
+  dual_context_destroy(&cpu), dual_context_destroy(&gpu);
+}
+
 Test(gpu, failures_fall_back_with_auto_and_fail_with_gpu) {
   need_gpu();
   dual_context *cpu = context(DUAL_DEVICE_CPU), *autoc = context(DUAL_DEVICE_AUTO),

@@ -41,6 +41,8 @@ PROTOTYPES = {
     "dual_context_last_note": (_cp, [_vp]),
     "dual_device_count": (_int, []),
     "dual_context_set_stream": (_int, [_vp, _vp]),
+    "dual_host_pin": (_int, [_vp, _vp, _i64]),
+    "dual_host_unpin": (_int, [_vp, _vp]),
     "dual_context_set_memory_limit": (_int, [_vp, _i64]),
     "dual_context_set_threads": (_int, [_vp, _int]),
     "dual_context_set_gpu": (_int, [_vp, _int]),

@@ -5,6 +5,8 @@ import ctypes
 import os
 import threading
 
+import numpy as np
+
 from ._handle import OwnsHandle
 from ._native import LIB, text
 from .constants import ADMode, Device, Knob, Tier
@@ -28,6 +30,14 @@ def _seed64(seed):
     if not -2 ** 63 <= seed < 2 ** 64:
         raise ValueError("seed %d does not fit in 64 bits" % seed)
     return seed - 2 ** 64 if seed >= 2 ** 63 else seed
+
+
+def _memory(array, what):
+    """The address and size of an ndarray's own memory (never of a copy, which pin would lock
+    and lose)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError("%s takes a numpy.ndarray, not %s" % (what, type(array).__name__))
+    return array.ctypes.data, array.nbytes
 
 
 def _stream_handle(stream):
@@ -170,6 +180,16 @@ class Context(OwnsHandle):
         handle = _stream_handle(stream)
         self._call(LIB.dual_context_set_stream, self._handle, handle)
         self._stream = handle
+
+    def pin(self, array):
+        """Page-lock a NumPy array's memory (dual_host_pin) so that GPU calls on it (packed,
+        C-contiguous) copy straight to and from the device, skipping the staging copy.  Keep the
+        array alive and call unpin(array) before dropping it.  On the CPU: nothing happens."""
+        self._call(LIB.dual_host_pin, self._handle, *_memory(array, "pin"))
+
+    def unpin(self, array):
+        """Release an array locked with pin()."""
+        self._call(LIB.dual_host_unpin, self._handle, _memory(array, "unpin")[0])
 
     def set_knob(self, knob, value):
         self._call(LIB.dual_context_set_knob, self._handle, int(_enum(knob, Knob, "knob")),

@@ -171,3 +171,17 @@ def test_gpu_context_without_gpu():
     with pytest.raises(db.DualbatchError) as e:
         db.Context(device="gpu")
     assert e.value.status == Status.ERR_NO_DEVICE and e.value.message
+
+
+def test_pin_checks_its_argument(ctx):
+    """Context.pin locks an ndarray's own memory (never a copy): anything else is a TypeError, an
+    empty array the library's argument error; on a CPU context a real array is a no-op."""
+    a = np.zeros(8)
+    ctx.pin(a)
+    ctx.unpin(a)
+    with pytest.raises(TypeError):
+        ctx.pin([0.0, 1.0])
+    with pytest.raises(db.DualbatchError) as e:
+        ctx.pin(np.zeros(0))
+    assert e.value.status == Status.ERR_ARGUMENT
+    assert "below 1 byte" in e.value.message

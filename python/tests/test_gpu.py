@@ -163,3 +163,25 @@ def test_several_devices(reference, data):
         got = ctx.compile(SRC).jacobian(x, s)
         for field, value in zip(got._fields, got):
             np.testing.assert_array_equal(value, getattr(reference["jacobian"], field), err_msg=field)
+
+
+def test_pinned_numpy_arrays_equal_the_cpu(gpu, reference, data):
+    """Arrays page-locked with Context.pin are copied straight to and from the device: the same
+    bits as the CPU; then unpin releases them (a second unpin is the library's argument error)."""
+    x, s = data
+    x = np.ascontiguousarray(x)
+    s = np.ascontiguousarray(s)
+    prog = gpu.compile(SRC)
+    gpu.pin(x)
+    gpu.pin(s)
+    try:
+        got = prog.jacobian(x, s)
+    finally:
+        gpu.unpin(x)
+        gpu.unpin(s)
+    for field, value in zip(got._fields, got):
+        ref = getattr(reference["jacobian"], field)
+        assert np.array_equal(np.asarray(value).view(np.uint8), np.asarray(ref).view(np.uint8)), field
+    with pytest.raises(db.DualbatchError) as e:
+        gpu.unpin(x)
+    assert e.value.status == db.Status.ERR_ARGUMENT

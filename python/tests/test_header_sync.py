@@ -116,7 +116,7 @@ def header_functions():
 
 def test_every_function_is_bound_with_its_arguments():
     functions = header_functions()
-    assert len(functions) == 73
+    assert len(functions) == 75
     assert set(functions) == set(PROTOTYPES)
     for name, (ret, args) in functions.items():
         restype, argtypes = PROTOTYPES[name]

@@ -249,6 +249,20 @@ module dualbatch
       integer(c_int) :: dual_context_set_stream
     end function dual_context_set_stream
 
+    ! ptr: c_loc of the first element of an array the caller keeps (target, allocatable or not moved)
+    function dual_host_pin(ctx, ptr, bytes) bind(C, name="dual_host_pin")
+      import
+      type(c_ptr), value :: ctx, ptr
+      integer(c_int64_t), value :: bytes
+      integer(c_int) :: dual_host_pin
+    end function dual_host_pin
+
+    function dual_host_unpin(ctx, ptr) bind(C, name="dual_host_unpin")
+      import
+      type(c_ptr), value :: ctx, ptr
+      integer(c_int) :: dual_host_unpin
+    end function dual_host_unpin
+
     function dual_context_set_memory_limit(ctx, bytes) bind(C, name="dual_context_set_memory_limit")
       import
       type(c_ptr), value :: ctx

@@ -242,6 +242,41 @@ int dual_gpu_enable_peer(int from, int to) {
   return ok;
 }
 
+/* A cudaHostRegister or cudaHostUnregister error as a status: a range already (or not) pinned and
+ * a bad range are the caller's, a refusal for want of memory is NO_MEMORY, the rest the device's. */
+static int pin_error(dual_context *ctx, cudaError_t e, const char *what) {
+  cudaGetLastError();
+  switch (e) {
+  case cudaErrorHostMemoryAlreadyRegistered:
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: the range overlaps host memory already page-locked", what);
+  case cudaErrorHostMemoryNotRegistered:
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: the pointer does not start a range dual_host_pin locked", what);
+  case cudaErrorInvalidValue:
+    return dual_fail(ctx, DUAL_ERR_ARGUMENT, "%s: %s", what, cudaGetErrorString(e));
+  case cudaErrorMemoryAllocation:
+    return dual_fail(ctx, DUAL_ERR_NO_MEMORY, "%s: %s", what, cudaGetErrorString(e));
+  default: return dual_gpu_fail(ctx, e, what);
+  }
+}
+
+static int pin_on_current(dual_context *ctx, void *ptr, size_t bytes) {
+  const cudaError_t e = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+  return e == cudaSuccess ? DUAL_SUCCESS : pin_error(ctx, e, "dual_host_pin");
+}
+
+static int unpin_on_current(dual_context *ctx, void *ptr) {
+  const cudaError_t e = cudaHostUnregister(ptr);
+  return e == cudaSuccess ? DUAL_SUCCESS : pin_error(ctx, e, "dual_host_unpin");
+}
+
+int dual_gpu_host_pin(dual_context *ctx, void *ptr, size_t bytes) {
+  DUAL_ON_CONTEXT_GPU(ctx, pin_on_current(ctx, ptr, bytes));
+}
+
+int dual_gpu_host_unpin(dual_context *ctx, void *ptr) {
+  DUAL_ON_CONTEXT_GPU(ctx, unpin_on_current(ctx, ptr));
+}
+
 static int check_on_current(dual_context *ctx, const dual_batch *b) {
   struct dual_gpu *g = NULL;
   const int st = dual_gpu_state(ctx, &g);

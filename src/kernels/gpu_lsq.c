@@ -156,7 +156,7 @@ static int lsq_on_current(dual_context *ctx, const dual_program *prog, const dua
   v.d.qr = use_cublas_qr(ctx, n, m, no_blas, sizeof no_blas);
   v.d.mr = v.d.qr ? n + 1 : m;
   const size_t per_point = bytes_per_point(n, m, np, v.d.qr);
-  const int64_t C = dual_gpu_solve_chunk(B, per_point);
+  const int64_t C = dual_gpu_solve_chunk(B, ctx->stage_points, per_point);
   v.d.n = n, v.d.m = m, v.d.np = np, v.d.o = *o;
   st = dual_gpu_solve_space(&v.io, g, C, per_point, n > np ? n : np);
   for (int64_t b0 = 0; st == DUAL_SUCCESS && b0 < B; b0 += C) {

@@ -137,7 +137,7 @@ static int newton_on_current(dual_context *ctx, const dual_program *prog, const 
   }
   v.io.ctx = ctx, v.io.stream = v.stream, v.io.device_mem = device_mem, v.io.fn = "dual_newton";
   v.io.threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-  const int64_t C = dual_gpu_solve_chunk(B, bytes_per_point(n, np, v.blas));
+  const int64_t C = dual_gpu_solve_chunk(B, ctx->stage_points, bytes_per_point(n, np, v.blas));
   v.d.C = C, v.d.n = n, v.d.np = np, v.d.o = *o;
   /* J S for the lane groups, which read J's structural entries from it: J's traffic (the
    * engine's stores, the groups' loads) cut to its structure, and the compiled tier's passes to

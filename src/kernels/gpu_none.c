@@ -94,6 +94,16 @@ int dual_gpu_enable_peer(int from, int to) {
   return 0;
 }
 
+int dual_gpu_host_pin(dual_context *ctx, void *ptr, size_t bytes) { /* nothing copies to a GPU */
+  (void)ctx, (void)ptr, (void)bytes;
+  return DUAL_SUCCESS;
+}
+
+int dual_gpu_host_unpin(dual_context *ctx, void *ptr) {
+  (void)ctx, (void)ptr;
+  return DUAL_SUCCESS;
+}
+
 int dual_gpu_check_batch(dual_context *ctx, const dual_batch *b) {
   (void)b;
   return no_cuda(ctx);

@@ -18,14 +18,15 @@ static int cuda(const dual_gpu_solve_io *io, cudaError_t e, const char *what) {
   return dual_gpu_fail(io->ctx, e, msg);
 }
 
-int64_t dual_gpu_solve_chunk(int64_t B, size_t per_point) {
+int64_t dual_gpu_solve_chunk(int64_t B, int64_t basis, size_t per_point) {
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) free_b = (size_t)1 << 30;
   size_t budget = free_b / 8;
   if (budget > ((size_t)2 << 30)) budget = (size_t)2 << 30;
   int64_t C = (int64_t)(budget / per_point);
   if (C < 1024) C = 1024;
-  return C < B ? C : B;
+  const int64_t want = basis > B ? basis : B;
+  return C < want ? C : want;
 }
 
 int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, size_t per_point,

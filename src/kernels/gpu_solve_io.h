@@ -35,8 +35,10 @@ int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, s
                          int64_t wide);
 
 /* Points per chunk for `per_point` device bytes a point: within an eighth of the free device
- * memory and 2 GiB, at least 1024, at most B. */
-int64_t dual_gpu_solve_chunk(int64_t B, size_t per_point);
+ * memory and 2 GiB, at least 1024, at most B, or at most `basis` where that is larger (a device's
+ * share of a split call, ctx->stage_points: the buffers then fit the shares of the calls after,
+ * which move with the measured rates, instead of being allocated again). */
+int64_t dual_gpu_solve_chunk(int64_t B, int64_t basis, size_t per_point);
 
 /* The caller's point-major rows src (entry j of point b at src[b * ld + j], points 0..c) into the
  * element-major dst ([len][C]): device rows directly, host rows packed into the staging, copied

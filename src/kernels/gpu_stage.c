@@ -1,7 +1,8 @@
 /*
  * gpu_stage.c — the GPU engines' host staging path (gpu_stage.h): chunks of a host-memory batch
  * gathered into pinned staging, copied in, launched, copied out (each result array's written
- * part) and scattered, alternating the context's two streams.
+ * part) and scattered, alternating the context's two streams.  An array already in page-locked
+ * memory, laid out as the packed chunk, is copied straight to and from the device instead.
  */
 #include "kernels/gpu_stage.h"
 
@@ -15,32 +16,36 @@ static size_t align_up(size_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 
 static size_t entry_size(const dual_stage_array *a) { return a->status ? 4 : 8; }
 
-/* Byte offsets of each array in a chunk of c points: inputs first (one copy in), then results
- * (copied out one by one: copy_out). */
 typedef struct layout {
   size_t at[DUAL_STAGE_MAX_ARRAYS];
   size_t in_end, end;
 } layout;
 
-static layout layout_for(const dual_stage_array *arr, int narr, int64_t c) {
+/* Byte offsets of each array in a chunk of c points: the staged inputs first (one copy in), then
+ * the direct ones, then the results (copied out one by one: copy_out).  `pinned`: the layout of
+ * the pinned buffer, which holds only the staged arrays (a direct array's offset there is unused);
+ * its staged inputs lie where the device layout's do, so one copy moves them all. */
+static layout layout_for(const dual_stage_array *arr, int narr, const int *direct, int pinned, int64_t c) {
   layout l;
   size_t off = 0;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < 3; ++pass) {
     if (pass == 1) l.in_end = off;
     for (int i = 0; i < narr; ++i) {
-      if (arr[i].out != pass) continue;
+      const int in_pass = arr[i].out ? pass == 2 : pass == (direct[i] ? 1 : 0);
+      if (!in_pass) continue;
       l.at[i] = off;
-      if (arr[i].host != NULL) off += align_up((size_t)c * (size_t)arr[i].len * entry_size(&arr[i]));
+      if (arr[i].host != NULL && !(pinned && direct[i]))
+        off += align_up((size_t)c * (size_t)arr[i].len * entry_size(&arr[i]));
     }
   }
   l.end = off;
   return l;
 }
 
-static void gather(const dual_stage_array *arr, int narr, const layout *l, int64_t p0, int64_t c,
-                   char *pin, int threads) {
+static void gather(const dual_stage_array *arr, int narr, const int *direct, const layout *l, int64_t p0,
+                   int64_t c, char *pin, int threads) {
   for (int i = 0; i < narr; ++i)
-    if (!arr[i].out && arr[i].host != NULL)
+    if (!arr[i].out && arr[i].host != NULL && !direct[i])
       dual_stage_gather((const double *)arr[i].host, arr[i].ps, arr[i].cs, p0, c, arr[i].len,
                         (double *)(pin + l->at[i]), threads);
 }
@@ -100,33 +105,64 @@ static cudaError_t copy_out(const dual_stage_array *a, char *pin, const char *de
   }
 }
 
+/* Whether a host address lies in page-locked memory (dual_host_pin, cudaHostRegister,
+ * cudaMallocHost), which the copy engines reach without a staging copy. */
+static int page_locked(const void *p) {
+  struct cudaPointerAttributes at;
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return at.type == cudaMemoryTypeHost;
+}
+
+/* Whether array a of a B-point batch moves straight between the caller's memory and the device:
+ * page-locked from its first entry to its last, and a chunk of it one run of the packed layout
+ * (point-major, no gaps; of a result, what copy_out writes, with the other columns untouched):
+ * then each chunk is one copy (or one pitched copy) and no host thread touches it.  A status array
+ * (ORed into, a few bytes a point) always goes through staging. */
+static int moves_direct(const dual_stage_array *a, int64_t B) {
+  if (a->host == NULL || a->status || a->len <= 0 || a->cs != 1 || a->ps != a->len || B <= 0) return 0;
+  const int64_t cols = a->cols > 0 ? a->cols : 1; /* (a single row's stride rs is unused) */
+  if (a->out && ((a->len > cols && a->rs != cols) || written_cols(a) == COLS_SCATTERED)) return 0;
+  const double *h = (const double *)a->host;
+  return page_locked(h) && page_locked(h + B * a->len - 1);
+}
+
 int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,
                    const dual_stage_array *arr, int narr, size_t scratch, size_t room,
                    dual_stage_launch launch, void *user) {
   if (narr > DUAL_STAGE_MAX_ARRAYS) return dual_fail(ctx, DUAL_ERR_INTERNAL, "GPU staging: too many arrays");
   const int S = DUAL_GPU_STREAMS;
+  int direct[DUAL_STAGE_MAX_ARRAYS];
   size_t per_point = 0;
-  for (int i = 0; i < narr; ++i)
+  for (int i = 0; i < narr; ++i) {
+    direct[i] = moves_direct(&arr[i], B);
     if (arr[i].host != NULL) per_point += (size_t)arr[i].len * entry_size(&arr[i]);
+  }
   if (per_point == 0) per_point = 1;
   const size_t fixed = (size_t)S * (align_up(scratch) + (size_t)(narr + 1) * ALIGN);
   if (room <= fixed + (size_t)S * per_point)
     return dual_fail(ctx, DUAL_ERR_NO_MEMORY,
                      "GPU: the memory limit of %zu bytes holds no chunk of points", room);
   int64_t chunk = (int64_t)((room - fixed) / ((size_t)S * per_point));
-  int64_t target = (B + 3) / 4; /* several chunks, so copies overlap compute */
+  /* several chunks, so copies overlap compute; a share of a split over several GPUs counts from
+   * the split's basis (ctx->stage_points), not its own size, which moves call by call with the
+   * devices' measured rates: a chunk grown past the buffers would pin them again (seconds) */
+  const int64_t basis = ctx->stage_points > B ? ctx->stage_points : B;
+  int64_t target = (basis + 3) / 4;
   if (target < ((int64_t)1 << 14)) target = (int64_t)1 << 14;
   if (target > ((int64_t)1 << 20)) target = (int64_t)1 << 20;
   if (chunk > target) chunk = target;
   if (chunk > B) chunk = B;
-  const layout l = layout_for(arr, narr, chunk);
+  const layout l = layout_for(arr, narr, direct, 0, chunk), lp = layout_for(arr, narr, direct, 1, chunk);
   const size_t scr = align_up(scratch);
   int st = DUAL_SUCCESS;
   if (scr > 0) st = dual_gpu_reserve(ctx, &g->pool, (size_t)S * scr, "allocating the register files");
   if (st == DUAL_SUCCESS)
     st = dual_gpu_reserve(ctx, &g->stage, (size_t)S * (l.end > 0 ? l.end : 1),
                           "allocating the staging buffers");
-  if (st == DUAL_SUCCESS) st = dual_gpu_reserve_pinned(ctx, g, l.end > 0 ? l.end : 1);
+  if (st == DUAL_SUCCESS && lp.end > 0) st = dual_gpu_reserve_pinned(ctx, g, lp.end);
   if (st != DUAL_SUCCESS) return st;
   const int64_t nchunks = (B + chunk - 1) / chunk;
   for (int64_t i = 0; i < nchunks + S && st == DUAL_SUCCESS; ++i) {
@@ -143,13 +179,19 @@ int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads
       }
       const int64_t d0 = done * chunk, dc = B - d0 < chunk ? B - d0 : chunk;
       for (int a = 0; a < narr; ++a)
-        if (arr[a].out && arr[a].host != NULL) scatter_one(&arr[a], pin + l.at[a], d0, dc, threads);
+        if (arr[a].out && arr[a].host != NULL && !direct[a]) scatter_one(&arr[a], pin + lp.at[a], d0, dc, threads);
     }
     if (i >= nchunks) continue;
     const int64_t p0 = i * chunk, c = B - p0 < chunk ? B - p0 : chunk;
-    gather(arr, narr, &l, p0, c, pin, threads);
-    cudaError_t e = l.in_end > 0 ? cudaMemcpyAsync(dev, pin, l.in_end, cudaMemcpyHostToDevice, stream)
-                                 : cudaSuccess;
+    gather(arr, narr, direct, &lp, p0, c, pin, threads);
+    cudaError_t e = lp.in_end > 0 ? cudaMemcpyAsync(dev, pin, lp.in_end, cudaMemcpyHostToDevice, stream)
+                                  : cudaSuccess;
+    for (int a = 0; a < narr && e == cudaSuccess; ++a)
+      if (!arr[a].out && direct[a]) {
+        const size_t run = (size_t)arr[a].len * entry_size(&arr[a]);
+        e = cudaMemcpyAsync(dev + l.at[a], (const char *)arr[a].host + (size_t)p0 * run, (size_t)c * run,
+                            cudaMemcpyHostToDevice, stream);
+      }
     if (e != cudaSuccess) {
       st = dual_gpu_fail(ctx, e, "copying a chunk to the device");
       break;
@@ -164,8 +206,12 @@ int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads
     }
     st = launch(ctx, user, p0, c, ptrs, scr > 0 ? (char *)g->pool.ptr + (size_t)s * scr : NULL, stream);
     if (st != DUAL_SUCCESS) break;
-    for (int a = 0; a < narr && e == cudaSuccess; ++a)
-      if (arr[a].out && arr[a].host != NULL) e = copy_out(&arr[a], pin + l.at[a], dev + l.at[a], c, stream);
+    for (int a = 0; a < narr && e == cudaSuccess; ++a) {
+      if (!arr[a].out || arr[a].host == NULL) continue;
+      char *to = direct[a] ? (char *)arr[a].host + (size_t)p0 * (size_t)arr[a].len * entry_size(&arr[a])
+                           : pin + lp.at[a];
+      e = copy_out(&arr[a], to, dev + l.at[a], c, stream);
+    }
     if (e != cudaSuccess) st = dual_gpu_fail(ctx, e, "copying a chunk from the device");
   }
   for (int s = 0; s < S; ++s) cudaStreamSynchronize(g->streams[s]);

@@ -14,7 +14,9 @@
 !      "name:line:col" of the error (the column located here in the source text);
 !   7. the string wrappers: a builder program named from Fortran strings has those names, its
 !      gradient is the hand-derived one, it survives save/load through files, and the cache
-!      directory set from Fortran is read back.
+!      directory set from Fortran is read back;
+!   8. dual_host_pin / dual_host_unpin through c_loc: nothing to lock on a CPU context (success),
+!      and a zero size is DUAL_ERR_ARGUMENT.
 ! Prints one line per check and stops with `error stop` if any fails.
 program test_fortran
   use, intrinsic :: iso_c_binding
@@ -39,6 +41,7 @@ program test_fortran
   call check_point_rows()
   call check_syntax_error()
   call check_string_wrappers()
+  call check_host_pin()
   call dual_context_destroy(ctx)
   call expect(.not. c_associated(ctx), 'dual_context_destroy resets the handle to c_null_ptr')
   if (failures > 0) then
@@ -382,5 +385,15 @@ contains
                 'dual_context_set_cache_dir_f / cache_usage_f: the directory read back, 0 entries (missing)')
     call require(dual_context_set_cache_dir_f(ctx, ''), 'dual_context_set_cache_dir_f("")')
   end subroutine check_string_wrappers
+
+  ! ---- 8 ----------------------------------------------------------------------------------------
+  subroutine check_host_pin()
+    real(dp), target :: a(64)
+    a = 0
+    call expect(dual_host_pin(ctx, c_loc(a), int(c_sizeof(a), c_int64_t)) == DUAL_SUCCESS .and. &
+                dual_host_unpin(ctx, c_loc(a)) == DUAL_SUCCESS, 'dual_host_pin and dual_host_unpin on a CPU context')
+    call expect(dual_host_pin(ctx, c_loc(a), 0_c_int64_t) == DUAL_ERR_ARGUMENT, &
+                'dual_host_pin of 0 bytes is DUAL_ERR_ARGUMENT')
+  end subroutine check_host_pin
 
 end program test_fortran
