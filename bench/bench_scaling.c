@@ -6,6 +6,8 @@
  *     device (ba 1e7, kin 1e6), all devices started together after one warm-up call each.
  *   host: one context over the first G GPUs (dual_context_set_gpus), host arrays of BH points, the
  *     median of 3 calls after three warm-up calls (its shares settle over the first calls).
+ *   host, page-locked: the same, the arrays locked with dual_host_pin first (copied straight
+ *     between them and the devices, no staging copy).
  *   host, a context per GPU: the same host arrays cut in G contiguous shares, each GPU's driven by
  *     its own thread and context (what one context over the list does inside, without it).
  *   GPU 0's device arrays, one context: arrays of C points on GPU 0, one context over the first G
@@ -175,8 +177,10 @@ static double median3(const double t[3]) {
                      : (t[0] < t[2] ? t[0] : (t[1] < t[2] ? t[2] : t[1]));
 }
 
+/* pin: the four arrays page-locked (dual_host_pin) for the calls, so each share copies straight
+ * between them and its device without staging. */
 static double host_rate(const workload *w, int G, int64_t BH, const double *x, const double *p, double *y,
-                        double *J, const double *y1, const double *J1, int *same) {
+                        double *J, const double *y1, const double *J1, int *same, int pin) {
   dual_context *ctx = NULL;
   dual_program *prog = NULL;
   int list[16];
@@ -189,23 +193,32 @@ static double host_rate(const workload *w, int G, int64_t BH, const double *x, c
     return -1.0;
   }
   double all[6] = {0}, *t = all + 3; /* three warm-up calls (the shares settle), three timed */
-  int ok = 1;
+  void *locked[4] = {(void *)x, (void *)p, y, J};
+  const int64_t bytes[4] = {BH * w->n * 8, BH * w->p * 8, BH * w->m * 8, BH * w->m * w->n * 8};
+  int ok = 1, pinned = 0;
+  const double tp = now();
+  for (; pin && pinned < 4 && ok; ++pinned)
+    ok = bytes[pinned] == 0 || dual_host_pin(ctx, locked[pinned], bytes[pinned]) == DUAL_SUCCESS;
+  if (pin && ok) fprintf(stderr, "%s, page-locking the host arrays: %.4f s\n", w->name, now() - tp);
   for (int i = 0; i < 6 && ok; ++i) {
     const double t0 = now();
     ok = dual_jacobian(ctx, prog, BH, x, w->n, p, w->p, y, w->m, J, w->m * w->n, NULL) == DUAL_SUCCESS;
     all[i] = now() - t0;
   }
-  if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
-  else {
+  if (ok) {
     int64_t on_gpus = 0, on_cpu = 0;
     dual_context_last_split(ctx, &on_gpus, &on_cpu);
-    fprintf(stderr, "%s, one context over %d GPUs: calls %.4f %.4f %.4f | %.4f %.4f %.4f s; last: device %d, tier %d, "
-            "%lld points on GPUs, %lld on the CPU; note: %s\n", w->name, G, all[0], all[1], all[2], t[0], t[1], t[2],
+    fprintf(stderr, "%s, one context over %d GPUs%s: calls %.4f %.4f %.4f | %.4f %.4f %.4f s; last: device %d, tier %d, "
+            "%lld points on GPUs, %lld on the CPU; note: %s\n", w->name, G, pin ? ", page-locked arrays" : "", all[0],
+            all[1], all[2], t[0], t[1], t[2],
             dual_context_last_device(ctx),
             dual_context_last_tier(ctx), (long long)on_gpus, (long long)on_cpu, dual_context_last_note(ctx));
   }
+  for (int i = 0; i < pinned; ++i)
+    if (bytes[i] > 0 && dual_host_unpin(ctx, locked[i]) != DUAL_SUCCESS) ok = 0;
   *same = y1 == NULL || (memcmp(y, y1, sizeof(double) * (size_t)(BH * w->m)) == 0 &&
                          memcmp(J, J1, sizeof(double) * (size_t)(BH * w->m * w->n)) == 0);
+  if (!ok) fprintf(stderr, "bench_scaling: %d GPUs: %s\n", G, dual_context_last_error(ctx));
   dual_program_destroy(&prog);
   dual_context_destroy(&ctx);
   return ok ? (double)BH / median3(t) : -1.0;
@@ -390,8 +403,8 @@ int main(int argc, char **argv) {
   }
   printf("| function | GPUs | device arrays (pts/s) | efficiency | host arrays, one context (pts/s) | efficiency | "
          "host arrays, a context per GPU (pts/s) | efficiency | GPU 0's device arrays, one context (pts/s) | "
-         "efficiency | bitwise vs 1 GPU |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+         "efficiency | host arrays page-locked, one context (pts/s) | efficiency | bitwise vs 1 GPU |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int fail = 0;
   for (size_t k = 0; k < sizeof WORKLOADS / sizeof *WORKLOADS; ++k) {
     const workload *w = &WORKLOADS[k];
@@ -406,19 +419,21 @@ int main(int argc, char **argv) {
       return 1;
     }
     points(w, bh, x, p);
-    double d1 = 0.0, h1 = 0.0, s1 = 0.0, p1 = 0.0;
+    double d1 = 0.0, h1 = 0.0, s1 = 0.0, p1 = 0.0, l1 = 0.0;
     for (int g = 1; g <= G; ++g) {
       const double d = device_rate(w, g, B);
-      int same = 1, same_split = 1;
-      const double h = host_rate(w, g, bh, x, p, y[g > 1], J[g > 1], g > 1 ? y[0] : NULL, g > 1 ? J[0] : NULL, &same);
+      int same = 1, same_split = 1, same_locked = 1;
+      const double h = host_rate(w, g, bh, x, p, y[g > 1], J[g > 1], g > 1 ? y[0] : NULL, g > 1 ? J[0] : NULL, &same, 0);
       const double hs = host_split_rate(w, g, bh, x, p, y[1], J[1], y[0], J[0], &same_split);
       const double pr = peer_rate(w, g, B, JD[g > 1]);
       const int same_peer = g == 1 || memcmp(JD[0], JD[1], sizeof(double) * jc) == 0;
-      if (g == 1) d1 = d, h1 = h, s1 = hs, p1 = pr;
-      fail |= d < 0 || h < 0 || hs < 0 || pr < 0 || !same || !same_split || !same_peer;
-      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name, g, d,
-             100.0 * d / (g * d1), h, 100.0 * h / (g * h1), hs, 100.0 * hs / (g * s1), pr, 100.0 * pr / (g * p1),
-             same && same_split && same_peer ? (g == 1 ? "yes (split)" : "yes") : "NO");
+      const double hl = host_rate(w, g, bh, x, p, y[1], J[1], y[0], J[0], &same_locked, 1);
+      if (g == 1) d1 = d, h1 = h, s1 = hs, p1 = pr, l1 = hl;
+      fail |= d < 0 || h < 0 || hs < 0 || pr < 0 || hl < 0 || !same || !same_split || !same_peer || !same_locked;
+      printf("| %s | %d | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %.3g | %.1f%% | %s |\n", w->name,
+             g, d, 100.0 * d / (g * d1), h, 100.0 * h / (g * h1), hs, 100.0 * hs / (g * s1), pr, 100.0 * pr / (g * p1),
+             hl, 100.0 * hl / (g * l1),
+             same && same_split && same_peer && same_locked ? (g == 1 ? "yes (split, locked)" : "yes") : "NO");
       fflush(stdout);
     }
     free(x), free(p), free(y[0]), free(y[1]), free(J[0]), free(J[1]), free(JD[0]), free(JD[1]);
