@@ -105,17 +105,6 @@ static cudaError_t copy_out(const dual_stage_array *a, char *pin, const char *de
   }
 }
 
-/* Whether a host address lies in page-locked memory (dual_host_pin, cudaHostRegister,
- * cudaMallocHost), which the copy engines reach without a staging copy. */
-static int page_locked(const void *p) {
-  struct cudaPointerAttributes at;
-  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return at.type == cudaMemoryTypeHost;
-}
-
 /* Whether array a of a B-point batch moves straight between the caller's memory and the device:
  * page-locked from its first entry to its last, and a chunk of it one run of the packed layout
  * (point-major, no gaps; of a result, what copy_out writes, with the other columns untouched):
@@ -126,7 +115,7 @@ static int moves_direct(const dual_stage_array *a, int64_t B) {
   const int64_t cols = a->cols > 0 ? a->cols : 1; /* (a single row's stride rs is unused) */
   if (a->out && ((a->len > cols && a->rs != cols) || written_cols(a) == COLS_SCATTERED)) return 0;
   const double *h = (const double *)a->host;
-  return page_locked(h) && page_locked(h + B * a->len - 1);
+  return dual_gpu_page_locked(h) && dual_gpu_page_locked(h + B * a->len - 1);
 }
 
 int dual_gpu_stage(dual_context *ctx, struct dual_gpu *g, int64_t B, int threads,

@@ -64,6 +64,10 @@ struct dual_gpu {
  * (DUAL_ERR_NO_MEMORY, DUAL_ERR_NO_DEVICE or DUAL_ERR_DEVICE). */
 int dual_gpu_fail(dual_context *ctx, cudaError_t e, const char *what);
 
+/* Whether a host address lies in page-locked memory (dual_host_pin, cudaHostRegister,
+ * cudaMallocHost), which the copy engines reach without a staging copy. */
+int dual_gpu_page_locked(const void *p);
+
 /* Make the context's device (ctx->gpu_ordinal) current for a call's GPU work: *prev receives the
  * device current before, for dual_gpu_leave (-1: nothing to restore).  A DUAL_ERR_* status. */
 int dual_gpu_enter(dual_context *ctx, int *prev);
