@@ -219,7 +219,9 @@ int dual_context_set_stream(dual_context *ctx, void *cuda_stream);
  * on host arrays inside it copy straight between it and the devices.  An array qualifies when its
  * points lie packed one after another (ldx = n, a Jacobian's ldj = m * n, ...: the default
  * layouts) and its first and last entries are in locked memory; each chunk of it is then one DMA
- * copy, with none of the library's host threads copying it through staging buffers.  Where the
+ * copy, with none of the library's host threads copying it through staging buffers.  This holds
+ * for every evaluation and for dual_newton's and dual_lsq's x and p (their status, step-count and
+ * norm arrays are copied straight in any case); a status array of an evaluation is staged.  Where the
  * host's memory bandwidth is the limit (host arrays on one or several GPUs: BENCHMARKS.md) this
  * raises the throughput; the results are the same bits.  Locking costs time in proportion to the
  * size (the system locks each page), so lock arrays reused over many calls, once; locked memory

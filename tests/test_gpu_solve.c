@@ -73,6 +73,7 @@ static int64_t rows_differ(const double *a, const double *b, int64_t B, int64_t 
  * rounds differently) the same statuses, step counts within one, and the converged points'
  * solutions within tol relative to max(|x|, 1). */
 static int gpu_tier = -1; /* >= 0: the GPU context's tier (dual_context_set_tier), else the default */
+static int lock_gpu_arrays; /* the GPU's x and p page-locked (dual_host_pin) for its solve */
 
 static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, const double *x0, const double *p,
                           double tol) {
@@ -89,9 +90,14 @@ static void solve_compare(const char *src, int lsq, int n, int np, int64_t B, co
     x[d] = malloc(sizeof(double) * (size_t)(B * n)), fn[d] = malloc(sizeof(double) * (size_t)B);
     info[d] = malloc(sizeof(int32_t) * (size_t)B), it[d] = malloc(sizeof(int32_t) * (size_t)B);
     memcpy(x[d], x0, sizeof(double) * (size_t)(B * n));
+    const int lock = d == 1 && lock_gpu_arrays, lock_p = lock && np > 0 && p != NULL;
+    if (lock) cr_assert_eq(dual_host_pin(gpu, x[d], (int64_t)sizeof(double) * B * n), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    if (lock_p) cr_assert_eq(dual_host_pin(gpu, (void *)p, (int64_t)sizeof(double) * B * np), DUAL_SUCCESS);
     const int st = lsq ? dual_lsq(ctx[d], prog, NULL, B, x[d], n, p, np, info[d], it[d], fn[d])
                        : dual_newton(ctx[d], prog, NULL, B, x[d], n, p, np, info[d], it[d], fn[d]);
     cr_assert_eq(st, DUAL_SUCCESS, "%s", dual_context_last_error(ctx[d]));
+    if (lock) cr_assert_eq(dual_host_unpin(gpu, x[d]), DUAL_SUCCESS, "%s", dual_context_last_error(gpu));
+    if (lock_p) cr_assert_eq(dual_host_unpin(gpu, (void *)p), DUAL_SUCCESS);
   }
   cr_assert_eq(dual_context_last_device(gpu), DUAL_DEVICE_GPU);
   int64_t converged = 0;
@@ -166,6 +172,28 @@ Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
     solve_both(src, 1, n, 0, 3, xs, NULL);
     free(src);
   }
+}
+
+/* The starts and parameters page-locked (dual_host_pin): the solvers copy them straight to the
+ * device and the solutions straight back (gpu_solve_io.c), with the CPU's bits: the two-unknown
+ * sweep (dual_newton and dual_lsq) and kin_steady's cells (n = 32, several thousand points). */
+Test(gpu_solve, page_locked_arrays_equal_the_cpu_bitwise) {
+  need_gpu();
+  lock_gpu_arrays = 1;
+  double *x0, *p;
+  const int B = two_unknown_sweep(2, &x0, &p);
+  solve_both("input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n", 0, 2, 2, B, x0, p);
+  solve_both("input x; input y; param a; param b\n"
+             "output f = x^2 + y - a; output g = x * y - b; output h = 0.1 * (x - y)\n", 1, 2, 2, B, x0, p);
+  free(x0), free(p);
+  const int64_t K = 40000 / rp_sweep_step();
+  double *kx = malloc(sizeof(double) * 32 * (size_t)K), *ks = malloc(sizeof(double) * 32 * (size_t)K);
+  cr_assert(kx != NULL && ks != NULL);
+  kin_cells(K, kx, ks);
+  char *src = read_source("bench/programs/kin_steady.db");
+  solve_both(src, 0, 32, 32, K, kx, ks);
+  free(src), free(kx), free(ks);
+  lock_gpu_arrays = 0;
 }
 
 /* Banded Jacobians, whose LU keeps to the band on both devices (solve/lu_small.h): MGH's discrete

@@ -47,11 +47,22 @@ int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, s
   return st;
 }
 
+/* Whether c rows of len doubles from src, ld apart, are one packed run in page-locked memory
+ * (dual_host_pin), which a copy moves straight between it and the device (gpu_stage.c's rule). */
+static int packed_locked(const double *src, int64_t ld, int64_t len, int64_t c) {
+  return ld == len && c > 0 && dual_gpu_page_locked(src) && dual_gpu_page_locked(src + c * len - 1);
+}
+
 int dual_gpu_solve_copy_in(const dual_gpu_solve_io *io, const double *src, int64_t ld, int32_t len,
                            int64_t c, int64_t C, double *scratch, double *dst) {
   if (len == 0) return DUAL_SUCCESS;
   const cudaStream_t stream = (cudaStream_t)io->stream;
-  if (!io->device_mem) {
+  if (!io->device_mem && packed_locked(src, ld, len, c)) { /* straight from the caller's rows */
+    int st = cuda(io, cudaMemcpyAsync(scratch, src, sizeof(double) * (size_t)(c * len), cudaMemcpyHostToDevice, stream),
+                  "copying points to the device");
+    if (st != DUAL_SUCCESS) return st;
+    src = scratch;
+  } else if (!io->device_mem) {
     dual_stage_gather(src, ld, 1, 0, c, len, io->staging, io->threads);
     int st = cuda(io, cudaMemcpyAsync(scratch, io->staging, sizeof(double) * (size_t)(c * len),
                                       cudaMemcpyHostToDevice, stream),
@@ -70,10 +81,12 @@ int dual_gpu_solve_copy_out(const dual_gpu_solve_io *io, int64_t b0, int64_t c, 
   const cudaStream_t stream = (cudaStream_t)io->stream;
   const enum cudaMemcpyKind kind = io->device_mem ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
   double *rows = io->device_mem ? x + b0 * ldx : scratch;
+  const int locked = !io->device_mem && n > 0 && packed_locked(x + b0 * ldx, ldx, n, c);
   int st = cuda(io, (cudaError_t)dual_newton_transpose(X, rows, c, c, n, io->device_mem ? ldx : n, 1, stream),
                 "arranging the solutions");
   if (st == DUAL_SUCCESS && !io->device_mem && n > 0)
-    st = cuda(io, cudaMemcpyAsync(io->staging, scratch, sizeof(double) * (size_t)(c * n), cudaMemcpyDeviceToHost, stream),
+    st = cuda(io, cudaMemcpyAsync(locked ? x + b0 * ldx : io->staging, scratch, sizeof(double) * (size_t)(c * n),
+                                  cudaMemcpyDeviceToHost, stream),
               "copying the solutions");
   const size_t i4 = sizeof(int32_t) * (size_t)c, f8 = sizeof(double) * (size_t)c;
   if (st == DUAL_SUCCESS && info != NULL)
@@ -86,7 +99,7 @@ int dual_gpu_solve_copy_out(const dual_gpu_solve_io *io, int64_t b0, int64_t c, 
   if (st == DUAL_SUCCESS && fnorm != NULL)
     st = cuda(io, cudaMemcpyAsync(fnorm + b0, norm, f8, kind, stream), "copying the norms");
   if (st == DUAL_SUCCESS) st = cuda(io, cudaStreamSynchronize(stream), "copying the results");
-  if (st == DUAL_SUCCESS && !io->device_mem) {
+  if (st == DUAL_SUCCESS && !io->device_mem && !locked) {
     const double *src = io->staging;
     double *dst = x + b0 * ldx;
 #pragma omp parallel for num_threads(io->threads) schedule(static) if (c * n > 65536)

@@ -41,13 +41,15 @@ int dual_gpu_solve_space(dual_gpu_solve_io *io, struct dual_gpu *g, int64_t C, s
 int64_t dual_gpu_solve_chunk(int64_t B, int64_t basis, size_t per_point);
 
 /* The caller's point-major rows src (entry j of point b at src[b * ld + j], points 0..c) into the
- * element-major dst ([len][C]): device rows directly, host rows packed into the staging, copied
- * and rearranged on the device through `scratch` (c * len doubles). */
+ * element-major dst ([len][C]): device rows directly, host rows packed into the staging (or, packed
+ * and page-locked, copied straight), copied and rearranged on the device through `scratch`
+ * (c * len doubles). */
 int dual_gpu_solve_copy_in(const dual_gpu_solve_io *io, const double *src, int64_t ld, int32_t len,
                            int64_t c, int64_t C, double *scratch, double *dst);
 
 /* A finished chunk (points b0 .. b0 + c of the call) out: the element-major X ([n][c]) to x's
- * rows (through `scratch`, c * n doubles, for host memory), the device arrays state, count and
+ * rows (through `scratch`, c * n doubles, for host memory, then the staging unless x's rows are
+ * packed and page-locked), the device arrays state, count and
  * norm ([c]) to info, iters and fnorm (each may be NULL), the states also to host_state (host
  * memory, may be NULL).  Returns after the copies are done. */
 int dual_gpu_solve_copy_out(const dual_gpu_solve_io *io, int64_t b0, int64_t c, const double *X,
