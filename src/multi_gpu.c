@@ -89,6 +89,15 @@ static void learn_rate(double *rate, int64_t count, double secs, int allocated) 
   *rate = *rate > 0.0 ? 0.5 * (*rate + r) : r;
 }
 
+/* The points each device's share of a host-array split of `count` points over `parts` devices
+ * sizes its staging (gpu_stage.c) and solver chunks by (ctx->stage_points): the even share and a
+ * quarter more, whatever its own share.  Shares move with the measured rates, and buffers sized
+ * from a share would be outgrown, and pinned or allocated again (seconds for gigabytes). */
+static int64_t stage_basis(int64_t count, int parts) {
+  const int64_t even = (count + parts - 1) / parts;
+  return even + even / 4;
+}
+
 /* Whether device i of the list may take a share of a device-memory batch on the first device:
  * the first itself, or a device with peer access to its memory (asked once). */
 static int reaches_first(dual_context *ctx, int i) {
@@ -126,9 +135,7 @@ int dual_multi_gpu_run(dual_context *ctx, const dual_job *job, dual_engine_fn en
     const int s = dual_gpu_mark_caller(ctx, &after);
     if (s != DUAL_SUCCESS) return s;
   }
-  /* each share's staging sized as for the even share and a quarter more: shares move with the
-   * measured rates, and staging buffers outgrown would be pinned again (gpu_stage.c) */
-  const int64_t even = (job->b->count + n_used - 1) / n_used, basis = even + even / 4;
+  const int64_t basis = stage_basis(job->b->count, n_used);
   uint64_t allocs[DUAL_SPLIT_MAX_PARTS];
   for (int i = 0; i < k; ++i) {
     allocs[i] = dual_gpu_allocations(ctxs[i]);
@@ -180,7 +187,6 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
   solve_share shares[DUAL_SPLIT_MAX_PARTS];
   void *args[DUAL_SPLIT_MAX_PARTS];
   dual_split_shares(B, k, ctx->gpu_rate_solve, DUAL_MULTI_GPU_QUANTUM, counts);
-  const int64_t even = (B + k - 1) / k;
   int64_t first = 0;
   for (int i = 0; i < k; ++i) {
     if ((ctxs[i] = part_context(ctx, i)) == NULL) return DUAL_ERR_NO_MEMORY;
@@ -190,7 +196,7 @@ int dual_multi_gpu_solve(dual_context *ctx, int64_t B, dual_share_fn solve, void
     args[i] = &shares[i];
     first += counts[i];
   }
-  for (int i = 0; i < k; ++i) ctxs[i]->stage_points = even + even / 4; /* as dual_multi_gpu_run's shares */
+  for (int i = 0; i < k; ++i) ctxs[i]->stage_points = stage_basis(B, k);
   const int saved_threads = ctx->threads;
   ctx->threads = T / k > 0 ? T / k : 1, ctx->solve_share = 1;
   const int ret = dual_run_tasks(ctx, k, run_share, args, st, secs);
