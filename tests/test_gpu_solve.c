@@ -153,14 +153,19 @@ static int two_unknown_sweep(int ld, double **x0, double **p) {
   return B;
 }
 
-Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
-  need_gpu();
+/* The two-unknown sweep by dual_newton (two equations) and dual_lsq (a third, residual one). */
+static void solve_two_unknown_sweep(void) {
   double *x0, *p;
   const int B = two_unknown_sweep(2, &x0, &p);
   solve_both("input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n", 0, 2, 2, B, x0, p);
   solve_both("input x; input y; param a; param b\n"
              "output f = x^2 + y - a; output g = x * y - b; output h = 0.1 * (x - y)\n", 1, 2, 2, B, x0, p);
   free(x0), free(p);
+}
+
+Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
+  need_gpu();
+  solve_two_unknown_sweep();
   /* MGH Chebyquad n = 9 and Brown almost-linear n = 10 from 1, 10 and 100 times their starts */
   const int probs[2][2] = {{7, 9}, {8, 10}};
   for (int k = 0; k < 2; ++k) {
@@ -180,12 +185,7 @@ Test(gpu_solve, newton_and_lsq_equal_the_cpu_bitwise) {
 Test(gpu_solve, page_locked_arrays_equal_the_cpu_bitwise) {
   need_gpu();
   lock_gpu_arrays = 1;
-  double *x0, *p;
-  const int B = two_unknown_sweep(2, &x0, &p);
-  solve_both("input x; input y; param a; param b\noutput f = x^2 + y - a; output g = x * y - b\n", 0, 2, 2, B, x0, p);
-  solve_both("input x; input y; param a; param b\n"
-             "output f = x^2 + y - a; output g = x * y - b; output h = 0.1 * (x - y)\n", 1, 2, 2, B, x0, p);
-  free(x0), free(p);
+  solve_two_unknown_sweep();
   const int64_t K = 40000 / rp_sweep_step();
   double *kx = malloc(sizeof(double) * 32 * (size_t)K), *ks = malloc(sizeof(double) * 32 * (size_t)K);
   cr_assert(kx != NULL && ks != NULL);
